@@ -1,0 +1,1 @@
+"""whileai: compile OPD / OPSD / GRPO specs into prime-rl and TRL run files."""

@@ -1,0 +1,140 @@
+"""What a backend returns: the emitted files and the honest account of them.
+
+A backend builds a `Compiled`; nothing here prints or writes files. `str(compiled)` is the
+plain report (the seed page's shape), `to_dict()` the `--json` contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from whileai.errors import mask
+from whileai.spec import RunSpec
+
+
+@dataclass(frozen=True)
+class Read:
+    """A spec field the target reads: where, and with which value."""
+
+    field: str
+    path: str
+    value: Any
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Ignore:
+    """A spec field the target does not read, and why."""
+
+    field: str
+    value: Any
+    reason: str
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """A key whileai sets that no spec field produced (a loader rule, a safe default)."""
+
+    path: str
+    value: Any
+    reason: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A research-backed warning: rule id, message, citation."""
+
+    rule: str
+    message: str
+    citation: str
+
+
+@dataclass(frozen=True)
+class Compiled:
+    backend: str
+    target: str
+    run: RunSpec
+    files: dict[str, str]
+    main: str
+    reads: tuple[Read, ...]
+    ignores: tuple[Ignore, ...]
+    fixed: tuple[Fixed, ...]
+    warnings: tuple[Finding, ...]
+    commands: tuple[str, ...]
+    out: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.files[self.main]
+
+    @property
+    def label(self) -> str:
+        return self.out or self.main
+
+    def header(self) -> list[str]:
+        r = self.run
+        m = r.method
+        weights = f"LoRA rank {r.lora_rank}" if r.lora else "full weights"
+        return [
+            f"method {m.type}, model {r.model}, taskset {r.taskset}, {r.gpus} GPUs "
+            f"({r.infer_gpus} inference, {r.train_gpus} trainer), {weights}",
+            f"{r.steps} steps x {r.prompts} prompts x {m.samples} rollouts = {r.rollouts} "
+            f"rollouts per step, max_off_policy_steps {r.max_off_policy_steps}",
+        ]
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "target": self.target,
+            "out": self.out,
+            "main": self.main,
+            "summary": self.header(),
+            "spec": self.run.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "reads": [vars(x) | {"value": _json(x.value)} for x in self.reads],
+            "ignores": [vars(x) | {"value": _json(x.value)} for x in self.ignores],
+            "fixed": [vars(x) | {"value": _json(x.value)} for x in self.fixed],
+            "warnings": [vars(x) for x in self.warnings],
+            "run": list(self.commands),
+            "files": dict(self.files),
+        }
+
+
+def _json(v: Any) -> Any:
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_json(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _json(x) for k, x in v.items()}
+    return str(v)
+
+
+def fmt(v: Any) -> str:
+    return mask(repr(v))
+
+
+def read_text(x: Read) -> str:
+    s = f"{x.field} -> {x.path} = {fmt(x.value)}"
+    return f"{s} ({x.note})" if x.note else s
+
+
+def ignore_text(x: Ignore) -> str:
+    return f"{x.field}={fmt(x.value)}: {x.reason}"
+
+
+def render_text(c: Compiled) -> str:
+    lines = [f"{c.backend} config: {c.label}"]
+    lines += ["  " + h for h in c.header()]
+    lines.append("  reads: " + "; ".join(read_text(x) for x in c.reads))
+    if c.ignores:
+        lines.append("  ignores: " + "; ".join(ignore_text(x) for x in c.ignores))
+    for w in c.warnings:
+        lines.append(f"  warning [{w.rule}]: {w.message} ({w.citation})")
+    for cmd in c.commands:
+        lines.append(f"  run: {cmd}")
+    return "\n".join(lines)

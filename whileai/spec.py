@@ -1,0 +1,337 @@
+"""Method specs (OPD, OPSD, GRPO) and the run spec that wraps one.
+
+Every field is described once, here; `whileai methods`, `--help`, the JSON schemas and the
+docs all read these descriptions. `source` names where a default comes from.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from whileai.errors import looks_secret
+
+Divergence = Literal["reverse_kl", "forward_kl", "jsd"]
+_URL = re.compile(r"^https?://[A-Za-z0-9.\-]+(:\d{1,5})?(/[^\s@]*)?$")
+_ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+
+
+def src(text: str, source: str, **kw: Any) -> Any:
+    """A field description plus the source of its default (shown by `whileai methods`)."""
+    extra = {"source": source} if source else {}
+    return Field(description=text, json_schema_extra=extra, **kw)
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Endpoint(_Spec):
+    """An OpenAI-compatible server (vLLM) that serves a frozen teacher."""
+
+    url: str = src("Base URL of the server, e.g. http://localhost:8001/v1.", "")
+    model: str = src("Model name the server serves (the Hugging Face id).", "", min_length=1)
+    api_key_env: str = src(
+        "Name of the environment variable that holds the server's API key. Only the name is "
+        "written anywhere; the key itself never is.",
+        "prime-rl's teacher client default",
+        default="VLLM_API_KEY",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return parse_endpoint(data)
+        return data
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        if not _URL.match(v):
+            raise ValueError("expected http(s)://host[:port][/path] with no credentials in it")
+        return v
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env(cls, v: str) -> str:
+        if looks_secret(v) or not _ENV_VAR.match(v):
+            raise ValueError("expected the NAME of an environment variable, like VLLM_API_KEY")
+        return v
+
+    @property
+    def port(self) -> int | None:
+        m = re.match(r"^https?://[^/:]+:(\d+)", self.url)
+        return int(m.group(1)) if m else None
+
+
+def parse_endpoint(text: str) -> dict[str, str]:
+    """`vllm:<model>@<url>` → Endpoint fields."""
+    m = re.match(r"^vllm:(?P<model>[^@\s]+)@(?P<url>\S+)$", text)
+    if not m:
+        raise ValueError("expected 'vllm:<model>@<url>', e.g. 'vllm:Qwen/Qwen3-8B@http://localhost:8001/v1'")
+    return {"model": m.group("model"), "url": m.group("url")}
+
+
+_T = "Sampling temperature of the student's rollouts; 1.0 keeps the estimator on-policy."
+_T_SRC = "all frameworks (research.md: student temperature)"
+_LR = (
+    "Learning rate. Unset: the method's researched default for LoRA or full weights, "
+    "written explicitly into the target file."
+)
+
+
+class OPD(_Spec):
+    """On-policy distillation: the student samples, a frozen teacher scores every token."""
+
+    type: Literal["opd"] = "opd"
+    teacher: Endpoint = src("The frozen teacher, served at an endpoint.", "")
+    divergence: Divergence = src(
+        "Per-token divergence between student and teacher.",
+        "Lu 2025 (Thinking Machines); Agarwal 2024 (arXiv:2306.13649)",
+        default="reverse_kl",
+    )
+    top_k: int | None = src(
+        "Restrict the teacher's support to its top-k tokens (renormalised); None = full vocabulary.",
+        "Fu 2026 (arXiv:2603.25562, verl default 32); Li 2026 (arXiv:2604.13016) §6.3",
+        default=32,
+        ge=1,
+    )
+    samples: int = src(
+        "Completions sampled per prompt.", "Lu 2025; tinker-cookbook group_size 4", default=4, ge=1
+    )
+    temperature: float = src(_T, _T_SRC, default=1.0, gt=0.0, le=2.0)
+    max_tokens: int = src(
+        "Cap on completion tokens per rollout.",
+        "Li 2026 (arXiv:2604.13016) §6.1: 8k cap, longer runs collapse late",
+        default=8192,
+        ge=1,
+    )
+    learning_rate: float | None = src(
+        _LR, "LoRA 1e-4 (tinker-cookbook); full weights 1e-6 (TRL DistillationConfig)",
+        default=None, gt=0.0,
+    )
+
+    def __init__(self, teacher: Any = None, /, **data: Any) -> None:
+        if teacher is not None:
+            data["teacher"] = teacher
+        super().__init__(**data)
+
+
+class OPSD(_Spec):
+    """On-policy self-distillation: the model, shown privileged information, is the teacher."""
+
+    type: Literal["opsd"] = "opsd"
+    privileged: str = src(
+        "Key of the privileged information in each task (its info, then its top-level fields), "
+        "e.g. 'answer'.",
+        "Zhao 2026 (arXiv:2601.18734): the reference answer as the hint",
+        default="answer",
+    )
+    divergence: Divergence = src(
+        "Per-token divergence between student and self-teacher.",
+        "Zhao 2026 (arXiv:2601.18734); Hübotter 2026 (arXiv:2601.20802)",
+        default="reverse_kl",
+    )
+    anchor: str = src(
+        "What the self-teacher's weights are: 'ema:<rate>' (moving average of the student), "
+        "'initial' (frozen starting weights) or 'live' (the current student).",
+        "Shenfeld 2026 (arXiv:2601.19897); Hübotter 2026 (arXiv:2601.20802): EMA 0.01",
+        default="ema:0.01",
+    )
+    samples: int = src(
+        "Completions sampled per prompt.", "Zhao 2026 (arXiv:2601.18734): one rollout per prompt",
+        default=1, ge=1,
+    )
+    temperature: float = src(_T, _T_SRC, default=1.0, gt=0.0, le=2.0)
+    max_tokens: int = src(
+        "Cap on completion tokens per rollout.", "whileai: half the OPD cap; short hints",
+        default=4096, ge=1,
+    )
+    template: str = src(
+        "How the privileged information is shown to the self-teacher; must contain "
+        "{demonstration}.",
+        "whileai",
+        default=(
+            "A reference solution for this task follows. Use it to judge each step of your "
+            "own reply.\n<demonstration>\n{demonstration}\n</demonstration>"
+        ),
+    )
+    learning_rate: float | None = src(
+        _LR, "research.md: OPSD 5e-6 (Zhao 2026)", default=None, gt=0.0
+    )
+
+    @field_validator("privileged")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        if not _KEY.match(v):
+            raise ValueError("expected a field name such as 'answer'")
+        return v
+
+    @field_validator("anchor")
+    @classmethod
+    def _anchor(cls, v: str) -> str:
+        anchor_rate(v)
+        return v
+
+    @field_validator("template")
+    @classmethod
+    def _template(cls, v: str) -> str:
+        if "{demonstration}" not in v:
+            raise ValueError("the template must contain the placeholder {demonstration}")
+        return v
+
+
+def anchor_rate(anchor: str) -> float | None:
+    """'ema:0.01' → 0.01; 'initial'/'live' → None; anything else raises ValueError."""
+    if anchor in ("initial", "live"):
+        return None
+    m = re.match(r"^ema:(\d*\.?\d+(?:[eE]-?\d+)?)$", anchor)
+    if m and 0.0 < float(m.group(1)) <= 1.0:
+        return float(m.group(1))
+    raise ValueError("expected 'ema:<rate>' with 0 < rate <= 1, 'initial' or 'live'")
+
+
+class GRPO(_Spec):
+    """GRPO baseline: group-relative advantages from the taskset's reward."""
+
+    type: Literal["grpo"] = "grpo"
+    samples: int = src(
+        "Completions per prompt (the group).", "TRL GRPOConfig num_generations 8",
+        default=8, ge=2,
+    )
+    temperature: float = src(_T, _T_SRC, default=1.0, gt=0.0, le=2.0)
+    max_tokens: int = src(
+        "Cap on completion tokens per rollout.", "whileai: matches the OPSD cap",
+        default=4096, ge=1,
+    )
+    learning_rate: float | None = src(
+        _LR, "LoRA 5e-5 (prime-rl ci-reverse-text-lora); full weights 3e-6 (prime-rl reverse-text)",
+        default=None, gt=0.0,
+    )
+
+
+Method = Annotated[Union[OPD, OPSD, GRPO], Field(discriminator="type")]
+METHODS: dict[str, type[BaseModel]] = {"opd": OPD, "opsd": OPSD, "grpo": GRPO}
+
+_TASKSET = re.compile(r"^(?:[a-z0-9][a-z0-9_.\-]*/)?[a-z0-9][a-z0-9_.\-]*(?:@[A-Za-z0-9_.\-]+)?$")
+
+
+class Eval(_Spec):
+    """Evaluation on the holdout during training."""
+
+    interval: int | None = src(
+        "Evaluate every N steps. Unset: a quarter of the steps (four evaluations a run).",
+        "whileai", default=None, ge=1,
+    )
+    examples: int = src(
+        "Holdout examples per evaluation; -1 = the whole holdout.",
+        "prime-rl debug configs (128)", default=128, ge=-1,
+    )
+
+
+class Monitor(_Spec):
+    """Weights & Biases logging; omit the table for none."""
+
+    project: str = src("W&B project.", "", min_length=1)
+    entity: str | None = src("W&B entity (team or user).", "", default=None)
+    name: str | None = src("Run name; unset: the method and taskset.", "", default=None)
+    group: str | None = src("Run group (set one per paired comparison).", "", default=None)
+    tags: list[str] = src("Run tags.", "", default_factory=list)
+
+
+class RunSpec(_Spec):
+    """One training run: a method on a taskset for a student model."""
+
+    schema_: str | None = Field(
+        default=None, alias="$schema", description="Path or URL of this file's JSON Schema (editors).",
+        json_schema_extra={"source": ""},
+    )
+    taskset: str = src(
+        "The taskset (environment) id, e.g. 'reverse-text', optionally 'owner/name@version'.", ""
+    )
+    model: str = src("The student: a Hugging Face model id or local path.", "", min_length=1)
+    method: Method = Field(description="The training method: a table with type = opd | opsd | grpo.")
+    steps: int = src("Optimizer steps.", "prime-rl/anchor default 100", default=100, ge=1)
+    prompts: int = src(
+        "Prompts per step; rollouts per step = prompts x samples.",
+        "Lu 2025; tinker-cookbook (64 for small runs)", default=64, ge=1,
+    )
+    gpus: int = src(
+        "GPUs for the run (inference + trainer; an OPD teacher is served separately).",
+        "prime-rl default layout: 2", default=2, ge=2,
+    )
+    inference_gpus: int | None = src(
+        "GPUs given to inference; the rest train. Unset: half, rounded down.",
+        "prime-rl deployment defaults (1 + 1)", default=None, ge=1,
+    )
+    lora: bool = src("Train LoRA adapters (true) or full weights (false).", "anchor default", default=True)
+    lora_rank: int = src(
+        "LoRA rank when lora is true.", "Lu 2025: rank 32 trails full FT by ~6% after OPD",
+        default=32, ge=1,
+    )
+    seed: int = src("Run seed.", "whileai", default=0, ge=0)
+    prompt_tokens: int = src(
+        "Token budget for a prompt (sequence length = prompt_tokens + max_tokens).",
+        "whileai", default=2048, ge=1,
+    )
+    max_off_policy_steps: int = src(
+        "How many steps behind the trainer a rollout may be (asynchrony).",
+        "prime-rl orchestrator default 8", default=8, ge=0,
+    )
+    eval: Eval = src("Evaluation on the holdout.", "", default_factory=Eval)
+    monitor: Monitor | None = src("Weights & Biases logging; omit for none.", "", default=None)
+    output_dir: str = src("Where the run writes checkpoints and logs.", "prime-rl default", default="outputs")
+    overrides: dict[str, Any] = src(
+        "Target-specific settings as dotted keys, checked against the target's pinned schema.",
+        "", default_factory=dict,
+    )
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("taskset")
+    @classmethod
+    def _taskset(cls, v: str) -> str:
+        if not _TASKSET.match(v):
+            raise ValueError(
+                "expected a taskset id such as 'reverse-text' or 'owner/name@version' "
+                "(lowercase letters, digits, '-', '_', '.')"
+            )
+        return v
+
+    @model_validator(mode="after")
+    def _split(self) -> RunSpec:
+        if self.inference_gpus is not None and self.inference_gpus >= self.gpus:
+            raise ValueError(
+                f"inference_gpus must leave at least one of the {self.gpus} GPUs for the trainer"
+            )
+        return self
+
+    @property
+    def infer_gpus(self) -> int:
+        return self.inference_gpus if self.inference_gpus is not None else max(1, self.gpus // 2)
+
+    @property
+    def train_gpus(self) -> int:
+        return self.gpus - self.infer_gpus
+
+    @property
+    def rollouts(self) -> int:
+        return self.prompts * self.method.samples
+
+    @property
+    def eval_interval(self) -> int:
+        return self.eval.interval or max(1, self.steps // 4)
+
+    @property
+    def learning_rate(self) -> float:
+        return self.method.learning_rate or default_lr(self.method.type, self.lora)
+
+
+def default_lr(method: str, lora: bool) -> float:
+    """The researched default learning rate (see each method's learning_rate source)."""
+    table = {"opd": (1e-4, 1e-6), "opsd": (5e-6, 5e-6), "grpo": (5e-5, 3e-6)}
+    return table[method][0 if lora else 1]
