@@ -9,7 +9,14 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from whileai.errors import looks_secret
 
@@ -27,6 +34,14 @@ def src(text: str, source: str, **kw: Any) -> Any:
 
 class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            from whileai.files import from_validation
+
+            raise from_validation(e, type(self)) from None
 
 
 class Endpoint(_Spec):

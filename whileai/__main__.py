@@ -1,0 +1,3 @@
+from whileai.cli import main
+
+main()

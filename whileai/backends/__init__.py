@@ -1,0 +1,1 @@
+"""One module per target; each exposes a pure `compile(run, ...) -> Compiled`."""

@@ -1,0 +1,55 @@
+"""User overrides (`--set a.b=value`, `[overrides]` in a spec), checked against a catalogue."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from whileai.catalog import Catalog
+from whileai.errors import SpecError, looks_secret, raw
+from whileai.report import Read
+
+
+def parse_assignment(text: str) -> tuple[str, Any]:
+    """`a.b=3e-6` → ("a.b", 3e-06). Values are TOML values; a bare word is a string."""
+    from whileai.files import loads_toml
+
+    if "=" not in text:
+        raise SpecError("--set", text, "expected dotted.key=value, e.g. trainer.optim.lr=3e-6")
+    key, _, rhs = text.partition("=")
+    key, rhs = key.strip(), rhs.strip()
+    if not key:
+        raise SpecError("--set", text, "expected dotted.key=value, e.g. trainer.optim.lr=3e-6")
+    try:
+        value = loads_toml(f"v = {rhs}")["v"]
+    except SpecError:
+        value = rhs
+    return key, value
+
+
+def check_override(
+    catalog: Catalog, path: str, value: Any, *, hint: Callable[[str], str | None] | None = None
+) -> None:
+    """Raise SpecError unless the target's schema has `path` and accepts `value` there."""
+    field = f"overrides.{path}"
+    if isinstance(value, str) and looks_secret(value):
+        raise SpecError(field, value, "no secrets in a config file: put the key in an "
+                        "environment variable and name the variable (api_key_env)")
+    nodes = catalog.lookup(path)
+    if not nodes:
+        why = hint(path) if hint else None
+        near = catalog.suggest(path)
+        allowed = f"a key of {catalog.name}"
+        tip = f"did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+        if why:
+            tip = f"{why}" + (f"; {tip}" if tip else "")
+        raise SpecError(field, raw(f"unknown key {path!r}"), allowed, hint=tip)
+    results = [catalog.check(value, n, path) for n in nodes]
+    if all(results):
+        raise SpecError(field, value, f"the target expects {results[0][0].message}")
+
+
+def override_read(path: str, value: Any, reads: list[Read]) -> Read:
+    replaced = [r.field for r in reads if r.path == path]
+    note = f"replaces what {', '.join(replaced)} set" if replaced else "user override"
+    return Read(f"overrides.{path}", path, value, note)

@@ -1,0 +1,217 @@
+"""prime-rl backend: RunSpec → a TOML for `uv run rl @ file.toml`, pinned to one commit.
+
+The field map below is the whole mapping; the report, `whileai explain` and the docs are
+derived from it. Output is checked against the pinned catalogue and the loader's rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tomli_w
+
+from whileai import __version__
+from whileai.backends import overrides as ov
+from whileai.backends.prime_rl_rules import check_document, renderer_for
+from whileai.catalog import prime_rl
+from whileai.errors import SpecError, raw
+from whileai.fieldmap import Drop, Fix, Row, To, apply, set_path
+from whileai.report import Compiled
+from whileai.rules import findings
+from whileai.spec import OPD, RunSpec, anchor_rate
+
+COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
+VERSION = "0.8.0"
+TARGET = f"prime-rl {COMMIT[:7]} ({VERSION})"
+TEACHER_GPU_MEMORY = 0.4  # prime-rl's ci opd config: teacher and policy share GPU 0
+
+TRAIN = "orchestrator.train.source[0]"
+EVAL = "orchestrator.eval.source[0]"
+OPSD_REASON = "prime-rl's opd/opsd loss is the sampled-token reverse-KL estimator, not configurable"
+
+
+def _is(kind: str) -> Any:
+    return lambda r: r.method.type == kind
+
+
+def _lora(r: RunSpec) -> bool:
+    return r.lora
+
+
+def _local_teacher(r: RunSpec) -> bool:
+    return isinstance(r.method, OPD) and r.method.teacher.url.split("/")[2].split(":")[0] in (
+        "localhost", "127.0.0.1", "0.0.0.0")
+
+
+def _renderer(r: RunSpec) -> str:
+    return renderer_for(r.model, prime_rl().schema["x-prime-rl"]["model_renderers"])[0]
+
+
+def _renderer_reason(r: RunSpec) -> str:
+    return "loader rule: " + renderer_for(r.model, prime_rl().schema["x-prime-rl"]["model_renderers"])[1]
+
+
+FIELD_MAP: list[Row] = [
+    To("method.type", "orchestrator.algo.type"),
+    To("taskset", f"{TRAIN}.name"),
+    To("taskset", f"{TRAIN}.env.taskset.id"),
+    To("taskset", f"{EVAL}.name"),
+    To("taskset", f"{EVAL}.env.taskset.id", note="the holdout is the taskset's eval split"),
+    Fix(f"{TRAIN}.env.agent.harness.id", "null", "single-turn taskset: no agent harness"),
+    Fix(f"{TRAIN}.env.agent.runtime.type", "subprocess",
+        "always set the runtime: its default is a remote sandbox VM"),
+    Fix(f"{EVAL}.env.agent.harness.id", "null", "single-turn taskset: no agent harness"),
+    Fix(f"{EVAL}.env.agent.runtime.type", "subprocess",
+        "always set the runtime: its default is a remote sandbox VM"),
+    To("model", "model.name", note="shared: fills trainer, orchestrator and inference"),
+    Fix("orchestrator.renderer.name", _renderer, "see _renderer_reason"),
+    To("steps", "max_steps"),
+    To("prompts", "orchestrator.batch_size", lambda r: r.rollouts,
+       note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"),
+    To("method.samples", "orchestrator.group_size"),
+    To("gpus", "deployment.num_train_gpus", lambda r: r.train_gpus,
+       note=lambda r: f"{r.gpus} GPUs minus {r.infer_gpus} for inference"),
+    To("gpus", "deployment.num_infer_gpus", lambda r: r.infer_gpus,
+       note="half of the GPUs, rounded down"),
+    To("inference_gpus", "deployment.num_infer_gpus"),
+    Fix("deployment.type", "single_node", "one machine; inference takes the first GPUs"),
+    Fix("inference", {}, "rl launches the policy's inference server"),
+    To("lora", "inference.vllm.enable_lora", lambda r: True, when=_lora),
+    To("lora", "orchestrator.model.lora.name", lambda r: f"whileai-r{r.lora_rank}", when=_lora,
+       note="the adapter name inference serves"),
+    To("lora", "inference.vllm.enable_lora", lambda r: False, when=lambda r: not r.lora,
+       note="full weights: no [trainer.model.lora]"),
+    To("lora_rank", "trainer.model.lora.rank", when=_lora),
+    To("lora_rank", "inference.vllm.max_lora_rank", when=_lora, note="vLLM must admit the rank"),
+    Drop("lora_rank", "lora is false: full weights are trained", when=lambda r: not r.lora),
+    Drop("seed", "prime-rl has no run seed (orchestrator.seed was removed); only vLLM sampling "
+         "takes one, --set inference.vllm.seed=N"),
+    To("prompt_tokens", "seq_len", lambda r: r.prompt_tokens + r.method.max_tokens,
+       note="seq_len = prompt_tokens + max_tokens"),
+    To("max_off_policy_steps", "orchestrator.max_off_policy_steps"),
+    To("eval.interval", "orchestrator.eval.interval", lambda r: r.eval_interval),
+    Fix("orchestrator.eval.interval", lambda r: r.eval_interval,
+        "eval.interval unset: a quarter of the steps", when=lambda r: r.eval.interval is None),
+    To("eval.examples", "orchestrator.eval.num_examples"),
+    To("monitor.project", "monitors.wandb.project"),
+    To("monitor.entity", "monitors.wandb.entity"),
+    To("monitor.name", "monitors.wandb.name"),
+    Fix("monitors.wandb.name", lambda r: f"{r.method.type}-{r.taskset}", "monitor.name unset",
+        when=lambda r: r.monitor is not None and r.monitor.name is None),
+    To("monitor.group", "monitors.wandb.group"),
+    To("monitor.tags", "monitors.wandb.tags", when=lambda r: bool(r.monitor and r.monitor.tags)),
+    Drop("monitor.tags", "empty", when=lambda r: bool(r.monitor and not r.monitor.tags)),
+    To("output_dir", "output_dir"),
+    Fix("ckpt", {}, "checkpoint at the end of training"),
+    # the method
+    To("method.temperature", "orchestrator.train.sampling.temperature"),
+    To("method.max_tokens", "orchestrator.train.sampling.max_completion_tokens"),
+    To("method.max_tokens", "orchestrator.eval.sampling.max_completion_tokens"),
+    To("method.learning_rate", "trainer.optim.lr", lambda r: r.learning_rate,
+       note=lambda r: "" if r.method.learning_rate else
+       f"default for {r.method.type} with {'LoRA' if r.lora else 'full weights'}"),
+    To("method.divergence", "orchestrator.algo.type", lambda r: r.method.type,
+       when=lambda r: r.method.type != "grpo" and r.method.divergence == "reverse_kl",
+       note="its loss is the sampled-token reverse-KL estimator"),
+    Drop("method.divergence", OPSD_REASON + "; a forward-KL or JSD objective is not offered",
+         when=lambda r: r.method.type != "grpo" and r.method.divergence != "reverse_kl"),
+    Drop("method.top_k", "prime-rl scores only the sampled token (its reverse-KL estimator); "
+         "there is no top-k or full-vocabulary support to restrict"),
+    To("method.teacher.model", "orchestrator.algo.teacher.name"),
+    To("method.teacher.url", "orchestrator.algo.teacher.base_url",
+       note="rl never launches the teacher: serve it there (see run)"),
+    To("method.teacher.api_key_env", "orchestrator.algo.teacher.api_key_var"),
+    Fix("inference.vllm.gpu_memory_utilization", TEACHER_GPU_MEMORY,
+        "the local teacher shares GPU 0 with the policy server (prime-rl's ci opd config)",
+        when=_local_teacher),
+    To("method.privileged", "orchestrator.algo.demo_key",
+       note="read from the task's info, then its top-level fields"),
+    To("method.template", "orchestrator.algo.template"),
+    Fix("orchestrator.algo.renderer.name", _renderer, "see _renderer_reason", when=_is("opsd")),
+    Drop("method.anchor", "prime-rl opsd scores against the live policy; an EMA or "
+         "initial-weights teacher (SDFT, SDPO) is not offered there",
+         when=lambda r: r.method.type == "opsd" and r.method.anchor != "live"),  # type: ignore
+    To("method.anchor", "orchestrator.algo.type", lambda r: "opsd",
+       when=lambda r: r.method.type == "opsd" and r.method.anchor == "live",  # type: ignore
+       note="prime-rl's opsd teacher is the live policy"),
+]
+
+
+def facts(run: RunSpec) -> dict[str, Any]:
+    m = run.method
+    return {
+        "estimator": "sampled_token" if m.type != "grpo" else "policy_gradient",
+        "support_top_k": None,
+        "anchor": "live" if m.type == "opsd" else None,
+        "top_p": 1.0,
+        "anchor_requested": getattr(m, "anchor", None),
+    }
+
+
+def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
+    """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing."""
+    if run.gpus > 8:
+        raise SpecError("gpus", run.gpus, "at most 8: prime-rl's single_node deployment holds "
+                        "gpus_per_node GPUs; whileai does not write multi-node configs")
+    if isinstance(run.method, OPD) and run.method.teacher.port == 8000:
+        raise SpecError("method.teacher.url", run.method.teacher.url,
+                        "a port other than 8000, where rl serves the policy itself")
+    anchor_rate(getattr(run.method, "anchor", "live"))
+    applied = apply(FIELD_MAP, run)
+    reasons = {"see _renderer_reason": _renderer_reason(run)}
+    fixed = [type(f)(f.path, f.value, reasons.get(f.reason, f.reason)) for f in applied.fixed]
+    doc = applied.doc
+    doc.setdefault("trainer", {})
+    reads = list(applied.reads)
+    catalog = prime_rl()
+    for path, value in run.overrides.items():
+        ov.check_override(catalog, path, value, hint=_rename)
+        set_path(doc, path, value)
+        reads.append(ov.override_read(path, value, reads))
+    problems = check_document(doc, catalog)
+    if problems:
+        p = problems[0]
+        raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
+                        f"it: {p.message}")
+    fname = name or f"{run.method.type}.toml"
+    commands = _commands(run, fname)
+    text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
+    return Compiled(
+        backend="prime-rl", target=TARGET, run=run, files={fname: text}, main=fname,
+        reads=tuple(reads), ignores=tuple(applied.ignores), fixed=tuple(fixed),
+        warnings=findings(run, facts(run)), commands=tuple(commands), data=facts(run),
+    )
+
+
+def _rename(path: str) -> str | None:
+    from whileai.backends.prime_rl_rules import rename_hint
+
+    return rename_hint(path)
+
+
+def _commands(run: RunSpec, fname: str) -> list[str]:
+    cmds = []
+    if isinstance(run.method, OPD):
+        t = run.method.teacher
+        gpu = "0" if _local_teacher(run) else "<teacher GPU>"
+        mem = f" --vllm.gpu-memory-utilization {TEACHER_GPU_MEMORY}" if _local_teacher(run) else ""
+        cmds.append(f"CUDA_VISIBLE_DEVICES={gpu} uv run inference --vllm.model {t.model} "
+                    f"--server.port {t.port or 80}{mem} &  # serve the teacher at {t.url}")
+    cmds.append(f"uv run rl @ {fname}")
+    return cmds
+
+
+def _header(run: RunSpec, fname: str) -> str:
+    return (
+        f"# written by whileai {__version__} for {TARGET}: {run.method.type} on {run.taskset}\n"
+        f"# run: uv run rl @ {fname}    (what each key does: whileai explain <spec>)\n\n"
+    )
+
+
+def _ordered(doc: dict[str, Any]) -> dict[str, Any]:
+    """Scalars first, then tables in a fixed, readable order."""
+    order = ["model", "deployment", "trainer", "orchestrator", "inference", "monitors", "ckpt"]
+    scalars = {k: v for k, v in doc.items() if not isinstance(v, dict)}
+    tables = {k: doc[k] for k in order if k in doc and isinstance(doc[k], dict)}
+    rest = {k: v for k, v in doc.items() if k not in scalars and k not in tables}
+    return scalars | tables | rest

@@ -1,0 +1,175 @@
+"""Field maps as data: each backend is a table of rows, and the report is derived from it.
+
+- `To(field, path, value)`: the target reads a spec field at `path`.
+- `Drop(field, reason)`: the target ignores the field, and says why.
+- `Fix(path, value, reason)`: whileai sets a key no spec field produced.
+
+Each row may carry `when` (a predicate on the run); a row whose field does not exist on the
+run (e.g. `method.top_k` on a GRPO run) or whose field is unset (None) is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Union
+
+from pydantic import BaseModel
+
+from whileai.report import Fixed, Ignore, Read
+from whileai.spec import RunSpec
+
+Pred = Callable[[RunSpec], bool]
+Val = Callable[[RunSpec], Any]
+
+
+def always(_: RunSpec) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class To:
+    field: str
+    path: str
+    value: Val | None = None
+    when: Pred = always
+    note: str | Callable[[RunSpec], str] = ""
+
+
+@dataclass(frozen=True)
+class Drop:
+    field: str
+    reason: str | Callable[[RunSpec], str]
+    when: Pred = always
+
+
+@dataclass(frozen=True)
+class Fix:
+    path: str
+    value: Any
+    reason: str
+    when: Pred = always
+
+
+Row = Union[To, Drop, Fix]
+_MISSING = object()
+
+
+def field_value(run: RunSpec, field: str) -> Any:
+    """Value of a dotted spec field (`method.teacher.url`), or _MISSING."""
+    obj: Any = run
+    for seg in field.split("."):
+        if isinstance(obj, BaseModel) and seg in type(obj).model_fields:
+            obj = getattr(obj, seg)
+        elif isinstance(obj, dict) and seg in obj:
+            obj = obj[seg]
+        else:
+            return _MISSING
+    return obj
+
+
+def label(field: str) -> str:
+    """How a field is named in reports: method fields without the `method.` prefix."""
+    return field.removeprefix("method.")
+
+
+def _text(x: str | Callable[[RunSpec], str], run: RunSpec) -> str:
+    return x(run) if callable(x) else x
+
+
+@dataclass
+class Applied:
+    doc: dict[str, Any]
+    reads: list[Read]
+    ignores: list[Ignore]
+    fixed: list[Fixed]
+
+
+def apply(rows: list[Row], run: RunSpec) -> Applied:
+    out = Applied({}, [], [], [])
+    for row in rows:
+        if not row.when(run):
+            continue
+        if isinstance(row, Fix):
+            value = row.value(run) if callable(row.value) else row.value
+            set_path(out.doc, row.path, value)
+            out.fixed.append(Fixed(row.path, value, row.reason))
+            continue
+        current = field_value(run, row.field)
+        if current is _MISSING:
+            continue
+        if isinstance(row, Drop):
+            if current is not None:
+                out.ignores.append(Ignore(label(row.field), current, _text(row.reason, run)))
+            continue
+        value = row.value(run) if row.value else current
+        if value is None:
+            continue
+        set_path(out.doc, row.path, value)
+        out.reads.append(Read(label(row.field), row.path, value, _text(row.note, run)))
+    return out
+
+
+_SEG = re.compile(r"^(?P<key>[^\[\]]+)(?:\[(?P<idx>\d+)\])?$")
+
+
+def set_path(doc: dict[str, Any], path: str, value: Any) -> None:
+    """Set `a.b[0].c` in nested dicts/lists, creating tables as needed."""
+    segs = path.split(".")
+    node: Any = doc
+    for i, seg in enumerate(segs):
+        m = _SEG.match(seg)
+        if not m:
+            raise ValueError(f"bad path segment {seg!r} in {path!r}")
+        key, idx = m.group("key"), m.group("idx")
+        last = i == len(segs) - 1
+        if idx is None:
+            if last:
+                node[key] = value
+            else:
+                node = node.setdefault(key, {})
+            continue
+        items = node.setdefault(key, [])
+        while len(items) <= int(idx):
+            items.append({})
+        if last:
+            items[int(idx)] = value
+        else:
+            node = items[int(idx)]
+
+
+def get_path(doc: Any, path: str, default: Any = None) -> Any:
+    node = doc
+    for seg in path.split("."):
+        m = _SEG.match(seg)
+        if not m or not isinstance(node, dict) or m.group("key") not in node:
+            return default
+        node = node[m.group("key")]
+        if m.group("idx") is not None:
+            i = int(m.group("idx"))
+            if not isinstance(node, list) or i >= len(node):
+                return default
+            node = node[i]
+    return node
+
+
+def spec_fields(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every leaf field of a spec model, dotted (for the no-silent-drop check)."""
+    out: list[str] = []
+    for name, info in model.model_fields.items():
+        path = f"{prefix}{name}"
+        sub = _model_of(info.annotation)
+        if sub is not None:
+            out += spec_fields(sub, path + ".")
+        else:
+            out.append(path)
+    return out
+
+
+def _model_of(annotation: Any) -> type[BaseModel] | None:
+    args = getattr(annotation, "__args__", None) or (annotation,)
+    for a in args:
+        if isinstance(a, type) and issubclass(a, BaseModel):
+            return a
+    return None

@@ -1,0 +1,113 @@
+"""Rich renderings for the CLI (imported only when something is printed)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from whileai.fieldmap import spec_fields
+from whileai.report import Compiled, fmt
+
+
+def console() -> Console:
+    width = int(os.environ.get("COLUMNS", "0") or 0) or None
+    return Console(width=width or 120, highlight=False, soft_wrap=False)
+
+
+def print_report(c: Compiled) -> None:
+    con = console()
+    con.print(Text(f"{c.backend} config: {c.label}", style="bold"), Text(f"  [{c.target}]", "dim"))
+    for line in c.header():
+        con.print("  " + line)
+    reads = Table(box=None, pad_edge=False, title="reads", title_justify="left",
+                  title_style="bold green")
+    reads.add_column("field", no_wrap=True)
+    reads.add_column("target path", no_wrap=True)
+    reads.add_column("value", overflow="fold", max_width=40)
+    reads.add_column("note", ratio=1)
+    for field, paths, value, note in grouped_reads(c):
+        reads.add_row(field, "\n".join(paths), fmt(value), note)
+    con.print(reads)
+    if c.ignores:
+        ign = Table("field", "value", "why it is ignored", box=None, pad_edge=False,
+                    title="ignores", title_justify="left", title_style="bold yellow")
+        for x in c.ignores:
+            ign.add_row(x.field, fmt(x.value), x.reason)
+        con.print(ign)
+    for w in c.warnings:
+        con.print(Text(f"  warning [{w.rule}]: ", style="yellow"), Text(w.message),
+                  Text(f" ({w.citation})", style="dim"))
+    for cmd in c.commands:
+        con.print(Text("  run: ", style="cyan"), Text(cmd))
+    con.print()
+
+
+def grouped_reads(c: Compiled) -> list[tuple[str, list[str], Any, str]]:
+    """One row per (field, value): all the paths it lands on."""
+    rows: dict[tuple[str, str], tuple[str, list[str], Any, str]] = {}
+    for r in c.reads:
+        key = (r.field, repr(r.value))
+        if key in rows:
+            f, paths, v, note = rows[key]
+            rows[key] = (f, paths + [r.path], v, "; ".join(x for x in (note, r.note) if x))
+        else:
+            rows[key] = (r.field, [r.path], r.value, r.note)
+    return list(rows.values())
+
+
+def print_explain(c: Compiled) -> None:
+    con = console()
+    con.print(Text(f"{c.backend}: {c.main}", style="bold"))
+    t = Table(box=None, pad_edge=False)
+    t.add_column("key", no_wrap=True)
+    t.add_column("value", overflow="fold", max_width=40)
+    t.add_column("produced by", ratio=1)
+    for r in c.reads:
+        t.add_row(r.path, fmt(r.value), f"spec {r.field}" + (f": {r.note}" if r.note else ""))
+    for x in c.fixed:
+        t.add_row(x.path, fmt(x.value), f"whileai: {x.reason}")
+    con.print(t)
+    for x in c.ignores:
+        con.print(f"  (not emitted) {x.field}={fmt(x.value)}: {x.reason}")
+
+
+def print_methods() -> None:
+    from whileai.spec import METHODS, RunSpec
+
+    con = console()
+    for name, model in [*METHODS.items(), ("run spec", RunSpec)]:
+        t = Table("field", "default", "source of the default", "meaning", box=None,
+                  pad_edge=False, title=f"{name}: {(model.__doc__ or '').strip()}",
+                  title_justify="left", title_style="bold")
+        for field in spec_fields(model):
+            info = _info(model, field)
+            if info is None or field == "schema_":
+                continue
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            default = "required" if info.is_required() else fmt(info.get_default(
+                call_default_factory=True))
+            t.add_row(field, default, str(extra.get("source", "")), info.description or "")
+        con.print(t)
+        con.print()
+
+
+def _info(model: Any, dotted: str) -> Any:
+    parts = dotted.split(".")
+    for seg in parts[:-1]:
+        ann = model.model_fields[seg].annotation
+        args = getattr(ann, "__args__", None) or (ann,)
+        model = next(a for a in args if hasattr(a, "model_fields"))
+    return model.model_fields.get(parts[-1])
+
+
+def print_rules() -> None:
+    from whileai.rules import RULES
+
+    t = Table("id", "fires when", "source", box=None, pad_edge=False)
+    for r in RULES:
+        t.add_row(r.id, r.condition, r.citation)
+    console().print(t)
