@@ -21,8 +21,10 @@ class SpecError(ValueError):
         self.value = value
         self.allowed = allowed
         self.hint = hint
-        shown = mask(repr(value)) if not isinstance(value, _Raw) else str(value)
-        msg = f"{field}: {shown} is not allowed; {allowed}"
+        if isinstance(value, _Raw):
+            msg = f"{field}: {value}; {allowed}"
+        else:
+            msg = f"{field}: {mask(repr(value))} is not allowed; {allowed}"
         if hint:
             msg += f" ({hint})"
         super().__init__(msg)

@@ -155,21 +155,24 @@ def get_path(doc: Any, path: str, default: Any = None) -> Any:
 
 
 def spec_fields(model: type[BaseModel], prefix: str = "") -> list[str]:
-    """Every leaf field of a spec model, dotted (for the no-silent-drop check)."""
+    """Every leaf field of a spec model, dotted, through unions (the no-silent-drop check)."""
     out: list[str] = []
     for name, info in model.model_fields.items():
         path = f"{prefix}{name}"
-        sub = _model_of(info.annotation)
-        if sub is not None:
-            out += spec_fields(sub, path + ".")
-        else:
+        subs = _models_of(info.annotation)
+        if not subs:
             out.append(path)
+        for sub in subs:
+            out += [f for f in spec_fields(sub, path + ".") if f not in out]
     return out
 
 
-def _model_of(annotation: Any) -> type[BaseModel] | None:
+def _models_of(annotation: Any) -> list[type[BaseModel]]:
     args = getattr(annotation, "__args__", None) or (annotation,)
+    found: list[type[BaseModel]] = []
     for a in args:
         if isinstance(a, type) and issubclass(a, BaseModel):
-            return a
-    return None
+            found.append(a)
+        elif getattr(a, "__args__", None):
+            found += _models_of(a)
+    return found

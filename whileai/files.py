@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from whileai.errors import SpecError, raw
-from whileai.spec import METHODS, RunSpec
+from whileai.spec import METHODS, RunSpec, validate_raw
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,7 +26,7 @@ def loads_toml(text: str, where: str = "TOML") -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise SpecError(where, raw("malformed TOML"), "valid TOML", hint=str(e)) from None
+        raise SpecError(where, raw("malformed TOML"), "fix the syntax", hint=str(e)) from None
 
 
 def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> RunSpec:
@@ -45,7 +45,7 @@ def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> RunS
 def build(model: type[BaseModel], data: Any) -> Any:
     """Validate `data` into `model`, turning pydantic's errors into one SpecError."""
     try:
-        return model.model_validate(data)
+        return validate_raw(model, data)
     except ValidationError as e:
         raise from_validation(e, model) from None
 

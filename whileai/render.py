@@ -85,7 +85,7 @@ def print_methods() -> None:
                   title_justify="left", title_style="bold")
         for field in spec_fields(model):
             info = _info(model, field)
-            if info is None or field == "schema_":
+            if info is None or field == "schema_" or (model is RunSpec and field.startswith("method.")):
                 continue
             extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
             default = "required" if info.is_required() else fmt(info.get_default(

@@ -6,6 +6,7 @@ docs all read these descriptions. `source` names where a default comes from.
 
 from __future__ import annotations
 
+import contextvars
 import re
 from typing import Annotated, Any, Literal, Union
 
@@ -36,12 +37,31 @@ class _Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     def __init__(self, /, **data: Any) -> None:
+        # Called by users and, for nested models, by pydantic itself: convert only at the top.
+        if _NESTED.get():
+            super().__init__(**data)
+            return
+        token = _NESTED.set(True)
         try:
             super().__init__(**data)
         except ValidationError as e:
             from whileai.files import from_validation
 
             raise from_validation(e, type(self)) from None
+        finally:
+            _NESTED.reset(token)
+
+
+_NESTED: contextvars.ContextVar[bool] = contextvars.ContextVar("whileai_nested", default=False)
+
+
+def validate_raw(model: type[BaseModel], data: Any) -> Any:
+    """model_validate with pydantic's own errors (the caller turns them into one SpecError)."""
+    token = _NESTED.set(True)
+    try:
+        return model.model_validate(data)
+    finally:
+        _NESTED.reset(token)
 
 
 class Endpoint(_Spec):

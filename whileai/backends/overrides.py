@@ -39,14 +39,14 @@ def check_override(
     if not nodes:
         why = hint(path) if hint else None
         near = catalog.suggest(path)
-        allowed = f"a key of {catalog.name}"
+        allowed = f"the key must exist in {catalog.name}"
         tip = f"did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
         if why:
             tip = f"{why}" + (f"; {tip}" if tip else "")
         raise SpecError(field, raw(f"unknown key {path!r}"), allowed, hint=tip)
     results = [catalog.check(value, n, path) for n in nodes]
     if all(results):
-        raise SpecError(field, value, f"the target expects {results[0][0].message}")
+        raise SpecError(field, value, f"{catalog.name} rejects it: {results[0][0].message}")
 
 
 def override_read(path: str, value: Any, reads: list[Read]) -> Read:

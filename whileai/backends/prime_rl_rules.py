@@ -79,12 +79,15 @@ def loader_rules(doc: dict[str, Any], renderers: dict[str, str]) -> list[Problem
             v = get_path(doc, c)
             if top is not None and v is not None and v != top:
                 out.append(_problem(c, f"{v!r} disagrees with {shared} = {top!r}"))
+    # The OPSD algo's own renderer is checked only when the orchestrator's is 'auto' as well:
+    # prime-rl's reference self_distill config leaves it unset beside an explicit one.
     renderer_paths = ["orchestrator.renderer.name"]
-    if get_path(doc, "orchestrator.algo.type") == "opsd":
-        renderer_paths.append("orchestrator.algo.renderer.name")
-    for i, src in enumerate(get_path(doc, "orchestrator.train.source", []) or []):
-        if get_path(src, "algo.type") == "opsd":
-            renderer_paths.append(f"orchestrator.train.source[{i}].algo.renderer.name")
+    if (get_path(doc, "orchestrator.renderer.name") or "auto") == "auto":
+        if get_path(doc, "orchestrator.algo.type") == "opsd":
+            renderer_paths.append("orchestrator.algo.renderer.name")
+        for i, src in enumerate(get_path(doc, "orchestrator.train.source", []) or []):
+            if get_path(src, "algo.type") == "opsd":
+                renderer_paths.append(f"orchestrator.train.source[{i}].algo.renderer.name")
     for p in renderer_paths:
         if (get_path(doc, p) or "auto") == "auto" and model not in renderers:
             pick, _ = renderer_for(model, renderers)

@@ -1,0 +1,87 @@
+"""No silent drops: every spec field is read or ignored-with-reason, for every method x backend."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from conftest import STUDENT
+
+import whileai as wai
+from whileai.fieldmap import spec_fields
+from whileai.spec import METHODS, RunSpec
+
+BACKENDS = ["prime-rl", "trl"]
+TEACHER = wai.Endpoint(url="http://localhost:8001/v1", model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL")
+
+
+def variants(kind: str) -> list[RunSpec]:
+    """Defaults, and every optional field set to a non-default value."""
+    base: dict = {"opd": {"type": "opd", "teacher": TEACHER.model_dump()},
+                  "opsd": {"type": "opsd"}, "grpo": {"type": "grpo"}}[kind]
+    full_method = dict(base, learning_rate=2e-5, temperature=0.9, max_tokens=1024, samples=2)
+    if kind == "opd":
+        full_method |= {"divergence": "forward_kl", "top_k": 8}
+    if kind == "opsd":
+        full_method |= {"divergence": "jsd", "anchor": "initial", "template": "hint: {demonstration}"}
+    common = {"taskset": "reverse-text", "model": STUDENT}
+    full = dict(common, method=full_method, steps=10, prompts=8, gpus=4, inference_gpus=1,
+                lora=False, seed=7, prompt_tokens=512, max_off_policy_steps=2,
+                eval={"interval": 5, "examples": 16},
+                monitor={"project": "p", "entity": "e", "name": "n", "group": "g", "tags": ["t"]},
+                output_dir="runs/x")
+    live = dict(common, method=dict(base, anchor="live")) if kind == "opsd" else None
+    runs = [RunSpec.model_validate(dict(common, method=base)), RunSpec.model_validate(full)]
+    return runs + ([RunSpec.model_validate(live)] if live else [])
+
+
+def backend(name: str):  # type: ignore[no-untyped-def]
+    mod = "whileai.backends.prime_rl" if name == "prime-rl" else "whileai.backends.trl"
+    try:
+        return importlib.import_module(mod)
+    except ModuleNotFoundError as e:
+        if e.name == mod:
+            pytest.skip(f"{mod} not present")
+        raise
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+@pytest.mark.parametrize("kind", list(METHODS))
+def test_every_set_field_is_read_or_ignored(name: str, kind: str) -> None:
+    mod = backend(name)
+    for run in variants(kind):
+        c = mod.compile(run)
+        accounted = {r.field for r in c.reads} | {i.field for i in c.ignores}
+        for field in spec_fields(RunSpec):
+            if field in ("schema_", "overrides"):
+                continue
+            label = field.removeprefix("method.")
+            value = _value(run, field)
+            if value is _ABSENT or value is None:
+                continue
+            assert label in accounted, f"{name}/{kind}: {field}={value!r} is neither read nor ignored"
+        for i in c.ignores:
+            assert len(i.reason) > 15, f"{i.field}: reason too thin: {i.reason!r}"
+
+
+_ABSENT = object()
+
+
+def _value(run: RunSpec, dotted: str) -> object:
+    obj: object = run
+    for seg in dotted.split("."):
+        if seg == "method":
+            obj = run.method
+            continue
+        if obj is None or seg not in type(obj).model_fields:  # type: ignore[attr-defined]
+            return _ABSENT
+        obj = getattr(obj, seg)
+    return obj
+
+
+def test_method_fields_are_covered_by_spec_fields() -> None:
+    """spec_fields(RunSpec) walks into the method union: every method's fields appear."""
+    fields = set(spec_fields(RunSpec))
+    for kind, model in METHODS.items():
+        for f in model.model_fields:
+            assert f"method.{f}" in fields or any(x.startswith(f"method.{f}.") for x in fields), (kind, f)

@@ -1,0 +1,17 @@
+"""The three seed arms, pinned as golden TOML and golden reports (update: WHILEAI_UPDATE_GOLDEN=1)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT, golden, seed_run
+
+from whileai.backends import prime_rl
+
+GOLDEN = ROOT / "tests" / "golden" / "prime-rl"
+
+
+@pytest.mark.parametrize("kind", ["grpo", "opsd", "opd"])
+def test_seed_arm_toml_and_report(kind: str) -> None:
+    c = prime_rl.compile(seed_run(kind), name=f"{kind}.toml")
+    golden(GOLDEN / f"{kind}.toml", c.text)
+    golden(GOLDEN / f"{kind}.report.txt", str(c) + "\n")

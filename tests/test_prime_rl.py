@@ -1,0 +1,128 @@
+"""prime-rl output is accepted by the pinned schema and obeys the loader's extra rules."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from typing import Any
+
+import jsonschema
+import pytest
+from conftest import STUDENT, needs_reference, seed_run
+
+import whileai as wai
+from whileai.backends import prime_rl
+from whileai.backends.prime_rl_rules import check_document, renderer_for
+from whileai.catalog import prime_rl as catalog
+from whileai.errors import SpecError
+
+
+def reference_validator() -> jsonschema.Draft202012Validator:
+    ref = needs_reference()
+    return jsonschema.Draft202012Validator(json.loads((ref / "prime-rl/schema/rl.schema.json").read_text()))
+
+
+def toml(kind: str, **fields: Any) -> dict[str, Any]:
+    return tomllib.loads(prime_rl.compile(seed_run(kind, **fields)).text)
+
+
+VARIANTS = [
+    {}, {"lora": False}, {"gpus": 4}, {"gpus": 8, "inference_gpus": 2},
+    {"monitor": {"project": "p", "tags": ["a"]}}, {"eval": {"interval": 3, "examples": -1}},
+    {"overrides": {"trainer.optim.weight_decay": 0.0}},
+]
+
+
+@pytest.mark.parametrize("kind", ["grpo", "opsd", "opd"])
+@pytest.mark.parametrize("fields", VARIANTS, ids=lambda f: ",".join(f) or "defaults")
+def test_output_passes_reference_schema_and_loader_rules(kind: str, fields: dict[str, Any]) -> None:
+    doc = toml(kind, **fields)
+    errors = [e.message for e in reference_validator().iter_errors(doc)]
+    assert errors == []
+    assert check_document(doc) == []
+
+
+def test_loader_rules_that_the_schema_misses_hold() -> None:
+    for kind, samples in [("grpo", 8), ("opsd", 1), ("opd", 4)]:
+        doc = toml(kind)
+        orch = doc["orchestrator"]
+        assert orch["batch_size"] == 64 * samples and orch["group_size"] == samples
+        assert orch["renderer"]["name"] == "prime-qwen3"  # the model is not in the renderer map
+        assert "trainer" in doc and "orchestrator" in doc
+        for src in orch["train"]["source"] + orch["eval"]["source"]:
+            assert src["env"]["agent"]["runtime"]["type"] == "subprocess"
+    opsd = toml("opsd")["orchestrator"]["algo"]
+    assert opsd == {"type": "opsd", "demo_key": "answer", "template": wai.OPSD().template,
+                    "renderer": {"name": "prime-qwen3"}}
+    teacher = toml("opd")["orchestrator"]["algo"]["teacher"]
+    assert teacher["base_url"] == "http://localhost:8001/v1"
+
+
+def test_learning_rates_and_lengths_are_explicit() -> None:
+    assert toml("opsd")["trainer"]["optim"]["lr"] == 5e-6
+    assert toml("opd")["trainer"]["optim"]["lr"] == 1e-4
+    assert toml("opd", lora=False)["trainer"]["optim"]["lr"] == 1e-6
+    assert "lora" not in toml("opd", lora=False)["trainer"].get("model", {})
+    assert toml("opd")["seq_len"] == 2048 + 8192
+
+
+@pytest.mark.parametrize("model,expected", [
+    ("PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT", "prime-qwen3"),
+    ("Qwen/Qwen3-8B", "qwen3"),
+    ("Qwen/Qwen3-4B-Instruct-2507-my-finetune", "qwen3"),
+    ("someone/Qwen3-1.7B-math", "qwen3"),
+    ("meta-llama/Llama-3.1-8B-Instruct", "llama-3"),
+    ("/models/my-custom-model", "default"),
+])
+def test_renderer_is_always_explicit_and_loader_safe(model: str, expected: str) -> None:
+    renderers = catalog().schema["x-prime-rl"]["model_renderers"]
+    assert renderer_for(model, renderers)[0] == expected
+    doc = tomllib.loads(prime_rl.compile(
+        wai.RunSpec(taskset="reverse-text", model=model, method=wai.OPSD())).text)
+    assert doc["orchestrator"]["renderer"]["name"] == expected
+    assert doc["orchestrator"]["algo"]["renderer"]["name"] == expected
+    assert check_document(doc) == []
+
+
+def test_project_check_accepts_every_reference_example() -> None:
+    ref = needs_reference()
+    files = sorted((ref / "prime-rl/configs").rglob("*.toml"))
+    assert len(files) >= 12
+    for f in files:
+        assert check_document(tomllib.loads(f.read_text())) == [], f.name
+
+
+def test_own_validator_agrees_with_jsonschema_on_mutations() -> None:
+    validator = reference_validator()
+    base = toml("opd")
+    mutations = [
+        ("orchestrator", "max_tokens", 5), ("orchestrator", "group_size", 0),
+        ("orchestrator", "seed", 1), ("trainer", "optim", {"lr": "fast"}),
+        ("orchestrator", "algo", {"type": "opd"}), ("orchestrator", "algo", {"type": "ppo"}),
+        ("orchestrator", "algo", {"type": "opsd", "teacher": {"name": "x"}}),
+        ("deployment", "num_train_gpus", "two"), ("orchestrator", "max_off_policy_steps", -1),
+    ]
+    for table, key, value in mutations:
+        doc = json.loads(json.dumps(base))
+        doc.setdefault(table, {})[key] = value
+        ours = catalog().validate(doc)
+        theirs = list(validator.iter_errors(doc))
+        assert bool(ours) == bool(theirs), (table, key, value, ours, [e.message for e in theirs])
+    top = json.loads(json.dumps(base)) | {"max_off_policy_steps": 3}
+    assert catalog().validate(top) and list(validator.iter_errors(top))
+
+
+def test_teacher_on_the_policy_port_is_refused() -> None:
+    with pytest.raises(SpecError, match="8000"):
+        prime_rl.compile(wai.RunSpec(taskset="t", model=STUDENT, method=wai.OPD(
+            wai.Endpoint(url="http://localhost:8000/v1", model="x/y"))))
+
+
+def test_opd_report_names_the_teacher_serving_command() -> None:
+    c = prime_rl.compile(seed_run("opd"))
+    assert c.commands[0].startswith("CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model "
+                                    "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL --server.port 8001")
+    assert c.commands[-1] == "uv run rl @ opd.toml"
+    ignored = {i.field: i.reason for i in c.ignores}
+    assert "top_k" in ignored and "sampled" in ignored["top_k"]
+    assert "seed" in ignored
