@@ -1,0 +1,75 @@
+"""Every warning rule fires on its condition and stays quiet without it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import STUDENT
+
+import whileai as wai
+from whileai.rules import RULES, family, size_b
+
+T = "http://localhost:8001/v1"
+
+
+def opd(teacher: str = "Qwen/Qwen3-8B", **kw: Any) -> wai.OPD:
+    return wai.OPD(wai.Endpoint(url=T, model=teacher), **kw)
+
+
+def run(method: Any, model: str = "Qwen/Qwen3-1.7B-Instruct", **kw: Any) -> wai.RunSpec:
+    return wai.RunSpec(taskset="reverse-text", model=model, method=method, **kw)
+
+
+# rule id → (run, facts) that fire it, (run, facts) that do not
+CASES: dict[str, tuple[tuple[wai.RunSpec, dict], tuple[wai.RunSpec, dict]]] = {
+    "tokenizer-mismatch": ((run(opd("meta-llama/Llama-3.1-8B-Instruct")), {}), (run(opd()), {})),
+    "top-k-small": ((run(opd(top_k=1)), {}), (run(opd(top_k=32)), {})),
+    "top-k-no-nucleus": ((run(opd()), {"support_top_k": 32, "top_p": 1.0}),
+                         (run(opd()), {"support_top_k": None, "top_p": 1.0})),
+    "sampled-token-top-p": ((run(opd()), {"estimator": "sampled_token", "top_p": 0.9}),
+                            (run(opd()), {"estimator": "sampled_token", "top_p": 1.0})),
+    "max-tokens-long": ((run(opd(max_tokens=16384)), {}), (run(opd(max_tokens=8192)), {})),
+    "sft-cold-start": ((run(opd(), model="Qwen/Qwen3-1.7B-Base"), {}), (run(opd()), {})),
+    "teacher-ceiling": ((run(opd("Qwen/Qwen3-1.7B"), model="Qwen/Qwen3-1.7B-SFT"), {}),
+                        (run(opd("Qwen/Qwen3-8B")), {})),
+    "opsd-thinking-model": ((run(wai.OPSD(), model="Qwen/Qwen3-8B"), {}),
+                            (run(wai.OPSD(), model="Qwen/Qwen3-4B-Instruct-2507"), {})),
+    "opsd-small-model": ((run(wai.OPSD(), model=STUDENT), {}),
+                         (run(wai.OPSD(), model="Qwen/Qwen3-14B-Instruct"), {})),
+    "opsd-unanchored": ((run(wai.OPSD()), {"anchor": "live"}), (run(wai.OPSD()), {"anchor": "ema"})),
+    "opsd-long-run": ((run(wai.OPSD(), steps=1000), {}), (run(wai.OPSD(), steps=100), {})),
+    "lora-lr-high": ((run(opd(learning_rate=1e-3)), {}), (run(opd(learning_rate=1e-4)), {})),
+    "support-truncated": ((run(opd()), {"support_top_k": 32}), (run(opd()), {"support_top_k": None})),
+    "needs-grpo-arm": ((run(wai.OPSD()), {}), (run(wai.GRPO()), {})),
+    "temperature-off-policy": ((run(opd(temperature=0.7)), {}), (run(opd(temperature=1.0)), {})),
+    "lora-rank-low": ((run(opd(), lora_rank=8), {}), (run(opd(), lora_rank=64), {})),
+}
+
+
+def test_every_rule_has_a_case_and_there_are_at_least_12() -> None:
+    assert {r.id for r in RULES} == set(CASES)
+    assert len(RULES) >= 12
+    assert all(r.citation and r.condition for r in RULES)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_rule_fires_and_stays_quiet(rule: Any) -> None:
+    (hit, hit_facts), (miss, miss_facts) = CASES[rule.id]
+    finding = rule(hit, hit_facts)
+    assert finding is not None and finding.rule == rule.id and finding.citation == rule.citation
+    assert rule(miss, miss_facts) is None
+
+
+def test_model_name_heuristics() -> None:
+    assert size_b("PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT") == 0.6
+    assert size_b("Qwen/Qwen3-30B-A3B") == 30
+    assert size_b("my/model") is None
+    assert family("Qwen/Qwen2.5-7B") == "qwen2.5" and family("Qwen/Qwen3-8B") == "qwen3"
+
+
+def test_backends_report_the_rules_with_their_facts() -> None:
+    from whileai.backends import prime_rl
+
+    c = prime_rl.compile(run(wai.OPSD(anchor="ema:0.01"), model=STUDENT))
+    assert {"opsd-unanchored", "opsd-small-model", "needs-grpo-arm"} <= {w.rule for w in c.warnings}
