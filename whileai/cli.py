@@ -64,6 +64,8 @@ def compile_cmd(
     force: Annotated[bool, typer.Option(help="Overwrite a file whileai did not write.")] = False,
     check: Annotated[bool, typer.Option(help="Also run the target's own parser (trl).")] = False,
     cpu: Annotated[bool, typer.Option(help="trl: a CPU run (use_cpu, bf16 false).")] = False,
+    plain: Annotated[bool | None, typer.Option("--plain/--rich", help="Plain text report "
+                     "(the default when stdout is not a terminal) or rich tables.")] = None,
 ) -> None:
     """Compile run spec(s) for a backend and print what the target reads, ignores and warns."""
     try:
@@ -73,6 +75,8 @@ def compile_cmd(
     if as_json:
         data = [c.to_dict() for c in results]
         print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
+    elif plain or (plain is None and not sys.stdout.isatty()):
+        print("\n\n".join(str(c) for c in results))
     else:
         from whileai.render import print_report
 

@@ -116,7 +116,7 @@ _SEG = re.compile(r"^(?P<key>[^\[\]]+)(?:\[(?P<idx>\d+)\])?$")
 
 def set_path(doc: dict[str, Any], path: str, value: Any) -> None:
     """Set `a.b[0].c` in nested dicts/lists, creating tables as needed."""
-    segs = path.split(".")
+    segs = re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", path).split(".")  # a.0.b → a[0].b
     node: Any = doc
     for i, seg in enumerate(segs):
         m = _SEG.match(seg)

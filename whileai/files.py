@@ -92,23 +92,20 @@ def _method_of(exc: ValidationError) -> str | None:
 
 def _fields_at(model: type[BaseModel], loc: list[str], data_method: str | None) -> list[str]:
     cur: Any = model
-    for seg in loc:
+    for seg in loc:  # walk the models along the error's location
         if seg == "method" and cur is RunSpec:
             cur = METHODS.get(data_method or "", None)
             if cur is None:
                 return []
             continue
-        info = cur.model_fields.get(seg) if isinstance(cur, type) else None
+        info = cur.model_fields.get(seg) if cur is not None else None
         if info is None:
             return []
         args = getattr(info.annotation, "__args__", None) or (info.annotation,)
         cur = next((a for a in args if isinstance(a, type) and issubclass(a, BaseModel)), None)
         if cur is None:
             return []
-    names = [
-        (i.alias or n) for n, i in cur.model_fields.items() if n != "schema_"
-    ] if isinstance(cur, type) else []
-    return names
+    return [(i.alias or n) for n, i in cur.model_fields.items() if n != "schema_"]
 
 
 def owned_by_whileai(path: Path) -> bool:

@@ -71,15 +71,16 @@ def print_explain(c: Compiled) -> None:
     for x in c.fixed:
         t.add_row(x.path, fmt(x.value), f"whileai: {x.reason}")
     con.print(t)
-    for x in c.ignores:
-        con.print(f"  (not emitted) {x.field}={fmt(x.value)}: {x.reason}")
+    for ig in c.ignores:
+        con.print(f"  (not emitted) {ig.field}={fmt(ig.value)}: {ig.reason}")
 
 
 def print_methods() -> None:
     from whileai.spec import METHODS, RunSpec
 
     con = console()
-    for name, model in [*METHODS.items(), ("run spec", RunSpec)]:
+    models: list[tuple[str, Any]] = [*METHODS.items(), ("run spec", RunSpec)]
+    for name, model in models:
         t = Table("field", "default", "source of the default", "meaning", box=None,
                   pad_edge=False, title=f"{name}: {(model.__doc__ or '').strip()}",
                   title_justify="left", title_style="bold")

@@ -29,7 +29,7 @@ _KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 
 def src(text: str, source: str, **kw: Any) -> Any:
     """A field description plus the source of its default (shown by `whileai methods`)."""
-    extra = {"source": source} if source else {}
+    extra: dict[str, Any] = {"source": source} if source else {}
     return Field(description=text, json_schema_extra=extra, **kw)
 
 
@@ -326,6 +326,24 @@ class RunSpec(_Spec):
     )
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("overrides", mode="before")
+    @classmethod
+    def _flatten(cls, v: Any) -> Any:
+        """`[overrides] trainer.optim.lr = 1e-5` is a nested table in TOML: flatten to dotted keys."""
+        if not isinstance(v, dict):
+            return v
+        flat: dict[str, Any] = {}
+
+        def walk(prefix: str, node: Any) -> None:
+            if isinstance(node, dict) and node:
+                for k, x in node.items():
+                    walk(f"{prefix}.{k}" if prefix else str(k), x)
+            else:
+                flat[prefix] = node
+
+        walk("", v)
+        return flat
 
     @field_validator("taskset")
     @classmethod

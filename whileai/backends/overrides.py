@@ -7,7 +7,7 @@ from typing import Any
 
 from whileai.catalog import Catalog
 from whileai.errors import SpecError, looks_secret, raw
-from whileai.report import Read
+from whileai.report import Ignore, Read
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
@@ -49,7 +49,12 @@ def check_override(
         raise SpecError(field, value, f"{catalog.name} rejects it: {results[0][0].message}")
 
 
-def override_read(path: str, value: Any, reads: list[Read]) -> Read:
-    replaced = [r.field for r in reads if r.path == path]
-    note = f"replaces what {', '.join(replaced)} set" if replaced else "user override"
-    return Read(f"overrides.{path}", path, value, note)
+def override_reads(reads: list[Read], ignores: list[Ignore], overrides: dict[str, Any]) -> None:
+    """Report overrides as reads; a spec field whose key an override replaced becomes an ignore."""
+    for path, value in overrides.items():
+        replaced = [r for r in reads if r.path == path or r.path.startswith(path + ".")]
+        for r in replaced:
+            reads.remove(r)
+            ignores.append(Ignore(r.field, r.value, f"overrides.{path} = {value!r} replaces it at {r.path}"))
+        note = "replaces what " + ", ".join(r.field for r in replaced) + " set" if replaced else "user override"
+        reads.append(Read(f"overrides.{path}", path, value, note))

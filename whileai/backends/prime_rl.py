@@ -162,12 +162,12 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
     fixed = [type(f)(f.path, f.value, reasons.get(f.reason, f.reason)) for f in applied.fixed]
     doc = applied.doc
     doc.setdefault("trainer", {})
-    reads = list(applied.reads)
+    reads, ignores = list(applied.reads), list(applied.ignores)
     catalog = prime_rl()
     for path, value in run.overrides.items():
         ov.check_override(catalog, path, value, hint=_rename)
         set_path(doc, path, value)
-        reads.append(ov.override_read(path, value, reads))
+    ov.override_reads(reads, ignores, run.overrides)
     problems = check_document(doc, catalog)
     if problems:
         p = problems[0]
@@ -178,7 +178,7 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
     return Compiled(
         backend="prime-rl", target=TARGET, run=run, files={fname: text}, main=fname,
-        reads=tuple(reads), ignores=tuple(applied.ignores), fixed=tuple(fixed),
+        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, facts(run)), commands=tuple(commands), data=facts(run),
     )
 
