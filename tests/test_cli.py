@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, needs_reference
+from helpers import EXAMPLES, needs_reference
 from typer.testing import CliRunner
 
 from whileai.cli import app

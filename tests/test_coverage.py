@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from conftest import STUDENT
+from helpers import STUDENT
 
 import whileai as wai
 from whileai.fieldmap import spec_fields

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ROOT, golden, seed_run
+from helpers import ROOT, golden, seed_run
 
 from whileai.backends import prime_rl
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import EXAMPLES
+from helpers import EXAMPLES
 
 HEAVY = ("torch", "transformers", "trl", "modal", "numpy", "scipy", "matplotlib", "datasets")
 

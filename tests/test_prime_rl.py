@@ -8,7 +8,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import STUDENT, needs_reference, seed_run
+from helpers import STUDENT, needs_reference, seed_run
 
 import whileai as wai
 from whileai.backends import prime_rl
@@ -146,3 +146,11 @@ def test_overrides_from_a_spec_table_are_flattened_checked_and_reported(tmp_path
     assert len(lr) == 1 and lr[0].field == "overrides.trainer.optim.lr"
     assert "replaces what learning_rate set" in lr[0].note
     assert any(i.field == "learning_rate" and "overrides.trainer.optim.lr" in i.reason for i in c.ignores)
+
+
+def test_compiles_do_not_share_state() -> None:
+    first = prime_rl.compile(seed_run("grpo")).text
+    prime_rl.compile(seed_run("opd"))
+    prime_rl.compile(seed_run("opsd", lora=False))
+    assert prime_rl.compile(seed_run("grpo")).text == first
+    assert "gpu_memory_utilization" not in first

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import STUDENT
+from helpers import STUDENT
 
 import whileai as wai
 from whileai.rules import RULES, family, size_b

@@ -10,6 +10,7 @@ run (e.g. `method.top_k` on a GRPO run) or whose field is unset (None) is skippe
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -92,7 +93,7 @@ def apply(rows: list[Row], run: RunSpec) -> Applied:
         if not row.when(run):
             continue
         if isinstance(row, Fix):
-            value = row.value(run) if callable(row.value) else row.value
+            value = row.value(run) if callable(row.value) else copy.deepcopy(row.value)
             set_path(out.doc, row.path, value)
             out.fixed.append(Fixed(row.path, value, row.reason))
             continue
