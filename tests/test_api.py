@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 import whileai as wai
 
@@ -60,5 +60,7 @@ def test_api_raises_one_value_error_type(make, field: str) -> None:  # type: ign
 
 def test_specs_are_frozen() -> None:
     g = wai.GRPO()
-    with pytest.raises(Exception):
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
         g.samples = 3  # type: ignore[misc]

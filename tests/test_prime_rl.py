@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import tomllib
 from typing import Any
 
 import jsonschema
 import pytest
+import tomllib
 from helpers import STUDENT, needs_reference, seed_run
 
 import whileai as wai

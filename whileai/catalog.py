@@ -88,6 +88,8 @@ class Catalog:
                         nxt.append(b["additionalProperties"])
                     elif b.get("type") == "object" and b.get("additionalProperties", True) is True:
                         nxt.append({})
+                    elif not b:  # below a table that accepts any key
+                        nxt.append({})
             if not nxt:
                 return []
             nodes = nxt

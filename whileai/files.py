@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -20,6 +21,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 MARKER = "written by whileai"
+_UNION_MARK = re.compile(r"[^A-Za-z0-9_$]")
+_TYPES = {"int", "str", "float", "bool", "list", "dict", "none"}
 
 
 def loads_toml(text: str, where: str = "TOML") -> dict[str, Any]:
@@ -52,7 +55,8 @@ def build(model: type[BaseModel], data: Any) -> Any:
 
 def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
     err = exc.errors(include_url=False)[0]
-    loc = [str(x) for x in err["loc"]]
+    # drop the markers pydantic adds inside unions ('constrained-int', "literal['full']", 'str')
+    loc = [str(x) for x in err["loc"] if not _UNION_MARK.search(str(x)) and str(x) not in _TYPES]
     # drop the union tag pydantic inserts (method.opd.samples → method.samples)
     if len(loc) >= 2 and loc[0] == "method" and loc[1] in METHODS:
         loc = [loc[0], *loc[2:]]

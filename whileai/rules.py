@@ -69,7 +69,7 @@ def _top_k_one(run: RunSpec, f: Facts) -> str | None:
     m = _opd(run)
     if m and m.top_k == 1:
         return "top_k 1 fails: overlap, entropy and grad-norm spike; use k >= 16"
-    if m and m.top_k is not None and m.top_k < 16:
+    if m and isinstance(m.top_k, int) and m.top_k < 16:
         return f"top_k {m.top_k} < 16: a late dip was seen at k=4; 16-64 is smooth"
     return None
 

@@ -34,7 +34,8 @@ def src(text: str, source: str, **kw: Any) -> Any:
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: "100" is not an int here, as the JSON Schema says; a spec file is typed TOML
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     def __init__(self, /, **data: Any) -> None:
         # Called by users and, for nested models, by pydantic itself: convert only at the top.
@@ -122,18 +123,18 @@ _LR = (
 class OPD(_Spec):
     """On-policy distillation: the student samples, a frozen teacher scores every token."""
 
-    type: Literal["opd"] = "opd"
+    type: Literal["opd"] = Field(default="opd", description="Selects this method.")
     teacher: Endpoint = src("The frozen teacher, served at an endpoint.", "")
     divergence: Divergence = src(
         "Per-token divergence between student and teacher.",
         "Lu 2025 (Thinking Machines); Agarwal 2024 (arXiv:2306.13649)",
         default="reverse_kl",
     )
-    top_k: int | None = src(
-        "Restrict the teacher's support to its top-k tokens (renormalised); None = full vocabulary.",
+    top_k: Annotated[int, Field(ge=1)] | Literal["full"] | None = src(
+        "Restrict the teacher's support to its top-k tokens (renormalised); 'full' (or None) = the "
+        "full vocabulary.",
         "Fu 2026 (arXiv:2603.25562, verl default 32); Li 2026 (arXiv:2604.13016) §6.3",
         default=32,
-        ge=1,
     )
     samples: int = src(
         "Completions sampled per prompt.", "Lu 2025; tinker-cookbook group_size 4", default=4, ge=1
@@ -155,11 +156,16 @@ class OPD(_Spec):
             data["teacher"] = teacher
         super().__init__(**data)
 
+    @field_validator("top_k")
+    @classmethod
+    def _full(cls, v: int | str | None) -> int | None:
+        return None if v == "full" else v  # type: ignore[return-value]
+
 
 class OPSD(_Spec):
     """On-policy self-distillation: the model, shown privileged information, is the teacher."""
 
-    type: Literal["opsd"] = "opsd"
+    type: Literal["opsd"] = Field(default="opsd", description="Selects this method.")
     privileged: str = src(
         "Key of the privileged information in each task (its info, then its top-level fields), "
         "e.g. 'answer'.",
@@ -233,7 +239,7 @@ def anchor_rate(anchor: str) -> float | None:
 class GRPO(_Spec):
     """GRPO baseline: group-relative advantages from the taskset's reward."""
 
-    type: Literal["grpo"] = "grpo"
+    type: Literal["grpo"] = Field(default="grpo", description="Selects this method.")
     samples: int = src(
         "Completions per prompt (the group).", "TRL GRPOConfig num_generations 8",
         default=8, ge=2,
@@ -325,7 +331,7 @@ class RunSpec(_Spec):
         "", default_factory=dict,
     )
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
 
     @field_validator("overrides", mode="before")
     @classmethod

@@ -56,5 +56,6 @@ def override_reads(reads: list[Read], ignores: list[Ignore], overrides: dict[str
         for r in replaced:
             reads.remove(r)
             ignores.append(Ignore(r.field, r.value, f"overrides.{path} = {value!r} replaces it at {r.path}"))
-        note = "replaces what " + ", ".join(r.field for r in replaced) + " set" if replaced else "user override"
+        fields = ", ".join(r.field for r in replaced)
+        note = f"replaces what {fields} set" if replaced else "user override"
         reads.append(Read(f"overrides.{path}", path, value, note))

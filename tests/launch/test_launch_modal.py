@@ -1,0 +1,150 @@
+"""ModalBackend against fake modal objects: every outcome of FunctionCall.get(timeout=0)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import modal
+import modal.exception as mx
+import pytest
+
+from whileai.launch import EXIT_DONE, EXIT_INFRA, ArmSpec, InfraError, collect, launch, plan
+from whileai.launch.manifest import ArmRecord
+from whileai.launch.modal_app import ModalBackend
+
+OK = {"status": "ok", "series": {"eval_reward": [[10, 0.6]]}, "per_task": {"a": 0.6},
+      "returncode": 0, "seconds": 12.0, "gpu": "NVIDIA H100 x2"}
+
+
+class FakeCall:
+    def __init__(self, outcome: Any) -> None:
+        self.outcome = outcome
+
+    def get(self, timeout: float | None = None) -> Any:
+        assert timeout == 0
+        if isinstance(outcome := self.outcome, BaseException):
+            raise outcome
+        return outcome
+
+
+class FakeVolume:
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.files = files
+
+    def read_file(self, path: str) -> Any:
+        if isinstance(self.files, Exception):
+            raise self.files
+        if path not in self.files:
+            raise FileNotFoundError(path)
+        data = self.files[path]
+        return iter([data[:5], data[5:]])
+
+
+def arm(tmp_path: Path) -> ArmRecord:
+    m = plan({"opd": ArmSpec(name="opd", method="opd", files={"rl.toml": "x=1\n"}, main="rl.toml")},
+             "tg", tmp_path)
+    a = m.arms["opd"]
+    a.handle, a.state, a.backend = "fc-123", "pending", "modal"
+    return a
+
+
+def poll_with(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, outcome: Any,
+              volume: Any = None) -> Any:
+    seen: list[str] = []
+
+    def from_id(cid: str) -> FakeCall:
+        seen.append(cid)
+        return FakeCall(outcome)
+
+    monkeypatch.setattr(modal.FunctionCall, "from_id", staticmethod(from_id))
+    monkeypatch.setattr(modal.Volume, "from_name", staticmethod(lambda *a, **k: FakeVolume(volume or {})))
+    out = ModalBackend().poll(arm(tmp_path))
+    assert seen == ["fc-123"]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("outcome", "state", "reason"),
+    [
+        (TimeoutError(), "pending", None),
+        (OK, "done", None),
+        ({"status": "error", "error": "rl exited with code 1"}, "failed", "rl exited with code 1"),
+        (mx.FunctionTimeoutError("past 43200 s"), "failed", "ran past its timeout"),
+        (mx.RemoteError("terminated"), "failed", "RemoteError"),
+        (mx.InternalFailure("worker lost"), "failed", "InternalFailure"),
+        (ValueError("bad shape"), "failed", "raised ValueError: bad shape"),
+        (mx.ExecutionError("boom"), "failed", "ExecutionError"),
+        ("not a record", "failed", "unreadable result"),
+    ],
+)
+def test_outcomes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, outcome: Any, state: str,
+                  reason: str | None) -> None:
+    out = poll_with(monkeypatch, tmp_path, outcome)
+    assert out.state == state
+    if reason:
+        assert reason in (out.error or "")
+    if state == "done":
+        assert out.metrics.per_task == {"a": 0.6} and out.metrics.gpu == "NVIDIA H100 x2"
+
+
+@pytest.mark.parametrize("exc", [mx.AuthError("Token missing"), mx.ConnectionError("unreachable"),
+                                 ConnectionError("reset")])
+def test_infra_errors_raise(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, exc: Exception) -> None:
+    with pytest.raises(InfraError):
+        poll_with(monkeypatch, tmp_path, exc)
+
+
+def test_expired_output_reads_the_volume(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    vol = {"tg-opd/metrics.json": json.dumps(OK).encode()}
+    out = poll_with(monkeypatch, tmp_path, mx.OutputExpiredError("expired"), vol)
+    assert out.state == "done" and out.metrics.series["eval_reward"] == [(10, 0.6)]
+    missing = poll_with(monkeypatch, tmp_path, mx.OutputExpiredError("expired"), {})
+    assert missing.state == "failed" and "not on the volume" in (missing.error or "")
+    with pytest.raises(InfraError):
+        poll_with(monkeypatch, tmp_path, mx.OutputExpiredError("x"), mx.AuthError("no token"))
+
+
+def test_spawn_and_collect_through_fakes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    payloads: list[dict[str, Any]] = []
+
+    class FakeFn:
+        def spawn(self, job: dict[str, Any]) -> Any:
+            payloads.append(job)
+            return type("Call", (), {"object_id": f"fc-{job['arm']}"})()
+
+    monkeypatch.setattr(modal.Function, "from_name", staticmethod(lambda app, fn: FakeFn()))
+    outcomes = {"fc-grpo": OK, "fc-opd": mx.RemoteError("OOM")}
+    monkeypatch.setattr(modal.FunctionCall, "from_id",
+                        staticmethod(lambda cid: FakeCall(outcomes[cid])))
+    m = plan({n: ArmSpec(name=n, method=n, files={"c.toml": n}, main="c.toml",
+                         teacher="T" if n == "opd" else None, teacher_port=8001)
+              for n in ("grpo", "opd")}, "tg", tmp_path)
+    launch(m, ModalBackend(), log=lambda _: None)
+    assert [p["run_id"] for p in payloads] == ["tg-grpo", "tg-opd"]
+    assert payloads[1]["teacher"] == "T" and payloads[1]["files"] == {"c.toml": "opd"}
+    assert collect(m, ModalBackend(), log=lambda _: None) == EXIT_DONE
+    assert m.arms["grpo"].state == "done" and m.arms["opd"].state == "failed"
+    assert "OOM" in (m.arms["opd"].error or "")
+
+
+def test_real_client_without_token_is_infra_not_failure(tmp_path: Path) -> None:
+    """No fakes: the installed client without a token raises AuthError at once."""
+    m = plan({"grpo": ArmSpec(name="grpo", method="grpo")}, "tg", tmp_path)
+    with pytest.raises(InfraError):
+        launch(m, ModalBackend(), log=lambda _: None)
+    a = m.arms["grpo"]
+    a.handle, a.state, a.backend = "fc-doesnotexist", "pending", "modal"
+    assert collect(m, ModalBackend(), log=lambda _: None) == EXIT_INFRA
+    assert m.arms["grpo"].state == "pending" and m.arms["grpo"].error is None
+
+
+def test_app_definition() -> None:
+    from whileai.launch import modal_app
+
+    assert modal_app.GPUS == ["H100:2", "H200:2", "A100-80GB:2"]
+    assert modal_app.app.name == "whileai"
+    assert isinstance(modal_app.train, modal.Function)
+    assert isinstance(modal_app.validate, modal.Function)
+    assert modal_app.PRIME_RL_COMMIT[:12] in modal_app.IMAGE_LABEL

@@ -1,0 +1,241 @@
+"""The JSON Schemas: current, valid Draft 2020-12, accepting what whileai reads and writes and
+flagging what an editor should flag; and every field map naming only paths its catalogue has."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from typer.testing import CliRunner
+
+import whileai as wai
+from whileai.catalog import prime_rl
+from whileai.cli import app
+from whileai.errors import SpecError
+from whileai.files import build, load_spec, loads_toml
+from whileai.report_model import Report
+from whileai.schemas import SCHEMAS, Unavailable, dumps, generate, sample_runs
+from whileai.spec import RunSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").rglob("*.toml"))
+
+
+def schema(which: str) -> dict[str, Any]:
+    try:
+        return generate(which)
+    except Unavailable as e:
+        pytest.skip(str(e))
+
+
+def validator(which: str) -> Draft202012Validator:
+    return Draft202012Validator(schema(which))
+
+
+def errors(which: str, doc: Any) -> list[str]:
+    return [e.message for e in validator(which).iter_errors(doc)]
+
+
+def trl_backend() -> Any:
+    try:
+        return importlib.import_module("whileai.backends.trl")
+    except ModuleNotFoundError as e:
+        if e.name == "whileai.backends.trl":
+            return None
+        raise
+
+
+def backends() -> list[str]:
+    return ["prime-rl"] + (["trl"] if trl_backend() else [])
+
+
+@pytest.mark.parametrize("which", list(SCHEMAS))
+def test_committed_schema_is_current(which: str) -> None:
+    schema(which)
+    path = ROOT / "schemas" / SCHEMAS[which][0]
+    assert path.exists(), f"{path} missing: run python scripts/gen_schemas.py"
+    assert path.read_text(encoding="utf-8") == dumps(which), \
+        f"{path} is stale: run python scripts/gen_schemas.py"
+
+
+@pytest.mark.parametrize("which", list(SCHEMAS))
+def test_schema_is_valid_draft_2020_12(which: str) -> None:
+    Draft202012Validator.check_schema(schema(which))
+
+
+@pytest.mark.parametrize("which", list(SCHEMAS))
+def test_cli_prints_the_committed_schema(which: str) -> None:
+    schema(which)
+    result = CliRunner().invoke(app, ["schema", which])
+    assert result.exit_code == 0, result.output
+    assert result.output == dumps(which)
+
+
+def test_results_schema_has_one_text() -> None:
+    """whileai.results writes the same text (python -m whileai.results) as gen_schemas.py."""
+    try:
+        from whileai.results.model import schema_text
+    except ImportError:
+        pytest.skip("whileai.results is not present yet")
+    assert dumps("results") == schema_text()
+
+
+def test_spec_patterns_never_reject_what_whileai_accepts() -> None:
+    from whileai.schemas import PATTERNS
+
+    accepted = {"taskset": ["reverse-text", "owner/name@v1.2", "a.b_c"],
+                "url": ["http://localhost:8001/v1", "https://h.example.com/", "http://10.0.0.1:80"],
+                "api_key_env": ["VLLM_API_KEY", "_K1"], "privileged": ["answer", "info.answer"],
+                "anchor": ["ema:0.01", "ema:.5", "ema:1e-3", "ema:1", "initial", "live"],
+                "template": ["hint: {demonstration}"]}
+    for (_, field), pattern in PATTERNS.items():
+        for value in accepted[field]:
+            assert re.search(pattern, value), f"{field}: pattern {pattern} rejects {value!r}"
+    assert not re.search(PATTERNS[("OPSD", "anchor")], "ema")
+
+
+def test_cli_rejects_an_unknown_schema() -> None:
+    assert CliRunner().invoke(app, ["schema", "nope"]).exit_code == 2
+
+
+def test_examples_exist_and_point_at_the_spec_schema() -> None:
+    assert len(EXAMPLES) >= 3
+    for path in EXAMPLES:
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        m = re.fullmatch(r"#:schema (\S+)", first)
+        assert m, f"{path}: first line should be '#:schema <path to spec.schema.json>'"
+        assert (path.parent / m.group(1)).resolve() == ROOT / "schemas" / "spec.schema.json"
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_example_spec_validates(path: Path) -> None:
+    doc = loads_toml(path.read_text(encoding="utf-8"))
+    assert errors("spec", doc) == []
+    load_spec(path)  # and pydantic agrees
+
+
+def test_sample_runs_validate_as_toml_specs() -> None:
+    for name, run in sample_runs().items():
+        doc = run.model_dump(mode="json", by_alias=True, exclude_none=True)
+        assert errors("spec", doc) == [], name
+
+
+BAD_SPECS: dict[str, dict[str, Any]] = {
+    "unknown top-level key": {"stepz": 3},
+    "unknown method key": {"method": {"type": "grpo", "topk": 3}},
+    "unknown teacher key": {"method": {"type": "opd", "teacher": {"url": "http://h:1/v1", "model": "m",
+                                                                  "x": 1}}},
+    "unknown eval key": {"eval": {"every": 5}},
+    "wrong method type": {"method": {"type": "ppo"}},
+    "method without type": {"method": {"samples": 4}},
+    "teacher shorthand malformed": {"method": {"type": "opd", "teacher": "http://localhost:8001/v1"}},
+    "bad taskset id": {"taskset": "Reverse Text"},
+    "bound violated": {"method": {"type": "grpo", "samples": 1}},
+    "wrong type": {"steps": "many"},
+    "template without placeholder": {"method": {"type": "opsd", "template": "hint"}},
+    "anchor malformed": {"method": {"type": "opsd", "anchor": "ema"}},
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_SPECS))
+def test_spec_schema_flags_what_an_editor_should(case: str) -> None:
+    doc = {"taskset": "reverse-text", "model": "m", "method": {"type": "grpo"}} | BAD_SPECS[case]
+    assert errors("spec", doc), f"{case}: the schema accepted {doc}"
+    with pytest.raises(SpecError):  # and whileai itself rejects it too
+        build(RunSpec, doc)
+
+
+def test_spec_schema_has_no_null() -> None:
+    """TOML cannot write null: unset is an absent key, so the schema offers no null branch."""
+    assert "null" not in json.dumps(generate("spec"))
+    assert errors("spec", {"taskset": "reverse-text", "model": "m", "method": {"type": "grpo"},
+                           "monitor": None})
+
+
+def test_every_spec_table_rejects_unknown_keys() -> None:
+    """extra="forbid" on every model → additionalProperties false on every table but overrides."""
+    spec = generate("spec")
+    tables = [spec, *spec["$defs"].values()]
+    assert len(tables) == 7
+    for node in tables:
+        assert node["additionalProperties"] is False, node.get("title", node.get("description"))
+    assert spec["properties"]["overrides"]["additionalProperties"] is True  # checked per target
+
+
+def test_spec_schema_accepts_both_teacher_forms() -> None:
+    for teacher in ("vllm:Qwen/Qwen3-8B@http://localhost:8001/v1",
+                    {"url": "http://localhost:8001/v1", "model": "Qwen/Qwen3-8B", "api_key_env": "KEY"}):
+        doc = {"taskset": "reverse-text", "model": "m", "method": {"type": "opd", "teacher": teacher},
+               "$schema": "../schemas/spec.schema.json", "overrides": {"trainer.optim.lr": 1e-5}}
+        assert errors("spec", doc) == []
+        build(RunSpec, doc)
+
+
+def reports() -> list[tuple[str, dict[str, Any]]]:
+    runs = [(p.stem, load_spec(p)) for p in EXAMPLES] + list(sample_runs().items())
+    return [(f"{name}/{b}", wai.compile(run, b).to_dict()) for name, run in runs for b in backends()]
+
+
+def test_every_report_matches_the_model_and_the_schema() -> None:
+    seen = reports()
+    assert len(seen) >= 3
+    for name, doc in seen:
+        assert set(doc) == set(Report.model_fields), name
+        Report.model_validate(doc)
+        assert errors("report", doc) == [], name
+
+
+def test_cli_json_report_validates() -> None:
+    result = CliRunner().invoke(app, ["compile", *map(str, EXAMPLES[:3]), "--json"])
+    assert result.exit_code == 0, result.output
+    docs = json.loads(result.output)
+    assert len(docs) == 3
+    for doc in docs:
+        assert errors("report", doc) == []
+
+
+def test_report_schema_flags_a_changed_shape() -> None:
+    doc = wai.compile(load_spec(EXAMPLES[0])).to_dict()
+    assert errors("report", doc | {"extra": 1})
+    assert errors("report", {k: v for k, v in doc.items() if k != "reads"})
+    assert errors("report", doc | {"reads": [{"field": "steps", "path": "max_steps"}]})
+
+
+# -- field maps against the pinned catalogues ---------------------------------------------
+def target_paths(c: wai.Compiled) -> list[str]:
+    return [x.path for x in c.reads] + [x.path for x in c.fixed]
+
+
+def in_prime_rl(path: str) -> bool:
+    """`a.b[0].c` exists in the catalogue (keys under an open table, such as a source's env,
+    which prime-rl passes through, are present)."""
+    return bool(prime_rl().lookup(re.sub(r"\[(\d+)\]", r".\1", path)))
+
+
+def test_prime_rl_field_map_names_only_catalogue_paths() -> None:
+    assert not in_prime_rl("orchestrator.algo.no_such_key")
+    for name, run in sample_runs().items():
+        for path in target_paths(wai.compile(run, "prime-rl")):
+            assert in_prime_rl(path), f"{name}: prime-rl's catalogue has no {path}"
+
+
+def test_trl_field_map_names_only_catalogue_paths() -> None:
+    trl = trl_backend()
+    if trl is None:
+        pytest.skip("whileai.backends.trl is not present yet")
+    try:
+        from whileai.backends import trl_catalog
+    except ModuleNotFoundError:
+        pytest.skip("whileai.backends.trl_catalog (the TRL catalogue) is not present yet")
+    assert not trl_catalog.has("grpo", "no_such_key")
+    for name, run in sample_runs().items():
+        command = trl.command_name(run)
+        for path in target_paths(wai.compile(run, "trl")):
+            if path.startswith("<"):  # not a YAML key: the command, a dataset column
+                continue
+            assert trl_catalog.has(command, path), f"{name}: TRL {command} accepts no {path}"

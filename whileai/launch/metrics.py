@@ -1,0 +1,189 @@
+"""The metrics file every run writes, and the parser for prime-rl's own metric logs.
+
+A run, local or remote, ends by writing one JSON file (`metrics.json`) of this shape::
+
+    {"status": "ok",
+     "series": {"eval_reward": [[step, value], ...], "train_reward": [...], "teacher_kl": [...]},
+     "per_task": {"task_id": reward, ...},
+     "returncode": 0, "seconds": 812.4, "image": "...", "gpu": "H100:2", "error": null}
+
+`series` maps a metric to its per-step points, ascending by step; `per_task` holds the final
+holdout evaluation, one mean reward per task (the unit that paired comparisons pair on).
+A failed run writes the same record with `status = "error"` and `error` set, so a crash is
+data, not an exception (Modal re-raises a remote exception, and a `TimeoutError` from inside a
+run would read as "still running").
+
+prime-rl (pinned commit) logs JSON lines to `<output_dir>/<run.name>/metrics.jsonl` from both the
+trainer and the orchestrator (`{"step": n, "time": t, <key>: value, ...}`) and the episodes of
+each step to `rollouts/step_<n>/<train|eval>/<all|effective>/traces.jsonl`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Point = tuple[int, float]
+
+# prime-rl metric keys (src/prime_rl/orchestrator/metrics.py, trainer/rl/loss.py at the pin):
+# eval  "eval/<env>/all/<agent>/avg@<k>" (or ".../reward/mean"), train
+# "train/agg/all/<agent>/reward/mean", teacher KL "ref_kl/mean" (opd/opsd loss type ref_kl).
+SERIES_KEYS: dict[str, tuple[re.Pattern[str], ...]] = {
+    "eval_reward": (
+        re.compile(r"^eval/[^/]+/all/[^/]+/avg@\d+$"),
+        re.compile(r"^eval/[^/]+/all/[^/]+/reward/mean$"),
+    ),
+    "train_reward": (re.compile(r"^train/agg/all/[^/]+/reward/mean$"),),
+    "teacher_kl": (re.compile(r"^ref_kl/mean$"),),
+}
+_TASK_KEYS = ("task_id", "example_id", "id", "name")
+
+
+class Metrics(BaseModel):
+    """What a run reports when it ends (the `metrics.json` file)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    status: Literal["ok", "error"] = Field(
+        default="ok", description="'error' when the run failed; `error` then says why."
+    )
+    series: dict[str, list[Point]] = Field(
+        default_factory=dict,
+        description="Per-step points [step, value] for eval_reward, train_reward, teacher_kl "
+        "(and any other metric the run chose to report), ascending by step.",
+    )
+    per_task: dict[str, float] = Field(
+        default_factory=dict,
+        description="Final holdout evaluation: mean reward per task id (the pairing unit).",
+    )
+    returncode: int | None = Field(default=None, description="Exit status of the run's process.")
+    seconds: float | None = Field(default=None, description="Wall-clock seconds of the run.")
+    image: str | None = Field(default=None, description="Container image or local interpreter.")
+    gpu: str | None = Field(default=None, description="GPU type and count the run got.")
+    error: str | None = Field(default=None, description="Why the run failed (status 'error').")
+    log_tail: str | None = Field(default=None, description="Last lines of the run's output.")
+
+
+def error_record(error: str, **fields: Any) -> dict[str, Any]:
+    """The record a wrapped run returns instead of raising."""
+    return Metrics(status="error", error=error, **fields).model_dump(mode="json")
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temp file in the same folder and os.replace."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_metrics(path: str | Path, metrics: Metrics | dict[str, Any]) -> Metrics:
+    """Validate and write a metrics file atomically; returns the validated record."""
+    m = metrics if isinstance(metrics, Metrics) else Metrics.model_validate(metrics)
+    atomic_write_text(Path(path), json.dumps(m.model_dump(mode="json"), indent=1) + "\n")
+    return m
+
+
+def read_metrics(path: str | Path) -> Metrics:
+    return Metrics.model_validate_json(Path(path).read_text(encoding="utf-8"))
+
+
+def parse_metrics_jsonl(lines: Iterable[str]) -> dict[str, list[Point]]:
+    """prime-rl `metrics.jsonl` rows → our series; the first matching key pattern wins.
+
+    Bad lines (a run killed mid-write) are skipped. A step logged twice keeps the last value.
+    """
+    found: dict[str, dict[int, dict[int, float]]] = {name: {} for name in SERIES_KEYS}
+    for line in lines:
+        try:
+            row = json.loads(line)
+            step = int(row["step"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        for key, value in row.items():
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                continue
+            for name, patterns in SERIES_KEYS.items():
+                for rank, pat in enumerate(patterns):
+                    if pat.match(key):
+                        found[name].setdefault(rank, {})[step] = float(value)
+    out: dict[str, list[Point]] = {}
+    for name, by_rank in found.items():
+        if by_rank:
+            best = by_rank[min(by_rank)]
+            out[name] = sorted(best.items())
+    return out
+
+
+def _task_id(rec: dict[str, Any]) -> str | None:
+    for holder in (rec, rec.get("task") or {}, rec.get("example") or {}, rec.get("info") or {}):
+        if isinstance(holder, dict):
+            for k in _TASK_KEYS:
+                if isinstance(holder.get(k), (str, int)) and not isinstance(holder.get(k), bool):
+                    return str(holder[k])
+    return None
+
+
+def _reward(rec: dict[str, Any]) -> float | None:
+    r = rec.get("reward")
+    if isinstance(r, (int, float)) and not isinstance(r, bool):
+        return float(r)
+    traces = rec.get("traces")
+    if isinstance(traces, list):
+        vals = [float(t["reward"]) for t in traces if isinstance(t, dict)
+                and isinstance(t.get("reward"), (int, float))]
+        if vals:
+            return sum(vals) / len(vals)
+    return None
+
+
+def parse_eval_traces(run_dir: Path) -> dict[str, float]:
+    """Per-task mean reward from the last eval step's episode records under `run_dir`.
+
+    Looks for a task id under task_id / example_id / id / name (top level, then `task`,
+    `example`, `info`) and a `reward` (or the mean of `traces[*].reward`). The episode record
+    format belongs to `verifiers`; records without both are skipped.
+    """
+    steps = sorted(
+        (int(m.group(1)), p)
+        for p in run_dir.glob("**/rollouts/step_*/eval/all/traces.jsonl")
+        if (m := re.search(r"step_(\d+)", str(p)))
+    )
+    if not steps:
+        return {}
+    last = max(s for s, _ in steps)
+    sums: dict[str, list[float]] = {}
+    for step, path in steps:
+        if step != last:
+            continue
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(rec, dict) and (tid := _task_id(rec)) is not None:
+                if (r := _reward(rec)) is not None:
+                    sums.setdefault(tid, []).append(r)
+    return {k: sum(v) / len(v) for k, v in sorted(sums.items())}
+
+
+def collect_prime_rl(run_dir: Path) -> tuple[dict[str, list[Point]], dict[str, float]]:
+    """Series and per-task rewards from every `metrics.jsonl` under a prime-rl output folder."""
+    lines: list[str] = []
+    for path in sorted(run_dir.glob("**/metrics.jsonl")):
+        lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
+    return parse_metrics_jsonl(lines), parse_eval_traces(run_dir)

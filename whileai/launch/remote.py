@@ -1,0 +1,149 @@
+"""What runs inside a Modal container, without modal: testable with a fake `uv` on PATH.
+
+`train_job` serves the OPD teacher when there is one, runs `uv run rl @ cfg.toml`, parses
+prime-rl's metric logs into per-step series and writes `metrics.json` to the volume folder. It
+never raises: failures come back as an error record, also written to the volume. A restarted
+(preempted) container that finds an ok `metrics.json` returns it without training again.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import traceback
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from whileai.launch.metrics import (
+    Metrics,
+    collect_prime_rl,
+    error_record,
+    read_metrics,
+    write_metrics,
+)
+from whileai.launch.runner import describe_returncode, tail
+
+PRIME_RL_COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
+PRIME_RL_DIR = "/opt/prime-rl"
+TEACHER_MEMORY = 0.4
+
+
+def job_payload(arm: Any) -> dict[str, Any]:
+    """The JSON-able job for one arm (an ArmRecord): what the remote functions receive."""
+    s = arm.spec
+    return {"run_id": arm.run_id, "arm": s.name, "files": s.files, "main": s.main,
+            "teacher": s.teacher, "teacher_port": s.teacher_port}
+
+
+def teacher_argv(model: str, port: int) -> list[str]:
+    """prime-rl's inference entry point (flags from inference.schema.json at the pin)."""
+    return ["uv", "run", "--project", PRIME_RL_DIR, "inference", "--vllm.model", model,
+            "--server.port", str(port), "--vllm.gpu-memory-utilization", str(TEACHER_MEMORY)]
+
+
+def rl_argv(config: Path, *, dry_run: bool = False) -> list[str]:
+    return ["uv", "run", "--project", PRIME_RL_DIR, "rl", "@", str(config)] + (
+        ["--dry-run"] if dry_run else [])
+
+
+def wait_for_models(port: int, timeout: float, proc: subprocess.Popen[bytes] | None = None) -> None:
+    """Block until http://localhost:<port>/v1/models answers 200, the server dies, or timeout."""
+    url = f"http://localhost:{port}/v1/models"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"teacher server {describe_returncode(proc.returncode)}")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"teacher server did not answer {url} within {timeout:.0f} s")
+
+
+def _write_files(job: dict[str, Any], work: Path) -> Path:
+    work.mkdir(parents=True, exist_ok=True)
+    for name, text in job["files"].items():
+        (work / name).write_text(text, encoding="utf-8")
+    return work / (job.get("main") or next(iter(job["files"])))
+
+
+def train_job(
+    job: dict[str, Any],
+    volume_dir: Path,
+    work_root: Path,
+    *,
+    commit: Callable[[], None] = lambda: None,
+    gpu: str | None = None,
+    image: str | None = None,
+    teacher_timeout: float = 900.0,
+) -> dict[str, Any]:
+    """Run one arm; return (and write to `volume_dir/metrics.json`) its metrics record."""
+    out = volume_dir / "metrics.json"
+    if out.exists():
+        try:
+            prev = read_metrics(out)
+            if prev.status == "ok":
+                return prev.model_dump(mode="json")
+        except ValueError:
+            pass
+    start = time.monotonic()
+    work = work_root / job["run_id"]
+    teacher: subprocess.Popen[bytes] | None = None
+    log_path = work / "rl.log"
+    try:
+        cfg = _write_files(job, work)
+        if job.get("teacher"):
+            port = int(job.get("teacher_port") or 8001)
+            tlog = open(work / "teacher.log", "ab")  # noqa: SIM115 (closed with the process)
+            teacher = subprocess.Popen(
+                teacher_argv(job["teacher"], port), cwd=work, stdout=tlog,
+                stderr=subprocess.STDOUT, env=dict(os.environ, CUDA_VISIBLE_DEVICES="0"),
+                start_new_session=True,
+            )
+            wait_for_models(port, teacher_timeout, teacher)
+        with open(log_path, "ab") as log:
+            code = subprocess.run(rl_argv(cfg), cwd=work, stdout=log,
+                                  stderr=subprocess.STDOUT).returncode
+        series, per_task = collect_prime_rl(work)
+        m = Metrics(series=series, per_task=per_task, returncode=code,
+                    seconds=round(time.monotonic() - start, 1), gpu=gpu, image=image)
+        if code != 0:
+            m = m.model_copy(update={"status": "error", "error": f"rl {describe_returncode(code)}",
+                                     "log_tail": tail(log_path)})
+        record = m.model_dump(mode="json")
+    except Exception as e:
+        record = error_record(f"{type(e).__name__}: {e}",
+                              seconds=round(time.monotonic() - start, 1), gpu=gpu, image=image,
+                              log_tail=tail(log_path) or traceback.format_exc()[-4000:])
+    finally:
+        if teacher is not None:
+            teacher.terminate()
+            try:
+                teacher.wait(30)
+            except subprocess.TimeoutExpired:
+                teacher.kill()
+    try:
+        write_metrics(out, record)
+        commit()
+    except Exception as e:  # a volume problem must not turn the result into an exception
+        record["error"] = (record.get("error") or "") + f" (volume write failed: {e})"
+    return record
+
+
+def validate_job(job: dict[str, Any], work_root: Path) -> dict[str, Any]:
+    """`uv run rl @ cfg.toml --dry-run`; returns {ok, returncode, output} and never raises."""
+    try:
+        cfg = _write_files(job, work_root / job["run_id"])
+        p = subprocess.run(rl_argv(cfg, dry_run=True), cwd=cfg.parent, capture_output=True,
+                           text=True, timeout=900)
+        return {"arm": job["arm"], "ok": p.returncode == 0, "returncode": p.returncode,
+                "output": (p.stdout + p.stderr)[-4000:]}
+    except Exception as e:
+        return {"arm": job["arm"], "ok": False, "returncode": None,
+                "output": f"{type(e).__name__}: {e}"}

@@ -1,0 +1,164 @@
+"""Paired comparison of an arm against the GRPO baseline: pure functions over arrays.
+
+- Pairing: per task, on the same holdout (mean over repeated runs first).
+- CI: percentile bootstrap, 95 %, 2000 draws, fixed seed (`scipy.stats.bootstrap`, paired).
+- p-value: sign-flip permutation test on the paired differences (`scipy.stats.permutation_test`,
+  permutation_type='samples'); exact enumeration when 2^n <= n_resamples, else
+  (extreme + 1) / (n_resamples + 1).
+- Fewer than MIN_PAIRS shared tasks: an unpaired comparison (independent bootstrap and
+  permutation) with a warning.
+- Noise band when an arm or the baseline has repeated runs: t(df) · run_std · √(1/n_a + 1/n_b),
+  run_std pooled over both groups' per-run means, df = Σ(n_g − 1).
+
+numpy and scipy (the `results` extra) are imported inside the functions.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+DRAWS = 2000
+SEED = 0
+PERMUTATIONS = 9999
+MIN_PAIRS = 5
+Verdict = Literal["better", "worse", "within noise", "insufficient data"]
+
+
+@dataclass(frozen=True)
+class DeltaStats:
+    mean_a: float
+    mean_b: float
+    delta: float
+    ci95: tuple[float, float] | None
+    p_value: float | None
+    n_tasks: int
+    paired: bool
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class NoiseBand:
+    band: float
+    run_std: float
+    df: int
+    n_a: int
+    n_b: int
+
+
+def _rng(fn: Any, seed: int) -> dict[str, Any]:
+    import numpy as np
+
+    key = "rng" if "rng" in inspect.signature(fn).parameters else "random_state"
+    return {key: np.random.default_rng(seed)}
+
+
+def _mean_diff(x: Any, y: Any, axis: int = -1) -> Any:
+    import numpy as np
+
+    return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
+
+def _mean(x: Any, axis: int = -1) -> Any:
+    import numpy as np
+
+    return np.mean(x, axis=axis)
+
+
+def paired_delta(a: Sequence[float], b: Sequence[float], *, draws: int = DRAWS,
+                 seed: int = SEED) -> DeltaStats:
+    """a[i] and b[i] are the same task under two arms."""
+    import numpy as np
+    from scipy import stats
+
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError("paired samples must be 1-D and of equal length")
+    d = x - y
+    n = len(d)
+    out = DeltaStats(float(x.mean()), float(y.mean()), float(d.mean()), None, None, n, True)
+    if n < 2:
+        return replace(out, warnings=("fewer than 2 tasks",))
+    if np.ptp(d) == 0:
+        ci: tuple[float, float] = (float(d[0]), float(d[0]))
+    else:
+        res = stats.bootstrap((x, y), _mean_diff, paired=True, vectorized=True, n_resamples=draws,
+                              method="percentile", confidence_level=0.95,
+                              **_rng(stats.bootstrap, seed))
+        ci = (float(res.confidence_interval.low), float(res.confidence_interval.high))
+    perm = stats.permutation_test((d,), _mean, permutation_type="samples", vectorized=True,
+                                  n_resamples=PERMUTATIONS, alternative="two-sided",
+                                  **_rng(stats.permutation_test, seed))
+    return replace(out, ci95=ci, p_value=float(perm.pvalue))
+
+
+def unpaired_delta(a: Sequence[float], b: Sequence[float], *, draws: int = DRAWS,
+                   seed: int = SEED) -> DeltaStats:
+    """Independent samples (no task pairing)."""
+    import numpy as np
+    from scipy import stats
+
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    warn = ("unpaired comparison: the arms share fewer than "
+            f"{MIN_PAIRS} tasks, so per-task pairing was not possible",)
+    if len(x) == 0 or len(y) == 0:
+        return DeltaStats(math.nan, math.nan, math.nan, None, None, 0, False,
+                          warn + ("an arm has no per-task results",))
+    out = DeltaStats(float(x.mean()), float(y.mean()), float(x.mean() - y.mean()), None, None,
+                     min(len(x), len(y)), False, warn)
+    if len(x) < 2 or len(y) < 2:
+        return out
+    res = stats.bootstrap((x, y), _mean_diff, vectorized=True, n_resamples=draws,
+                          method="percentile", **_rng(stats.bootstrap, seed))
+    perm = stats.permutation_test((x, y), _mean_diff, permutation_type="independent",
+                                  vectorized=True, n_resamples=PERMUTATIONS,
+                                  **_rng(stats.permutation_test, seed))
+    ci = (float(res.confidence_interval.low), float(res.confidence_interval.high))
+    return replace(out, ci95=ci, p_value=float(perm.pvalue))
+
+
+def compare(a: Mapping[str, float], b: Mapping[str, float], *, draws: int = DRAWS,
+            seed: int = SEED, min_pairs: int = MIN_PAIRS) -> DeltaStats:
+    """Per-task rewards of arm a vs baseline b: paired on shared tasks, else unpaired."""
+    shared = sorted(set(a) & set(b))
+    if len(shared) >= min_pairs:
+        res = paired_delta([a[t] for t in shared], [b[t] for t in shared], draws=draws, seed=seed)
+        dropped = len(set(a) | set(b)) - len(shared)
+        if dropped:
+            note = f"{dropped} task(s) present in only one arm were left out of the pairing"
+            res = replace(res, warnings=res.warnings + (note,))
+        return res
+    return unpaired_delta([a[t] for t in sorted(a)], [b[t] for t in sorted(b)],
+                          draws=draws, seed=seed)
+
+
+def noise_band(runs_a: Sequence[float], runs_b: Sequence[float]) -> NoiseBand | None:
+    """From per-run mean rewards of each group; None without any repeated run."""
+    import numpy as np
+    from scipy import stats
+
+    groups = [np.asarray(g, float) for g in (runs_a, runs_b)]
+    df = sum(len(g) - 1 for g in groups)
+    if df < 1:
+        return None
+    pooled = sum(float(((g - g.mean()) ** 2).sum()) for g in groups if len(g) > 1) / df
+    run_std = math.sqrt(pooled)
+    n_a, n_b = len(groups[0]), len(groups[1])
+    band = float(stats.t.ppf(0.975, df)) * run_std * math.sqrt(1 / n_a + 1 / n_b)
+    return NoiseBand(band=band, run_std=run_std, df=df, n_a=n_a, n_b=n_b)
+
+
+def verdict(delta: float, ci95: tuple[float, float] | None, band: NoiseBand | None) -> Verdict:
+    """better / worse when the CI excludes 0 and |delta| clears the noise band."""
+    if ci95 is None or math.isnan(delta):
+        return "insufficient data"
+    if band is not None and abs(delta) <= band.band:
+        return "within noise"
+    if ci95[0] > 0:
+        return "better"
+    if ci95[1] < 0:
+        return "worse"
+    return "within noise"
