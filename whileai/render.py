@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from whileai.fieldmap import spec_fields
-from whileai.report import Compiled, fmt
+from whileai.report import Compiled, fmt, grouped_reads
 
 
 def console() -> Console:
@@ -29,8 +29,8 @@ def print_report(c: Compiled) -> None:
     reads.add_column("target path", no_wrap=True)
     reads.add_column("value", overflow="fold", max_width=40)
     reads.add_column("note", ratio=1)
-    for field, paths, value, note in grouped_reads(c):
-        reads.add_row(field, "\n".join(paths), fmt(value), note)
+    for r in grouped_reads(c.reads):
+        reads.add_row(r.field, r.path.replace(", ", "\n"), fmt(r.value), r.note)
     con.print(reads)
     if c.ignores:
         ign = Table("field", "value", "why it is ignored", box=None, pad_edge=False,
@@ -44,19 +44,6 @@ def print_report(c: Compiled) -> None:
     for cmd in c.commands:
         con.print(Text("  run: ", style="cyan"), Text(cmd))
     con.print()
-
-
-def grouped_reads(c: Compiled) -> list[tuple[str, list[str], Any, str]]:
-    """One row per (field, value): all the paths it lands on."""
-    rows: dict[tuple[str, str], tuple[str, list[str], Any, str]] = {}
-    for r in c.reads:
-        key = (r.field, repr(r.value))
-        if key in rows:
-            f, paths, v, note = rows[key]
-            rows[key] = (f, paths + [r.path], v, "; ".join(x for x in (note, r.note) if x))
-        else:
-            rows[key] = (r.field, [r.path], r.value, r.note)
-    return list(rows.values())
 
 
 def print_explain(c: Compiled) -> None:

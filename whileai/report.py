@@ -118,6 +118,20 @@ def fmt(v: Any) -> str:
     return mask(repr(v))
 
 
+def grouped_reads(reads: tuple[Read, ...]) -> list[Read]:
+    """One entry per (field, value): every path it lands on, joined with ', '."""
+    rows: dict[tuple[str, str], Read] = {}
+    for r in reads:
+        key = (r.field, repr(r.value))
+        if key in rows:
+            g = rows[key]
+            note = "; ".join(x for x in (g.note, r.note) if x)
+            rows[key] = Read(g.field, f"{g.path}, {r.path}", g.value, note)
+        else:
+            rows[key] = r
+    return list(rows.values())
+
+
 def read_text(x: Read) -> str:
     s = f"{x.field} -> {x.path} = {fmt(x.value)}"
     return f"{s} ({x.note})" if x.note else s
@@ -130,7 +144,7 @@ def ignore_text(x: Ignore) -> str:
 def render_text(c: Compiled) -> str:
     lines = [f"{c.backend} config: {c.label}"]
     lines += ["  " + h for h in c.header()]
-    lines.append("  reads: " + "; ".join(read_text(x) for x in c.reads))
+    lines.append("  reads: " + "; ".join(read_text(x) for x in grouped_reads(c.reads)))
     if c.ignores:
         lines.append("  ignores: " + "; ".join(ignore_text(x) for x in c.ignores))
     for w in c.warnings:

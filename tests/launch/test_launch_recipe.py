@@ -29,3 +29,16 @@ def test_recipe_dry_run_then_launch_without_token(tmp_path: Path) -> None:
     p = run("--out", str(tmp_path), "--arms", "grpo")
     assert p.returncode == 4 and "AuthError" in p.stderr
     assert {a.state for a in load_manifest(tmp_path / "rt").arms.values()} == {"planned"}
+
+
+def test_recipe_dry_run_prints_reports_and_validate_runs_offline(tmp_path: Path) -> None:
+    p = run("--dry-run", "--out", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    for kind in ("grpo", "opsd", "opd"):
+        assert f"prime-rl config: {kind}.toml" in p.stdout
+    assert "64 prompts x 4 rollouts = 256 rollouts per step" in p.stdout
+    p = run("--validate", "--out", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.count(": ok (prime-rl 559b447") == 3
+    assert "trainer.model.name" in p.stdout and "(shared model.name)" in p.stdout
+    assert "orchestrator.batch_size                            256" in p.stdout

@@ -1,7 +1,9 @@
 """Paired GRPO / OPSD / OPD arms on reverse-text with prime-rl, on Modal (2 GPUs per arm).
 
-    python recipes/04-train/prime-rl/run.py --dry-run     # write configs + manifest, launch nothing
-    python recipes/04-train/prime-rl/run.py --validate    # `rl @ cfg --dry-run` in a Modal CPU container
+    python recipes/04-train/prime-rl/run.py --dry-run     # write the configs, print their reports
+    python recipes/04-train/prime-rl/run.py --validate    # offline: pinned schema, loader rules, resolve
+    python recipes/04-train/prime-rl/run.py --validate --on modal   # prime-rl's own `rl @ cfg --dry-run`
+                                                                    # in a Modal CPU container
     python recipes/04-train/prime-rl/run.py               # deploy the app, spawn one call per arm
     python recipes/04-train/prime-rl/run.py --collect     # exit 3 while any arm runs; then
                                                           # results.json + results.png in runs/<tag>/
@@ -42,11 +44,30 @@ def compile_arms(kinds: list[str], steps: int, repeats: int) -> dict[str, wai.Co
     return arms
 
 
+def validate_offline(arms: dict[str, wai.Compiled]) -> int:
+    """The pinned schema and loader rules, then the values each process will really get."""
+    import tomllib
+
+    from whileai.backends.prime_rl_resolve import render, resolve
+    from whileai.backends.prime_rl_rules import check_document
+
+    bad = 0
+    for name, c in arms.items():
+        doc = tomllib.loads(c.text)
+        problems = check_document(doc)
+        bad += bool(problems)
+        print(f"\n{name}: {'REJECTED' if problems else 'ok'} ({c.target})")
+        for p in problems:
+            print(f"  {p}", file=sys.stderr)
+        print(render(resolve(doc)[1]))
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="write configs and manifest only")
-    mode.add_argument("--validate", action="store_true", help="prime-rl --dry-run on Modal CPU")
+    mode.add_argument("--validate", action="store_true", help="dry-run each config (see --on)")
     mode.add_argument("--collect", action="store_true", help="poll arms; write results when done")
     ap.add_argument("--arms", default="grpo,opsd,opd", help="comma-separated: grpo, opsd, opd")
     ap.add_argument("--tag", default="rt", help="run tag; the folder is <out>/<tag>")
@@ -54,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=1, help="runs per arm (noise band when > 1)")
     ap.add_argument("--out", type=Path, default=Path("runs"))
     ap.add_argument("--relaunch-failed", action="store_true")
+    ap.add_argument("--on", choices=["local", "modal"], default="local",
+                    help="--validate: offline here (default) or prime-rl itself on Modal")
     args = ap.parse_args(argv)
     out = args.out / args.tag
 
@@ -73,12 +96,16 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
     kinds = [k.strip() for k in args.arms.split(",") if k.strip()]
-    m = plan(compile_arms(kinds, args.steps, args.repeats), args.tag, out,
-             meta={"holdout": f"{TASKSET} (eval split)"})
+    arms = compile_arms(kinds, args.steps, args.repeats)
+    m = plan(arms, args.tag, out, meta={"holdout": f"{TASKSET} (eval split)"})
     for name, arm in m.arms.items():
         print(f"{name}: {Path(arm.dir) / (arm.spec.main or '')} [{arm.state}]")
     if args.dry_run:
+        for c in arms.values():
+            print(f"\n{c}")
         return 0
+    if args.validate and args.on == "local":
+        return validate_offline(arms)
     try:
         from whileai.launch import modal_app
 

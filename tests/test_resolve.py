@@ -1,0 +1,20 @@
+"""The offline resolve step copies shared fields down and names where each value came from."""
+
+from __future__ import annotations
+
+import tomllib
+from helpers import seed_run
+
+from whileai.backends import prime_rl
+from whileai.backends.prime_rl_resolve import resolve
+
+
+def test_shared_fields_fill_each_process_and_defaults_are_named() -> None:
+    doc = tomllib.loads(prime_rl.compile(seed_run("opd")).text)
+    out, rows = resolve(doc)
+    got = {r.path: (r.value, r.origin) for r in rows}
+    assert got["trainer.model.name"] == ("PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT", "shared model.name")
+    assert got["trainer.model.seq_len"] == (10240, "shared seq_len")
+    assert got["orchestrator.batch_size"] == (256, "set")
+    assert got["inference.server.port"] == (8000, "default")
+    assert out["trainer"]["max_steps"] == 100 and doc["trainer"].get("max_steps") is None
