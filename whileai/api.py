@@ -28,7 +28,7 @@ def compile(
     elif backend == "trl":
         from whileai.backends import trl
 
-        compiled = trl.compile(run, cpu=cpu)
+        compiled = trl.compile(run, cpu=cpu, out=str(out) if out is not None else None)
         single = False
     else:
         raise SpecError("backend", backend, f"one of {', '.join(BACKENDS)}")

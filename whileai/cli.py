@@ -95,11 +95,14 @@ def _check_target(backend: str, results: list[Any]) -> None:
     for c in results:
         if c.out is None:
             _fail(SpecError("--check", True, "a written run directory: pass -o DIR"))
-        problems = trl_check.check_dir(Path(c.out).parent)
+        try:
+            problems = trl_check.check_dir(Path(c.out).parent)
+        except SpecError as e:
+            _fail(e)
         if problems:
             for p in problems:
                 print(f"error: {p}", file=sys.stderr)
-            raise typer.Exit(1 if any("not installed" in p for p in problems) else 2)
+            raise typer.Exit(2)
         print(f"checked: {Path(c.out).parent} parses with TRL's own parser (no unknown keys)")
 
 

@@ -74,14 +74,18 @@ class Compiled:
         return self.out or self.main
 
     def header(self) -> list[str]:
-        r = self.run
-        m = r.method
+        """Two summary lines; the layout, the real samples per prompt and the asynchrony come
+        from the backend's facts (`data`), so they say what this target will do."""
+        r, m, d = self.run, self.run.method, self.data
         weights = f"LoRA rank {r.lora_rank}" if r.lora else "full weights"
+        layout = d.get("layout", f"{r.gpus} GPUs ({r.infer_gpus} inference, {r.train_gpus} trainer)")
+        samples = d.get("samples_effective", m.samples)
+        note = "" if samples == m.samples else f" (samples {m.samples} not honoured)"
+        asynchrony = d.get("asynchrony", f"max_off_policy_steps {r.max_off_policy_steps}")
         return [
-            f"method {m.type}, model {r.model}, taskset {r.taskset}, {r.gpus} GPUs "
-            f"({r.infer_gpus} inference, {r.train_gpus} trainer), {weights}",
-            f"{r.steps} steps x {r.prompts} prompts x {m.samples} rollouts = {r.rollouts} "
-            f"rollouts per step, max_off_policy_steps {r.max_off_policy_steps}",
+            f"method {m.type}, model {r.model}, taskset {r.taskset}, {layout}, {weights}",
+            f"{r.steps} steps x {r.prompts} prompts x {samples} rollouts{note} = "
+            f"{r.prompts * samples} rollouts per step, {asynchrony}",
         ]
 
     def __str__(self) -> str:

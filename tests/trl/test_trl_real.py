@@ -1,0 +1,143 @@
+"""The TRL backend against the real TRL: its parser, its dataclasses, 2-step CPU runs.
+
+Marked `trl`: needs the trl extra (torch, transformers, trl, datasets, accelerate). Runs offline
+on tiny random models built locally (whileai.tiny).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from trl_helpers import ARMS, OFFLINE, ROOT, seed_run, tiny_run, write
+
+from whileai.backends import trl as backend
+from whileai.backends import trl_catalog
+from whileai.backends.trl_check import check_dir, parse
+
+pytestmark = pytest.mark.trl
+trl = pytest.importorskip("trl")
+pytest.importorskip("torch")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+
+def test_catalogue_matches_installed_trl() -> None:
+    """A renamed or retyped TRL field fails here: regenerate the catalogue from the classes."""
+    if trl.__version__ != backend.TRL_VERSION:
+        pytest.skip(f"trl {trl.__version__} installed; catalogue pinned to {backend.TRL_VERSION}")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import gen_trl_catalog
+    finally:
+        sys.path.pop(0)
+    assert gen_trl_catalog.build() == trl_catalog.raw()
+
+
+def test_field_map_keys_are_dataclass_fields() -> None:
+    from trl import DistillationConfig, GRPOConfig, ModelConfig, ScriptArguments
+    from trl.experimental.sdft import SDFTConfig
+    from trl.scripts.grpo import GRPOScriptArguments
+
+    classes = {"distillation": (ScriptArguments, DistillationConfig, ModelConfig),
+               "grpo": (GRPOScriptArguments, GRPOConfig, ModelConfig),
+               "sdft": (ScriptArguments, SDFTConfig, ModelConfig)}
+    for arm in ARMS:
+        for cpu in (False, True):
+            c = backend.compile(seed_run(arm), cpu=cpu)
+            names = {f.name for cls in classes[backend.command_name(c.run)] for f in dataclasses.fields(cls)}
+            keys = {r.path for r in c.reads} | {f.path for f in c.fixed}
+            for key in keys:
+                if not key.startswith(("<", "env.")):
+                    assert key in names, f"{arm}: {key} is not a field of TRL's config classes"
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_seed_arms_pass_trls_parser(arm: str, tmp_path: Path) -> None:
+    for cpu in (False, True):
+        out = write(backend.compile(seed_run(arm, monitor={"project": "p", "tags": ["a"]}), cpu=cpu),
+                    tmp_path / str(cpu))
+        assert check_dir(out) == []
+    before = dict(os.environ)
+    args = parse(out / "config.yaml", backend.command_name(seed_run(arm)))
+    assert dict(os.environ) == before, "checking must not leak the config's env table"
+    assert args[1].learning_rate == seed_run(arm).learning_rate
+
+
+def test_check_dir_reports_what_trl_rejects(tmp_path: Path) -> None:
+    out = write(backend.compile(seed_run("opd"), cpu=True), tmp_path / "opd")
+    cfg = out / "config.yaml"
+    cfg.write_text(cfg.read_text() + "lerning_rate: 0.1\n")
+    (problem,) = check_dir(out)
+    assert "lerning_rate" in problem
+    cfg.write_text(cfg.read_text().replace("lerning_rate: 0.1\n", "").replace("beta: 1.0", "beta: 1.5"))
+    assert "beta" in check_dir(out)[0]
+
+
+_LOSS = re.compile(r"'(?:train_)?loss': '?([-+0-9.eEnaif]+)'?")
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_tiny_run_two_steps_offline(arm: str, tiny_models: dict[str, str], tmp_path: Path) -> None:
+    """Run the compiled directory the way a user would, for 2 steps on the CPU."""
+    run = tiny_run(arm, tiny_models["student"], tiny_models["teacher"], tmp_path / "ckpt")
+    c = backend.compile(run, cpu=True)
+    out = write(c, tmp_path / "run")
+    env = dict(os.environ, **OFFLINE)
+    p = subprocess.run(c.commands[0], shell=True, cwd=out, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    losses = [float(x) for x in _LOSS.findall(p.stdout + p.stderr)]
+    assert len(losses) >= 3, p.stdout[-2000:]  # two steps and the run's mean
+    assert all(math.isfinite(x) for x in losses)
+    assert (tmp_path / "ckpt" / "config.json").exists()
+
+
+def test_opd_loss_is_full_vocab_reverse_kl(tiny_models: dict[str, str], tmp_path: Path) -> None:
+    """TRL's OPD loss on a fixed batch = mean over completion tokens of
+    sum_v p_s(v) (log p_s(v) - log p_t(v)), computed here independently."""
+    import torch
+    from datasets import load_dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import DistillationTrainer
+
+    run = tiny_run("opd", tiny_models["student"], tiny_models["teacher"], tmp_path / "ckpt")
+    run = run.model_copy(update={"method": run.method.model_copy(update={"temperature": 0.25})})
+    out = write(backend.compile(run, cpu=True), tmp_path / "run")
+    script, args, _model, _data = parse(out / "config.yaml", "distillation")
+    assert args.beta == 1.0 and args.temperature == 0.25
+    data = load_dataset(str(out / script.dataset_name))
+    trainer = DistillationTrainer(model=run.model, teacher_model=args.teacher_model_name_or_path,
+                                  args=args, train_dataset=data["train"], eval_dataset=data["test"])
+    tok = AutoTokenizer.from_pretrained(run.model)
+    prompts = [row["prompt"] for row in data["test"].select(range(3))]
+    enc = tok.apply_chat_template(prompts, add_generation_prompt=True, padding=True,
+                                  return_tensors="pt", return_dict=True)
+    g = torch.Generator().manual_seed(0)
+    completion = torch.randint(3, len(tok), (3, 6), generator=g)
+    cmask = torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] * 2 + [0] * 4])
+    inputs = {"prompt_ids": enc["input_ids"], "prompt_mask": enc["attention_mask"],
+              "completion_ids": completion, "completion_mask": cmask, "num_items_in_batch": None}
+    trainer.model.eval()
+    with torch.no_grad():
+        got = trainer.compute_loss(trainer.model, inputs).item()
+
+    ids = torch.cat([enc["input_ids"], completion], 1)
+    mask = torch.cat([enc["attention_mask"], cmask], 1)
+    k, t = completion.size(1), args.temperature
+    with torch.no_grad():
+        ls = AutoModelForCausalLM.from_pretrained(run.model)(input_ids=ids, attention_mask=mask).logits
+        lt = AutoModelForCausalLM.from_pretrained(args.teacher_model_name_or_path)(
+            input_ids=ids, attention_mask=mask).logits
+    logp_s = torch.log_softmax(ls[:, -k - 1:-1].double() / t, -1)
+    logp_t = torch.log_softmax(lt[:, -k - 1:-1].double() / t, -1)
+    per_token = (logp_s.exp() * (logp_s - logp_t)).sum(-1)
+    want = ((per_token * cmask).sum() / cmask.sum()).item()
+    forward = (((logp_t.exp() * (logp_t - logp_s)).sum(-1) * cmask).sum() / cmask.sum()).item()
+    assert want > 0 and abs(forward - want) > 1e-3  # the check tells the two directions apart
+    assert abs(got - want) < 1e-4, (got, want, forward)

@@ -1,0 +1,215 @@
+"""TRL backend: RunSpec → a run directory for `trl distillation` (OPD), `trl grpo` (GRPO) or
+TRL's experimental SDFTTrainer (OPSD, through a short train.py), pinned to TRL 1.16.0.
+
+Pure: `compile(run)` returns every file's text and the report; nothing is imported from trl,
+torch or transformers, and nothing is written. The field map (trl_map.py) is the mapping;
+keys are checked against the pinned catalogue (schemas/trl-1.16.0.catalog.json) and the
+files against TRL's own parser by `whileai.backends.trl_check.check_dir`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from whileai import __version__
+from whileai.backends import overrides as ov
+from whileai.backends import trl_catalog
+from whileai.backends.trl_map import CPU_ROWS, FIELD_MAP, anchor_kind, privileged_key
+from whileai.backends.trl_yaml import dumps
+from whileai.errors import SpecError, raw
+from whileai.fieldmap import apply, set_path
+from whileai.report import Compiled, Ignore, Read, render_text
+from whileai.spec import OPSD, RunSpec
+from whileai.tasksets import resolve, source
+
+TRL_VERSION = "1.16.0"
+TARGET = f"trl {TRL_VERSION}"
+COMMAND = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft"}
+OFFLINE_ENV = "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1"
+
+
+def command_name(run: RunSpec) -> str:
+    """The parser a config is for: 'distillation', 'grpo' or 'sdft' (whileai's train.py)."""
+    return COMMAND[run.method.type]
+
+
+def facts(run: RunSpec) -> dict[str, Any]:
+    """What TRL will really do, for the warning rules (whileai.rules)."""
+    m = run.method
+    anchor = None
+    if isinstance(m, OPSD):
+        anchor = {"base": "initial"}.get(anchor_kind(run), anchor_kind(run))
+    return {
+        "estimator": "policy_gradient" if m.type == "grpo" else "full_vocab",
+        "support_top_k": None,
+        "anchor": anchor,
+        "anchor_requested": getattr(m, "anchor", None),
+        "top_p": 1.0,
+        "samples_effective": 1 if m.type == "opd" else m.samples,
+        "command": command_name(run),
+        "layout": "processes from accelerate (gpus not read)",
+        "asynchrony": "synchronous (on-policy every step)",
+    }
+
+
+def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compiled:
+    """Compile a run spec to a TRL run directory (relative name → text). Writes nothing.
+
+    cpu: add `use_cpu: true` and `bf16: false` (TRL's configs default to bf16, which needs
+    a GPU). out: the directory the files will be written to (only used in the commands).
+    """
+    taskset = resolve(run.taskset)
+    key = privileged_key(run)
+    if key is not None and key not in taskset.fields:
+        raise SpecError("method.privileged", key, f"a field of the {taskset.name} tasks: "
+                        + ", ".join(taskset.fields))
+    cmd = command_name(run)
+    applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run)
+    doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
+    reads: list[Read] = list(applied.reads)
+    ignores: list[Ignore] = list(applied.ignores)
+    catalog = trl_catalog.catalog(cmd)
+    for path, value in run.overrides.items():
+        ov.check_override(catalog, path, value)
+        set_path(doc, path, value)
+    ov.override_reads(reads, ignores, run.overrides)
+    _check_batch(doc, run)
+
+    files = {"config.yaml": _header(run, cmd) + dumps(doc)}
+    train, holdout = _data(run)
+    files["data/train.jsonl"] = train
+    files["data/test.jsonl"] = holdout
+    if run.method.type == "grpo":
+        files[f"{taskset.module}.py"] = source(taskset)
+    if run.method.type == "opsd":
+        files["train.py"] = TRAIN_PY
+    data = facts(run)
+    compiled = Compiled(
+        backend="trl", target=TARGET, run=run, files=files, main="config.yaml",
+        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(applied.fixed),
+        warnings=_findings(run, data), commands=tuple(commands(run, out)), out=out, data=data,
+    )
+    files["README.md"] = _readme(compiled)
+    return compiled
+
+
+def commands(run: RunSpec, out: str | None = None) -> list[str]:
+    where = f"cd {out} && " if out else ""
+    if run.method.type == "opsd":
+        return [f"{where}python train.py --config config.yaml"]
+    return [f"{where}trl {command_name(run)} --config config.yaml"]
+
+
+def _findings(run: RunSpec, data: dict[str, Any]) -> tuple[Any, ...]:
+    try:
+        from whileai.rules import findings
+    except ImportError:  # pragma: no cover - rules land separately
+        return ()
+    return findings(run, data)
+
+
+def _check_batch(doc: dict[str, Any], run: RunSpec) -> None:
+    """GRPO/SDFT reject a generation batch that does not divide by num_generations."""
+    n = doc.get("num_generations")
+    if n is None:
+        return
+    batch = doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+    if batch % n:
+        raise SpecError("overrides", raw(f"a batch of {batch} completions"),
+                        f"a multiple of num_generations ({n}): TRL would reject the config")
+
+
+def _data(run: RunSpec) -> tuple[str, str]:
+    from whileai.backends.trl_map import test_rows
+    from whileai.tasksets import reverse_text
+
+    train, holdout = reverse_text.splits()
+    holdout = holdout[: test_rows(run)]
+    key = privileged_key(run)
+    if key is not None:
+        train = [r | {"privileged_context": r[key]} for r in train]
+        holdout = [r | {"privileged_context": r[key]} for r in holdout]
+    return _jsonl(train), _jsonl(holdout)
+
+
+def _jsonl(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def _header(run: RunSpec, cmd: str) -> str:
+    how = "python train.py --config config.yaml" if cmd == "sdft" else f"trl {cmd} --config config.yaml"
+    return (
+        f"# written by whileai {__version__} for {TARGET}: {run.method.type} on {run.taskset}\n"
+        f"# run from this directory: {how}    (what each key does: README.md)\n\n"
+    )
+
+
+def _readme(c: Compiled) -> str:
+    run = c.run
+    names = "\n".join(f"- `{n}`" for n in sorted(c.files) if n != "README.md")
+    fixed = "\n".join(f"- `{f.path}: {f.value!r}`: {f.reason}" for f in c.fixed) or "- none"
+    return (
+        f"# {run.method.type} on {run.taskset} for TRL {TRL_VERSION}\n\n"
+        f"Written by whileai {__version__}. Run from this directory (paths are relative):\n\n"
+        "```bash\n" + "\n".join(commands(run)) + "\n```\n\n"
+        "Install the pinned target first: `pip install 'whileai[trl]'` (trl==1.16.0"
+        + (", peft" if run.lora else "") + "). For a fully offline run (local model paths) "
+        f"prefix the command with `{OFFLINE_ENV}`.\n"
+        "More than one GPU: `accelerate launch --num_processes N` (for OPSD: "
+        "`accelerate launch --num_processes N train.py --config config.yaml`); each step then "
+        "holds N times the batch below.\n\n"
+        f"## Files\n\n{names}\n\n"
+        "## What whileai read, ignored and set\n\n```text\n" + render_text(c) + "\n```\n\n"
+        f"Keys whileai set that no spec field produced:\n\n{fixed}\n"
+    )
+
+
+TRAIN_PY = '''\
+"""OPSD (on-policy self-distillation) with TRL's experimental SDFTTrainer. Written by whileai.
+
+Run from this directory:  python train.py --config config.yaml
+(several GPUs: accelerate launch --num_processes N train.py --config config.yaml)
+The config is parsed by TRL's own parser; unknown keys are an error.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+
+
+def main(argv=None):
+    from datasets import load_dataset
+    from trl import ModelConfig, ScriptArguments, TrlParser, get_peft_config
+    from trl.experimental.sdft import SDFTConfig, SDFTTrainer
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--config" not in argv:
+        argv = ["--config", str(Path(__file__).with_name("config.yaml")), *argv]
+    parser = TrlParser((ScriptArguments, SDFTConfig, ModelConfig))
+    script_args, training_args, model_args = parser.parse_args_and_config(argv)
+    init = {"revision": model_args.model_revision, "attn_implementation": model_args.attn_implementation,
+            "dtype": model_args.dtype, "trust_remote_code": training_args.trust_remote_code}
+    training_args.model_init_kwargs = init | (training_args.model_init_kwargs or {})
+    dataset = load_dataset(script_args.dataset_name, name=script_args.dataset_config)
+    trainer = SDFTTrainer(
+        model=model_args.model_name_or_path,
+        args=training_args,
+        train_dataset=dataset[script_args.dataset_train_split],
+        eval_dataset=dataset[script_args.dataset_test_split] if training_args.eval_strategy != "no" else None,
+        peft_config=get_peft_config(model_args),
+    )
+    trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+    trainer.save_model(training_args.output_dir)
+    if hasattr(trainer, "end"):
+        trainer.end()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+__all__ = ["TARGET", "TRL_VERSION", "command_name", "commands", "compile", "facts"]

@@ -1,0 +1,194 @@
+"""The TRL field map: every spec field → a TRL config key (with its value), or the reason TRL
+has no place for it. The report, `whileai explain` and the no-silent-drop test read this table.
+
+Paths are top-level YAML keys of the command's parser (checked against the pinned catalogue),
+`env.NAME` for TrlParser's `env` table, or `<...>` for something that is not a YAML key (the
+command itself, a dataset column): those never reach config.yaml.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whileai.fieldmap import Drop, Fix, Row, To
+from whileai.spec import OPD, OPSD, RunSpec, anchor_rate
+from whileai.tasksets import resolve
+
+COMMANDS = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft"}
+BATCH_CAP = 8  # per-device micro-batch cap: TRL's default per_device_train_batch_size
+BETA = {"forward_kl": 0.0, "reverse_kl": 1.0, "jsd": 0.5}
+KIND = {"initial": "base", "live": "live"}
+DATA = "data"
+
+
+def _is(*kinds: str) -> Any:
+    return lambda r: r.method.type in kinds
+
+
+def completions(run: RunSpec) -> int:
+    """Completions per optimizer step as TRL counts them (DistillationTrainer: one per prompt)."""
+    return run.prompts * (1 if run.method.type == "opd" else run.method.samples)
+
+
+def per_device(run: RunSpec) -> int:
+    """Largest divisor of the step's completions that fits the micro-batch cap."""
+    total = completions(run)
+    return max(d for d in range(1, min(total, BATCH_CAP) + 1) if total % d == 0)
+
+
+def accumulation(run: RunSpec) -> int:
+    return completions(run) // per_device(run)
+
+
+def eval_batch(run: RunSpec) -> int:
+    """GRPO and SDFT need the eval batch to divide by the number of generations."""
+    s = run.method.samples
+    return s * max(1, BATCH_CAP // s)
+
+
+def _beta(run: RunSpec) -> float:
+    """TRL's interpolation coefficient: 0 forward KL, 1 reverse KL, 0.5 JSD (beta / alpha)."""
+    return BETA[getattr(run.method, "divergence", "reverse_kl")]
+
+
+def anchor_kind(run: RunSpec) -> str:
+    a = run.method.anchor  # type: ignore[union-attr]
+    return "ema" if a.startswith("ema:") else KIND[a]
+
+
+def teacher_template(template: str) -> str:
+    """whileai's OPSD template ({demonstration}) → SDFT's teacher_prompt_template.
+
+    SDFT fills `teacher_prompt_template.format(prompt=..., privileged_context=...)`; the
+    teacher sees the prompt, a blank line, then the template. Other braces are escaped.
+    """
+    body = template.replace("{", "{{").replace("}", "}}")
+    return "{prompt}\n\n" + body.replace("{{demonstration}}", "{privileged_context}")
+
+
+def max_prompt(run: RunSpec) -> int:
+    """Room for the teacher prompt: the prompt, the privileged context (a demonstration, sized
+    like a completion) and the template's own text (at most one token per UTF-8 byte)."""
+    m = run.method
+    assert isinstance(m, OPSD)
+    return run.prompt_tokens + m.max_tokens + len(m.template.encode())
+
+
+def test_rows(run: RunSpec) -> int:
+    holdout = resolve(run.taskset).holdout_size
+    return holdout if run.eval.examples < 0 else min(run.eval.examples, holdout)
+
+
+def _batch_note(run: RunSpec) -> str:
+    if run.method.type == "opd":
+        head = f"TRL counts completions per process; DistillationTrainer makes one per prompt: {run.prompts}"
+    else:
+        head = (f"TRL counts completions per process: {run.prompts} prompts x "
+                f"{run.method.samples} generations = {completions(run)}")
+    return (f"{head} = {per_device(run)} per device x {accumulation(run)} accumulation steps on "
+            "one process; with N processes (accelerate) a step is N times larger")
+
+
+_ONE_PROCESS = ("TRL's process count comes from accelerate (`accelerate launch --num_processes`, "
+                "or its config), not from the YAML; generation runs inside the training processes")
+
+FIELD_MAP: list[Row] = [
+    Drop("schema_", "an editor hint ($schema), not part of the run"),
+    To("method.type", "<command>", lambda r: f"trl {COMMANDS['opd']}", when=_is("opd"),
+       note="trl.DistillationTrainer (stable)"),
+    To("method.type", "<command>", lambda r: "trl grpo", when=_is("grpo"),
+       note="trl.GRPOTrainer"),
+    To("method.type", "<command>", lambda r: "python train.py", when=_is("opsd"),
+       note="trl.experimental.sdft.SDFTTrainer through the train.py beside the config"),
+    To("taskset", "dataset_name", lambda r: DATA,
+       note=lambda r: f"{resolve(r.taskset).name} generated locally: data/train.jsonl "
+       f"({resolve(r.taskset).train_size} rows), data/test.jsonl ({test_rows(r)} rows)"),
+    To("taskset", "reward_funcs", lambda r: [f"{resolve(r.taskset).module}.{resolve(r.taskset).reward}"],
+       when=_is("grpo"), note=lambda r: f"{resolve(r.taskset).module}.py beside the config: "
+       "LCS ratio of the <reversed_text> answer, as prime-rl's taskset scores it"),
+    To("model", "model_name_or_path"),
+    To("steps", "max_steps"),
+    To("prompts", "per_device_train_batch_size", per_device, note=_batch_note),
+    To("prompts", "gradient_accumulation_steps", accumulation),
+    Drop("gpus", _ONE_PROCESS),
+    Drop("inference_gpus", _ONE_PROCESS + ": there are no separate inference GPUs"),
+    To("lora", "use_peft", note=lambda r: "needs peft; LoRA on peft's default target modules for the "
+       "architecture (override lora_target_modules to change)" if r.lora else "full weights"),
+    To("lora_rank", "lora_r", when=lambda r: r.lora),
+    Drop("lora_rank", "lora is false: full weights are trained", when=lambda r: not r.lora),
+    To("seed", "seed"),
+    To("prompt_tokens", "max_prompt_length", max_prompt, when=_is("opsd"),
+       note="prompt_tokens + max_tokens (the privileged context) + the template's bytes: SDFT "
+       "truncates the teacher prompt from the left at this length"),
+    Drop("prompt_tokens", "DistillationConfig and GRPOConfig in TRL 1.16 have no prompt-length "
+         "cap: prompts are passed whole", when=_is("opd", "grpo")),
+    Drop("max_off_policy_steps", "TRL trains synchronously: every step samples with the current "
+         "weights, so no rollout is ever stale"),
+    To("eval.interval", "eval_strategy", lambda r: "steps"),
+    To("eval.interval", "eval_steps", lambda r: r.eval_interval,
+       note=lambda r: "" if r.eval.interval else "unset: a quarter of the steps"),
+    To("eval.examples", "<data/test.jsonl rows>", test_rows,
+       note=lambda r: f"the first rows of the {resolve(r.taskset).holdout_size}-row holdout"),
+    Fix("per_device_eval_batch_size", eval_batch, "the eval batch must divide by the number of "
+        "generations", when=_is("grpo", "opsd")),
+    Fix("report_to", ["wandb"], "monitor is set", when=lambda r: r.monitor is not None),
+    To("monitor.project", "env.WANDB_PROJECT", note="TRL's W&B callback reads the project from "
+       "the environment; TrlParser exports the config's env table"),
+    To("monitor.entity", "env.WANDB_ENTITY"),
+    To("monitor.name", "run_name"),
+    Fix("run_name", lambda r: f"{r.method.type}-{r.taskset}", "monitor.name unset",
+        when=lambda r: r.monitor is not None and r.monitor.name is None),
+    To("monitor.group", "env.WANDB_RUN_GROUP"),
+    To("monitor.tags", "env.WANDB_TAGS", lambda r: ",".join(r.monitor.tags),  # type: ignore[union-attr]
+       when=lambda r: bool(r.monitor and r.monitor.tags)),
+    Drop("monitor.tags", "no tags given, so WANDB_TAGS is left unset",
+         when=lambda r: bool(r.monitor and not r.monitor.tags)),
+    To("output_dir", "output_dir"),
+    # -- the method ------------------------------------------------------------------------------
+    To("method.temperature", "temperature", note=lambda r: "sampling, and both models' logits in "
+       "the loss" if r.method.type == "opd" else "sampling"),
+    To("method.max_tokens", "max_completion_length"),
+    To("method.learning_rate", "learning_rate", lambda r: r.learning_rate,
+       note=lambda r: "" if r.method.learning_rate else
+       f"default for {r.method.type} with {'LoRA' if r.lora else 'full weights'}"),
+    To("method.samples", "num_generations", when=_is("grpo", "opsd")),
+    Drop("method.samples", lambda r: f"DistillationTrainer samples one completion per prompt (no "
+         f"num_generations): {r.prompts} rollouts per step, not {r.rollouts}",
+         when=lambda r: isinstance(r.method, OPD) and r.method.samples > 1),
+    Drop("method.samples", "DistillationTrainer samples one completion per prompt; nothing to set",
+         when=lambda r: isinstance(r.method, OPD) and r.method.samples == 1),
+    # OPD
+    To("method.teacher.model", "teacher_model_name_or_path",
+       note="loaded in-process; it must share the student's vocabulary"),
+    Drop("method.teacher.url", "the stable DistillationTrainer loads the teacher in-process from "
+         "teacher_model_name_or_path and cannot query a served endpoint (TRL issue 6734)"),
+    Drop("method.teacher.api_key_env", "no endpoint is queried, so no key is read"),
+    To("method.divergence", "beta", _beta, when=_is("opd"),
+       note="TRL's beta: 0 forward KL(teacher||student), 1 reverse KL(student||teacher), "
+       "between: generalized JSD"),
+    Drop("method.top_k", "DistillationTrainer's loss always spans the full vocabulary; TRL's top_k "
+         "is a sampling filter and stays 0"),
+    # OPSD
+    To("method.privileged", "<privileged_context column>",
+       note="each row's privileged_context is this field of the task"),
+    To("method.divergence", "distillation_alpha", _beta,
+       when=_is("opsd"), note="0 forward KL, 1 reverse KL (student||teacher), 0.5 JSD"),
+    Fix("distillation_mode", "full_logits", "OPSD has no top-k: score the full vocabulary "
+        "(SDFT's default topk_logits keeps only the student's top 100)", when=_is("opsd")),
+    To("method.anchor", "teacher_model_kind", anchor_kind,
+       note=lambda r: {"ema": "moving average of the student", "base": "frozen initial weights",
+                       "live": "the current student: unanchored"}[anchor_kind(r)]),
+    To("method.anchor", "teacher_update_rate", lambda r: anchor_rate(r.method.anchor),  # type: ignore
+       when=lambda r: r.method.type == "opsd" and anchor_kind(r) == "ema"),
+    To("method.template", "teacher_prompt_template", lambda r: teacher_template(r.method.template),  # type: ignore
+       note="the teacher sees the prompt, a blank line, then the template"),
+]
+
+CPU_ROWS: list[Row] = [
+    Fix("use_cpu", True, "compiled for the CPU (cpu=True)"),
+    Fix("bf16", False, "compiled for the CPU: bf16 mixed precision needs a GPU"),
+]
+
+
+def privileged_key(run: RunSpec) -> str | None:
+    return run.method.privileged if isinstance(run.method, OPSD) else None

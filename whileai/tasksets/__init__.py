@@ -1,0 +1,63 @@
+"""Tasksets whileai can materialise locally (no hub): data generators and reward functions.
+
+`resolve(taskset_id)` names the built-in taskset for a spec's `taskset`, or raises SpecError
+listing what is available. Each taskset's module is standard-library only, so a backend may
+ship it verbatim beside a config (`source(name)`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+from whileai.errors import SpecError
+from whileai.tasksets import reverse_text
+from whileai.tasksets.reverse_text import reverse_text_reward
+
+
+@dataclass(frozen=True)
+class Taskset:
+    name: str
+    module: str  # module file name under whileai/tasksets/ (shipped verbatim)
+    reward: str  # reward function name in that module
+    fields: tuple[str, ...]  # fields of each task (usable as OPSD privileged keys)
+    train_size: int
+    holdout_size: int
+    description: str
+
+
+BUILTIN: dict[str, Taskset] = {
+    "reverse-text": Taskset(
+        name="reverse-text",
+        module="reverse_text",
+        reward="reverse_text_reward",
+        fields=("answer",),
+        train_size=reverse_text.TRAIN_SIZE,
+        holdout_size=reverse_text.HOLDOUT_SIZE,
+        description="reverse a random phrase character by character; LCS-ratio reward",
+    ),
+}
+
+
+def name_of(taskset_id: str) -> str:
+    """'owner/reverse-text@0.1' → 'reverse-text'."""
+    return taskset_id.split("/")[-1].split("@")[0]
+
+
+def resolve(taskset_id: str, *, backend: str = "trl") -> Taskset:
+    found = BUILTIN.get(name_of(taskset_id))
+    if found is None:
+        raise SpecError(
+            "taskset", taskset_id,
+            f"the {backend} backend needs a taskset whose data whileai can generate locally: "
+            + ", ".join(sorted(BUILTIN)),
+        )
+    return found
+
+
+def source(taskset: Taskset) -> str:
+    """The text of the taskset's self-contained module."""
+    return resources.files("whileai.tasksets").joinpath(f"{taskset.module}.py").read_text()
+
+
+__all__ = ["BUILTIN", "Taskset", "name_of", "resolve", "reverse_text_reward", "source"]
