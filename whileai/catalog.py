@@ -8,12 +8,12 @@ cross-check it with `jsonschema` (Draft 2020-12).
 
 from __future__ import annotations
 
-import difflib
 import json
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from whileai.errors import close_matches  # noqa: E402
 
 Node = dict[str, Any]
 _TYPES: dict[str, Any] = {
@@ -28,8 +28,7 @@ def schemas_dir() -> Path:
     return packed if packed.is_dir() else Path(__file__).resolve().parents[1] / "schemas"
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     path: str
     message: str
 
@@ -125,14 +124,14 @@ class Catalog:
                 parent = ".".join(segs[: i - 1])
                 nodes = self.lookup(parent) if parent else [self.schema]
                 keys = sorted({k for n in nodes for k in self.children(n)})
-                near = difflib.get_close_matches(segs[i - 1], keys, n=3, cutoff=0.6)
+                near = close_matches(segs[i - 1], keys, n=3, cutoff=0.6)
                 if near:
                     rest = segs[i:]
                     return [".".join([*segs[: i - 1], k, *rest]) for k in near]
                 break
         everything = self.paths()
         tail = [p for p in everything if p.endswith("." + segs[-1]) or p == segs[-1]]
-        near = difflib.get_close_matches(path, tail or everything, n=3, cutoff=0.5)
+        near = close_matches(path, tail or everything, n=3, cutoff=0.5)
         return near
 
     # -- values ----------------------------------------------------------------------------
@@ -186,7 +185,7 @@ class Catalog:
             elif isinstance(extra, dict):
                 out += self.check(v, extra, sub)
             elif extra is False:
-                near = difflib.get_close_matches(k, list(props), n=1, cutoff=0.6)
+                near = close_matches(k, list(props), n=1, cutoff=0.6)
                 hint = f"; did you mean {_join(path, near[0])!r}?" if near else ""
                 out.append(Problem(sub, f"unknown key{hint}"))
         return out

@@ -11,10 +11,11 @@ import typer
 
 from whileai.errors import SpecError
 
-app = typer.Typer(
+SETTINGS: dict[str, Any] = dict(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
     help="Compile OPD / OPSD / GRPO method specs into prime-rl and TRL run files.",
 )
+app = typer.Typer(**SETTINGS)
 
 SpecArg = Annotated[list[Path], typer.Argument(help="Run spec TOML file(s).", show_default=False)]
 Backend = Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")]
@@ -172,7 +173,21 @@ def schema(
 
 
 def main() -> None:
-    app()
+    """Console entry. Typer builds every command's parameters before it dispatches (a few ms
+    each), so when argv names a command, a group holding just that command is run."""
+    wanted = sys.argv[1] if len(sys.argv) > 1 else ""
+    chosen = [c for c in app.registered_commands if (c.name or c.callback.__name__) == wanted]  # type: ignore[union-attr]
+    if not chosen:
+        app(prog_name="whileai")
+        return
+    lean = typer.Typer(**SETTINGS)
+    lean.registered_commands = chosen
+    lean.callback()(_group)
+    lean(prog_name="whileai")
+
+
+def _group() -> None:
+    """Compile OPD / OPSD / GRPO method specs into prime-rl and TRL run files."""
 
 
 if __name__ == "__main__":

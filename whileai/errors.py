@@ -45,3 +45,10 @@ def looks_secret(text: str) -> bool:
 def mask(text: str) -> str:
     """Replace anything that looks like a credential with a fixed marker."""
     return _SECRET.sub(lambda m: m.group(0)[:3] + "…(redacted)", text)
+
+
+def close_matches(word: str, options: list[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
+    """difflib's near misses, imported only when a message needs a suggestion."""
+    import difflib
+
+    return difflib.get_close_matches(word, options, n=n, cutoff=cutoff)

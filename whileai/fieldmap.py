@@ -13,8 +13,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, NamedTuple, Union
 
 from pydantic import BaseModel
 
@@ -29,8 +28,7 @@ def always(_: RunSpec) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class To:
+class To(NamedTuple):
     field: str
     path: str
     value: Val | None = None
@@ -38,15 +36,13 @@ class To:
     note: str | Callable[[RunSpec], str] = ""
 
 
-@dataclass(frozen=True)
-class Drop:
+class Drop(NamedTuple):
     field: str
     reason: str | Callable[[RunSpec], str]
     when: Pred = always
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     path: str
     value: Any
     reason: str
@@ -79,8 +75,7 @@ def _text(x: str | Callable[[RunSpec], str], run: RunSpec) -> str:
     return x(run) if callable(x) else x
 
 
-@dataclass
-class Applied:
+class Applied(NamedTuple):
     doc: dict[str, Any]
     reads: list[Read]
     ignores: list[Ignore]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -12,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from whileai.errors import SpecError, raw
+from whileai.errors import SpecError, close_matches, raw
 from whileai.spec import METHODS, RunSpec, validate_raw
 
 if sys.version_info >= (3, 11):
@@ -64,7 +63,7 @@ def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
     kind, value = err["type"], err.get("input")
     if kind == "extra_forbidden":
         known = _fields_at(model, loc[:-1], data_method=_method_of(exc))
-        near = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.6)
+        near = close_matches(loc[-1], known, n=1, cutoff=0.6)
         return SpecError(field, raw("unknown field"), f"known fields here: {', '.join(known)}",
                          hint=f"did you mean {near[0]!r}?" if near else "")
     if kind in ("union_tag_invalid", "union_tag_not_found"):
@@ -81,7 +80,7 @@ def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
 
 def _near(value: Any, options: list[str]) -> str:
     if isinstance(value, str):
-        near = difflib.get_close_matches(value, options, n=1, cutoff=0.5)
+        near = close_matches(value, options, n=1, cutoff=0.5)
         if near:
             return f"did you mean {near[0]!r}?"
     return ""

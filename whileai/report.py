@@ -7,14 +7,13 @@ plain report (the seed page's shape), `to_dict()` the `--json` contract.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from whileai.errors import mask
 from whileai.spec import RunSpec
 
 
-@dataclass(frozen=True)
-class Read:
+class Read(NamedTuple):
     """A spec field the target reads: where, and with which value."""
 
     field: str
@@ -23,8 +22,7 @@ class Read:
     note: str = ""
 
 
-@dataclass(frozen=True)
-class Ignore:
+class Ignore(NamedTuple):
     """A spec field the target does not read, and why."""
 
     field: str
@@ -32,8 +30,7 @@ class Ignore:
     reason: str
 
 
-@dataclass(frozen=True)
-class Fixed:
+class Fixed(NamedTuple):
     """A key whileai sets that no spec field produced (a loader rule, a safe default)."""
 
     path: str
@@ -41,8 +38,7 @@ class Fixed:
     reason: str
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """A research-backed warning: rule id, message, citation."""
 
     rule: str
@@ -99,10 +95,10 @@ class Compiled:
             "main": self.main,
             "summary": self.header(),
             "spec": self.run.model_dump(mode="json", by_alias=True, exclude_none=True),
-            "reads": [vars(x) | {"value": _json(x.value)} for x in self.reads],
-            "ignores": [vars(x) | {"value": _json(x.value)} for x in self.ignores],
-            "fixed": [vars(x) | {"value": _json(x.value)} for x in self.fixed],
-            "warnings": [vars(x) for x in self.warnings],
+            "reads": [x._asdict() | {"value": _json(x.value)} for x in self.reads],
+            "ignores": [x._asdict() | {"value": _json(x.value)} for x in self.ignores],
+            "fixed": [x._asdict() | {"value": _json(x.value)} for x in self.fixed],
+            "warnings": [x._asdict() for x in self.warnings],
             "run": list(self.commands),
             "files": dict(self.files),
         }

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from whileai.report import Finding
 from whileai.spec import OPD, OPSD, RunSpec
@@ -17,8 +16,7 @@ from whileai.spec import OPD, OPSD, RunSpec
 Facts = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     id: str
     condition: str
     citation: str

@@ -14,6 +14,7 @@ import importlib
 import json
 import os
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,9 @@ def parser_for(command: str) -> Any:
 
 def parse(config: str | Path, command: str) -> tuple[Any, ...]:
     """Parse a config with TRL's parser for `command`; unknown keys raise ValueError."""
-    with _kept_environ():
+    with _kept_environ(), warnings.catch_warnings():
+        # transformers 5 warns about TRL's own gradient_checkpointing default: not the config's
+        warnings.simplefilter("ignore", FutureWarning)
         return tuple(parser_for(command).parse_args_and_config(["--config", str(config)]))
 
 
@@ -95,7 +98,8 @@ def _parse_here(config: Path, command: str) -> tuple[Any, ...]:
     except ValueError as e:
         if not any(w in str(e).lower() for w in _NO_GPU):
             raise
-        with _kept_environ():
+        with _kept_environ(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
             return tuple(parser_for(command).parse_args_and_config(
                 ["--config", str(config), "--use_cpu", "true", "--bf16", "false"]))
 
