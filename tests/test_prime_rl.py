@@ -154,3 +154,19 @@ def test_compiles_do_not_share_state() -> None:
     prime_rl.compile(seed_run("opsd", lora=False))
     assert prime_rl.compile(seed_run("grpo")).text == first
     assert "gpu_memory_utilization" not in first
+
+
+def test_multi_agent_tasksets_get_their_own_roles() -> None:
+    doc = tomllib.loads(prime_rl.compile(wai.RunSpec(
+        taskset="kuhn-poker", model="Qwen/Qwen3-0.6B", method=wai.GRPO(samples=2))).text)
+    for src in doc["orchestrator"]["train"]["source"] + doc["orchestrator"]["eval"]["source"]:
+        assert set(src["env"]) == {"taskset", "player0", "player1"}
+        assert src["env"]["player1"]["runtime"]["type"] == "subprocess"
+    assert check_document(doc) == []
+
+
+def test_template_is_a_format_string_with_one_field() -> None:
+    with pytest.raises(SpecError, match="only placeholder"):
+        wai.OPSD(template="{task} then {demonstration}")
+    ok = wai.OPSD(template='json: {{"a": 1}} {demonstration}')
+    assert ok.template.format(demonstration="D") == 'json: {"a": 1} D'

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import re
+import string
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -193,8 +194,8 @@ class OPSD(_Spec):
         default=4096, ge=1,
     )
     template: str = src(
-        "How the privileged information is shown to the self-teacher; must contain "
-        "{demonstration}.",
+        "How the privileged information is shown to the self-teacher: a str.format template "
+        "whose one field is {demonstration} (write literal braces as {{ and }}).",
         "whileai",
         default=(
             "A reference solution for this task follows. Use it to judge each step of your "
@@ -223,6 +224,13 @@ class OPSD(_Spec):
     def _template(cls, v: str) -> str:
         if "{demonstration}" not in v:
             raise ValueError("the template must contain the placeholder {demonstration}")
+        try:
+            names = {f for _, f, _, _ in string.Formatter().parse(v) if f is not None}
+        except ValueError:
+            names = {"<unbalanced brace>"}
+        if names - {"demonstration"}:
+            raise ValueError("{demonstration} is the only placeholder allowed; write a literal "
+                             "brace as {{ or }}")
         return v
 
 

@@ -139,9 +139,10 @@ def test_opsd_prompt_room_and_template() -> None:
     tpl = doc["teacher_prompt_template"]
     assert tpl.format(prompt="P", privileged_context="D") == "P\n\n" + m.template.replace(
         "{demonstration}", "D")
-    odd = "x {y} {{z}} {demonstration} }"
+    # the same str.format semantics as whileai's template: literal braces doubled
+    odd = "x {{y}} {demonstration} }}"
     assert teacher_template(odd).format(prompt="P", privileged_context="D") == (
-        "P\n\n" + odd.replace("{demonstration}", "D"))
+        "P\n\n" + odd.format(demonstration="D"))
 
 
 def test_cpu_keys_only_when_asked() -> None:

@@ -34,6 +34,19 @@ def _is(kind: str) -> Any:
     return lambda r: r.method.type == kind
 
 
+# Tasksets name their own agent roles: `agent` for single-agent ones, players for games.
+ROLES: dict[str, tuple[str, ...]] = {"kuhn-poker": ("player0", "player1")}
+
+
+def roles(taskset: str) -> tuple[str, ...]:
+    base = taskset.split("/")[-1].split("@")[0]
+    return ROLES.get(base, ("agent",))
+
+
+def _has_role(role: str) -> Any:
+    return lambda r: role in roles(r.taskset)
+
+
 def _lora(r: RunSpec) -> bool:
     return r.lora
 
@@ -57,12 +70,11 @@ FIELD_MAP: list[Row] = [
     To("taskset", f"{TRAIN}.env.taskset.id"),
     To("taskset", f"{EVAL}.name"),
     To("taskset", f"{EVAL}.env.taskset.id", note="the holdout is the taskset's eval split"),
-    Fix(f"{TRAIN}.env.agent.harness.id", "null", "single-turn taskset: no agent harness"),
-    Fix(f"{TRAIN}.env.agent.runtime.type", "subprocess",
-        "always set the runtime: its default is a remote sandbox VM"),
-    Fix(f"{EVAL}.env.agent.harness.id", "null", "single-turn taskset: no agent harness"),
-    Fix(f"{EVAL}.env.agent.runtime.type", "subprocess",
-        "always set the runtime: its default is a remote sandbox VM"),
+    *[Fix(f"{src}.env.{role}.{key}", value, why, when=_has_role(role))
+      for src in (TRAIN, EVAL) for role in ("agent", "player0", "player1")
+      for key, value, why in (
+          ("harness.id", "null", "no agent harness: the taskset drives the episode"),
+          ("runtime.type", "subprocess", "always set the runtime: its default is a remote sandbox VM"))],
     To("model", "model.name", note="shared: fills trainer, orchestrator and inference"),
     Fix("orchestrator.renderer.name", _renderer, "see _renderer_reason"),
     To("steps", "max_steps"),

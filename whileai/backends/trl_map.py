@@ -8,6 +8,7 @@ command itself, a dataset column): those never reach config.yaml.
 
 from __future__ import annotations
 
+import string
 from typing import Any
 
 from whileai.fieldmap import Drop, Fix, Row, To
@@ -57,13 +58,15 @@ def anchor_kind(run: RunSpec) -> str:
 
 
 def teacher_template(template: str) -> str:
-    """whileai's OPSD template ({demonstration}) → SDFT's teacher_prompt_template.
-
-    SDFT fills `teacher_prompt_template.format(prompt=..., privileged_context=...)`; the
-    teacher sees the prompt, a blank line, then the template. Other braces are escaped.
-    """
-    body = template.replace("{", "{{").replace("}", "}}")
-    return "{prompt}\n\n" + body.replace("{{demonstration}}", "{privileged_context}")
+    """whileai's OPSD template (a str.format string whose one field is {demonstration}) →
+    SDFT's teacher_prompt_template, which SDFT fills with `.format(prompt=...,
+    privileged_context=...)`: the teacher sees the prompt, a blank line, then the template."""
+    parts = []
+    for literal, field, _, _ in string.Formatter().parse(template):
+        parts.append(literal.replace("{", "{{").replace("}", "}}"))
+        if field is not None:
+            parts.append("{privileged_context}")
+    return "{prompt}\n\n" + "".join(parts)
 
 
 def max_prompt(run: RunSpec) -> int:
