@@ -89,7 +89,10 @@ class Endpoint(_Spec):
     @classmethod
     def _url(cls, v: str) -> str:
         if not _URL.match(v):
-            raise ValueError("expected http(s)://host[:port][/path] with no credentials in it")
+            raise ValueError("expected http(s)://host[:port]/v1 with no credentials in it")
+        if v.split("://", 1)[1].rstrip("/").count("/") == 0:
+            raise ValueError("expected the OpenAI-compatible base URL with its path, e.g. "
+                             "http://localhost:8001/v1 (requests to the bare host get 404 from vLLM)")
         return v
 
     @field_validator("api_key_env")

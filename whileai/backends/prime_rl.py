@@ -205,10 +205,13 @@ def _commands(run: RunSpec, fname: str) -> list[str]:
     cmds = []
     if isinstance(run.method, OPD):
         t = run.method.teacher
-        gpu = "0" if _local_teacher(run) else "<teacher GPU>"
-        mem = f" --vllm.gpu-memory-utilization {TEACHER_GPU_MEMORY}" if _local_teacher(run) else ""
-        cmds.append(f"CUDA_VISIBLE_DEVICES={gpu} uv run inference --vllm.model {t.model} "
-                    f"--server.port {t.port or 80}{mem} &  # serve the teacher at {t.url}")
+        if _local_teacher(run):
+            cmds.append(f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {t.model} "
+                        f"--server.port {t.port or 80} --vllm.gpu-memory-utilization "
+                        f"{TEACHER_GPU_MEMORY} &  # serve the teacher at {t.url}")
+        else:
+            cmds.append(f"# first serve {t.model} at {t.url} (vLLM with prompt logprobs; "
+                        f"key in ${t.api_key_env})")
     cmds.append(f"uv run rl @ {fname}")
     return cmds
 
