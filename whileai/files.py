@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -156,18 +156,31 @@ def _listed(folder: Path) -> set[str]:
 
 
 def write_atomic(dest: Path, text: str) -> None:
+    """atomic_write for the CLI and API: an OSError becomes one SpecError naming the path."""
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
+        atomic_write(dest, text)
     except OSError as e:
         raise SpecError("out", str(dest), "a writable path", hint=e.strerror or str(e)) from None
+
+
+def atomic_write(dest: Path, text: str) -> None:
+    """Write through a temporary file beside `dest` and rename it over `dest`: readers see the
+    old file or the new one, never a part. The file gets the usual mode (0666 less umask)."""
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    for n in itertools.count():
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.{n}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, dest)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise SpecError("out", str(dest), "a writable path", hint=e.strerror or str(e)) from None
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise

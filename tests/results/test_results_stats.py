@@ -85,6 +85,9 @@ def test_verdicts() -> None:
     assert stats.verdict(0.1, (-0.02, 0.2), None) == "within noise"
     assert stats.verdict(0.04, (0.02, 0.06), band) == "within noise"
     assert stats.verdict(0.1, None, None) == "insufficient data"
+    # a CI that excludes 0 is not enough when the sign-flip test does not agree
+    assert stats.verdict(-0.1, (-0.2, -0.01), None, p_value=0.25) == "within noise"
+    assert stats.verdict(-0.1, (-0.2, -0.01), None, p_value=0.01) == "worse"
 
 
 def test_degenerate_inputs() -> None:

@@ -6,6 +6,7 @@ in a later process, re-running a launch is idempotent, and one failed arm cannot
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 from collections.abc import Mapping
@@ -47,6 +48,20 @@ class ArmSpec(BaseModel):
     def model_post_init(self, __context: Any) -> None:
         if not self.group:
             self.group = self.name.split("@", 1)[0]
+
+    def slim(self) -> ArmSpec:
+        """The spec as the manifest keeps it: files over SLIM_BYTES (data sets) become a
+        digest line; they live in the arm's folder, written by `plan`."""
+        files = {
+            k: v if len(v) <= SLIM_BYTES else
+            f"{SLIM_MARK} sha256:{hashlib.sha256(v.encode()).hexdigest()} ({len(v)} chars)"
+            for k, v in self.files.items()
+        }
+        return self.model_copy(update={"files": files})
+
+
+SLIM_BYTES = 64 * 1024
+SLIM_MARK = "(in the arm folder)"
 
 
 class ArmRecord(BaseModel):
@@ -157,6 +172,7 @@ def plan(
         for fname, text in s.files.items():
             atomic_write_text(arm_dir / fname, text)
         arm_dir.mkdir(parents=True, exist_ok=True)
+        s = s.slim()
         prev = old.arms.get(s.name) if old else None
         if prev is not None and prev.spec == s:
             m.arms[s.name] = prev

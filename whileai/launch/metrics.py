@@ -21,14 +21,14 @@ each step to `rollouts/step_<n>/<train|eval>/<all|effective>/traces.jsonl`.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from whileai.files import atomic_write as atomic_write_text  # one writer for every file
 
 Point = tuple[int, float]
 
@@ -74,21 +74,6 @@ class Metrics(BaseModel):
 def error_record(error: str, **fields: Any) -> dict[str, Any]:
     """The record a wrapped run returns instead of raising."""
     return Metrics(status="error", error=error, **fields).model_dump(mode="json")
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temp file in the same folder and os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def write_metrics(path: str | Path, metrics: Metrics | dict[str, Any]) -> Metrics:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from whileai.launch.manifest import SLIM_MARK
 from whileai.launch.metrics import (
     Metrics,
     collect_prime_rl,
@@ -34,7 +35,9 @@ TEACHER_MEMORY = 0.4
 def job_payload(arm: Any) -> dict[str, Any]:
     """The JSON-able job for one arm (an ArmRecord): what the remote functions receive."""
     s = arm.spec
-    return {"run_id": arm.run_id, "arm": s.name, "files": s.files, "main": s.main,
+    files = {k: (Path(arm.dir) / k).read_text() if v.startswith(SLIM_MARK) else v
+             for k, v in s.files.items()}  # large files live in the arm's folder
+    return {"run_id": arm.run_id, "arm": s.name, "files": files, "main": s.main,
             "teacher": s.teacher, "teacher_port": s.teacher_port}
 
 

@@ -97,7 +97,7 @@ def _delta(runs: list[ArmResult], base: list[ArmResult], baseline: str, draws: i
     return Delta(**common, mean_a=num(res.mean_a), mean_b=num(res.mean_b), delta=num(res.delta),
                  ci95=res.ci95, p_value=res.p_value, n_tasks=res.n_tasks, paired=res.paired,
                  within_noise=None if band is None else abs(res.delta) <= band.band,
-                 verdict=stats.verdict(res.delta, res.ci95, band), warnings=list(res.warnings))
+                 verdict=stats.verdict(res.delta, res.ci95, band, res.p_value), warnings=list(res.warnings))
 
 
 def build(

@@ -151,12 +151,21 @@ def noise_band(runs_a: Sequence[float], runs_b: Sequence[float]) -> NoiseBand | 
     return NoiseBand(band=band, run_std=run_std, df=df, n_a=n_a, n_b=n_b)
 
 
-def verdict(delta: float, ci95: tuple[float, float] | None, band: NoiseBand | None) -> Verdict:
-    """better / worse when the CI excludes 0 and |delta| clears the noise band."""
+def verdict(delta: float, ci95: tuple[float, float] | None, band: NoiseBand | None,
+            p_value: float | None = None, alpha: float = 0.05) -> Verdict:
+    """better / worse when the CI excludes 0, the permutation test agrees (p < alpha) and
+    |delta| clears the noise band; otherwise within noise."""
     if ci95 is None or math.isnan(delta):
         return "insufficient data"
     if band is not None and abs(delta) <= band.band:
         return "within noise"
+    if p_value is not None and not p_value < alpha:
+        return "within noise"
+    if ci95[0] > 0:
+        return "better"
+    if ci95[1] < 0:
+        return "worse"
+    return "within noise"
     if ci95[0] > 0:
         return "better"
     if ci95[1] < 0:

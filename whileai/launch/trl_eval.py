@@ -1,0 +1,224 @@
+"""Train a compiled TRL run directory with its own command, then score it on its holdout.
+
+    python -m whileai.launch.runner call whileai.launch.trl_eval:train_and_evaluate \\
+        '{"command": "trl grpo --config config.yaml"}'      # in the run dir; or, for arms:
+    argv = call_argv("whileai.launch.trl_eval:train_and_evaluate", command=c.commands[0])
+
+`train_and_evaluate` reads the run's config.yaml (model, output_dir, max_steps,
+max_completion_length, dataset_name), runs the command the compiler emitted, then scores the
+base model (step 0), every `checkpoint-N` this run saved (older ones are skipped) and the
+final model: greedy generation on `<dataset_name>/test.jsonl`, reward = the taskset's
+own reward function, one value per row (task ids `test-0000`, ... by row). It returns the
+metrics record (`Metrics`), which the runner writes to `$WHILEAI_METRICS`:
+
+- `eval_reward`: [step, mean holdout reward] at 0, at each saved checkpoint and at the end;
+  per-step points need checkpoints (`save_strategy: steps`, `save_steps: k`), else only 0 and
+  the end are scored;
+- `train_reward` (GRPO's `reward`), `teacher_kl` (OPD's loss: the divergence its `beta` picks;
+  OPSD's distillation loss) and `train_loss`, from the last checkpoint's trainer_state.json;
+- `per_task`: the final model's reward per task, the unit `whileai.results` pairs on.
+
+While it runs it keeps `progress.json` (phase, done, total) in the working directory for
+progress bars. torch, transformers and yaml are imported only inside the functions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from importlib import import_module
+from pathlib import Path
+from typing import IO, Any
+
+from whileai.launch.metrics import Point, atomic_write_text
+
+PROGRESS = "progress.json"
+# the trainer's own tqdm bar has no description: "\r 25%|██▌ | 1/4 [00:00<..."
+_BAR = re.compile(rb"\r\s*\d+%\|[^|\r\n]*\|\s*(\d+)/(\d+) \[")
+# log_history key → our series name, per trainer (TRL 1.16.0)
+SERIES = {
+    "grpo": {"reward": "train_reward", "loss": "train_loss"},
+    "distillation": {"loss": "teacher_kl"},
+    "sdft": {"self_distillation/distillation_loss": "teacher_kl", "loss": "train_loss"},
+}
+
+
+def task_ids(n: int) -> list[str]:
+    return [f"test-{i:04d}" for i in range(n)]
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
+
+
+def reward_function(taskset: str) -> Callable[..., list[float]]:
+    from whileai.tasksets import resolve
+
+    ts = resolve(taskset)
+    fn: Callable[..., list[float]] = getattr(import_module(f"whileai.tasksets.{ts.module}"), ts.reward)
+    return fn
+
+
+def _load(model: str | Path, base: str | None) -> tuple[Any, Any]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = Path(model)
+    if (path / "adapter_config.json").exists():  # a LoRA checkpoint
+        from peft import AutoPeftModelForCausalLM
+
+        net = AutoPeftModelForCausalLM.from_pretrained(str(path))
+    else:
+        net = AutoModelForCausalLM.from_pretrained(str(path))
+    tok_dir = path if (path / "tokenizer_config.json").exists() or base is None else base
+    tok = AutoTokenizer.from_pretrained(str(tok_dir))
+    tok.padding_side = "left"
+    return net.eval(), tok
+
+
+def evaluate(
+    model: str | Path, data: str | Path, *, taskset: str = "reverse-text",
+    max_new_tokens: int = 64, batch_size: int = 32, base: str | None = None,
+) -> dict[str, float]:
+    """Greedy completions for every row of a holdout .jsonl → {task_id: reward}.
+
+    model: a saved model or LoRA checkpoint (then `base` gives the tokenizer if it has none).
+    """
+    import torch
+    from transformers import GenerationConfig
+
+    rows = read_rows(data)
+    net, tok = _load(model, base)
+    reward = reward_function(taskset)
+    gen = GenerationConfig(do_sample=False, max_new_tokens=max_new_tokens,
+                           eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    texts: list[str] = []
+    for i in range(0, len(rows), batch_size):
+        batch = [r["prompt"] for r in rows[i:i + batch_size]]
+        enc = tok.apply_chat_template(batch, add_generation_prompt=True, padding=True,
+                                      return_tensors="pt", return_dict=True)
+        with torch.no_grad():
+            out = net.generate(**enc, generation_config=gen)
+        texts += tok.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+    columns = {k: [r.get(k) for r in rows] for k in rows[0] if k != "prompt"} if rows else {}
+    scores = reward(texts, **columns)
+    return dict(zip(task_ids(len(rows)), (float(s) for s in scores), strict=True))
+
+
+def log_series(log_history: list[dict[str, Any]], trainer: str) -> dict[str, list[Point]]:
+    """Per-step series from a Trainer's log_history (rows without 'step' are skipped)."""
+    out: dict[str, dict[int, float]] = {}
+    for row in log_history:
+        step = row.get("step")
+        for key, name in SERIES.get(trainer, {}).items():
+            value = row.get(key)
+            if isinstance(step, int) and isinstance(value, (int, float)):
+                out.setdefault(name, {})[step] = float(value)
+    return {name: sorted(points.items()) for name, points in out.items()}
+
+
+def _trainer(cfg: dict[str, Any]) -> str:
+    if "reward_funcs" in cfg:
+        return "grpo"
+    return "distillation" if "teacher_model_name_or_path" in cfg else "sdft"
+
+
+def _checkpoints(output_dir: Path) -> list[tuple[int, Path]]:
+    found = [(int(p.name.split("-")[1]), p) for p in output_dir.glob("checkpoint-*")
+             if p.name.split("-")[1].isdigit()]
+    return sorted(found)
+
+
+def read_progress(run_dir: str | Path) -> dict[str, Any]:
+    """The run's `progress.json` ({phase, done, total}); {} before it exists."""
+    try:
+        return dict(json.loads((Path(run_dir) / PROGRESS).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
+class _Progress:
+    def __init__(self, path: Path, total: int) -> None:
+        self.path, self.total, self.done, self.phase = path, total, 0, "starting"
+
+    def set(self, phase: str, done: int | None = None, total: int | None = None) -> None:
+        self.phase = phase
+        self.done = self.done if done is None else done
+        self.total = self.total if total is None else total
+        atomic_write_text(self.path, json.dumps(
+            {"phase": self.phase, "done": self.done, "total": self.total}) + "\n")
+
+
+def _tee(stream: IO[bytes], progress: _Progress, offset: int, steps: int) -> None:
+    """Copy the child's output to ours; move the progress with the trainer's own bar."""
+    sink = sys.stdout.buffer
+    for chunk in iter(lambda: stream.read1(4096), b""):  # type: ignore[attr-defined]
+        sink.write(chunk)
+        sink.flush()
+        for m in _BAR.finditer(chunk):
+            done, total = int(m.group(1)), int(m.group(2))
+            if total == steps:
+                progress.set(f"train {done}/{steps}", offset + done)
+
+
+def run_command(command: str, progress: _Progress, offset: int, steps: int) -> int:
+    """Run the compiler's command in this folder (a shell line, as a user would)."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    sys.stdout.flush()
+    child = subprocess.Popen(command, shell=True, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT)
+    assert child.stdout is not None
+    reader = threading.Thread(target=_tee, args=(child.stdout, progress, offset, steps), daemon=True)
+    reader.start()
+    code = child.wait()
+    reader.join()
+    return code
+
+
+def train_and_evaluate(
+    command: str, *, config: str = "config.yaml", taskset: str = "reverse-text",
+    eval_base: bool = True, batch_size: int = 32,
+) -> dict[str, Any]:
+    """Score the base model, run `command`, score each checkpoint and the final model."""
+    import yaml
+
+    cfg = yaml.safe_load(Path(config).read_text(encoding="utf-8"))
+    base, steps = str(cfg["model_name_or_path"]), int(cfg.get("max_steps", 0))
+    output_dir = Path(cfg.get("output_dir", "outputs"))
+    data = Path(cfg.get("dataset_name", "data")) / "test.jsonl"
+    kw: dict[str, Any] = dict(taskset=taskset, max_new_tokens=int(cfg.get("max_completion_length", 256)),
+                              batch_size=batch_size, base=base)
+    save = int(cfg.get("save_steps", 0)) if cfg.get("save_strategy") == "steps" else 0
+    planned = len(range(save, steps, save)) if save >= 1 else 0
+    progress = _Progress(Path(PROGRESS), steps + int(eval_base) + planned + 1)
+    progress.set("train", 0)
+    start = time.time()
+    code = run_command(command, progress, 0, steps)
+    if code != 0:
+        raise RuntimeError(f"`{command}` exited with code {code} (its output is in the log)")
+    ckpts = [(s, p) for s, p in _checkpoints(output_dir) if p.stat().st_mtime >= start - 1]
+    series: dict[str, list[Point]] = {}
+    if ckpts:
+        state = json.loads((ckpts[-1][1] / "trainer_state.json").read_text(encoding="utf-8"))
+        series = log_series(state.get("log_history", []), _trainer(cfg))
+        steps = int(state.get("global_step", steps))
+    # torch is imported only now, so the trainer had the memory to itself
+    todo = ([(0, Path(base))] if eval_base else []) + [(s, p) for s, p in ckpts if s < steps]
+    evals: dict[int, float] = {}
+    for i, (step, path) in enumerate(todo + [(steps, output_dir)]):
+        progress.set(f"eval step {step}", steps + i, steps + len(todo) + 1)
+        scores = evaluate(path, data, **kw)
+        evals[step] = sum(scores.values()) / max(len(scores), 1)
+    progress.set("done", progress.total)
+    series["eval_reward"] = sorted(evals.items())
+    return {"status": "ok", "series": series, "per_task": scores}
+
+
+__all__ = ["PROGRESS", "evaluate", "log_series", "read_progress", "read_rows", "reward_function", "task_ids",
+           "train_and_evaluate"]
