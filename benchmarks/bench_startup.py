@@ -1,6 +1,6 @@
 """Start-up and compile speed, measured side by side (a benchmark, not a timed test).
 
-    python benchmarks/bench_startup.py [--rounds 15] [--no-anchor]
+    python benchmarks/bench_startup.py [--rounds 15] [--no-anchor] [--instructions]
 
 Reports medians of interleaved rounds:
   floor      a minimal pydantic program: import pydantic, define one BaseModel, validate once
@@ -8,11 +8,17 @@ Reports medians of interleaved rounds:
   snippet    the seed snippet: three arms through the Python API, written to disk
   anchor     the same snippet with PyPI whileai==0.131 (the closest existing tool) in its own
              venv under benchmarks/.anchor-venv, "grpo" as a string (target: ours no slower)
+
+whileai is byte-compiled first, as `pip install .` leaves it: with PYTHONDONTWRITEBYTECODE set
+(as on some CI machines) an editable checkout would otherwise recompile every module on every
+run, which measures the environment, not whileai. Wall times on a shared VM are noisy;
+--instructions also counts instructions with valgrind's callgrind (repeatable to the digit).
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import shutil
 import statistics
 import subprocess
@@ -52,6 +58,15 @@ def anchor_python() -> Path | None:
     return py
 
 
+def instructions(argv: list[str], cwd: Path) -> int | None:
+    if not shutil.which("valgrind"):
+        return None
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+                       cwd=cwd, capture_output=True, text=True)
+    found = [line for line in r.stderr.splitlines() if "Collected :" in line]
+    return int(found[-1].split()[-1]) if found else None
+
+
 def timed(argv: list[str], cwd: Path) -> float:
     start = time.perf_counter()
     subprocess.run(argv, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
@@ -62,13 +77,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--no-anchor", action="store_true")
+    ap.add_argument("--instructions", action="store_true", help="also count instructions (valgrind)")
     args = ap.parse_args()
+    compileall.compile_dir(str(ROOT / "whileai"), quiet=1)
     work = Path(tempfile.mkdtemp(prefix="whileai-bench-"))
     (work / "ours").mkdir()
     (work / "anchor").mkdir()
-    cli = shutil.which("whileai")
-    compile_argv = ([cli] if cli else [sys.executable, "-m", "whileai"]) + [
-        "compile", str(ROOT / "examples" / "opsd.toml"), "-o", str(work / "out")]
+    compile_argv = [sys.executable, "-m", "whileai",
+                    "compile", str(ROOT / "examples" / "opsd.toml"), "-o", str(work / "out")]
     cases = {
         "floor": ([sys.executable, "-c", FLOOR], work),
         "compile": (compile_argv, work),
@@ -89,6 +105,12 @@ def main() -> None:
     print(f"compile / floor = {med['compile'] / med['floor']:.2f}  (target <= 1.5)")
     if "anchor" in med:
         print(f"snippet / anchor = {med['snippet'] / med['anchor']:.2f}  (target <= 1.0)")
+    if args.instructions:
+        counts = {k: instructions(argv, cwd) for k, (argv, cwd) in cases.items() if k != "anchor"}
+        if all(counts.values()):
+            for k, v in counts.items():
+                print(f"{k:8s} {v / 1e6:8.0f} M instructions")
+            print(f"compile / floor = {counts['compile'] / counts['floor']:.2f} (instructions)")
     shutil.rmtree(work, ignore_errors=True)
 
 

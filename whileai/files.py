@@ -156,16 +156,19 @@ def _listed(folder: Path) -> set[str]:
 
 
 def write_atomic(dest: Path, text: str) -> None:
-    """atomic_write for the CLI and API: an OSError becomes one SpecError naming the path."""
+    """atomic_write for the CLI and API: an OSError becomes one SpecError naming the path.
+    No fsync: the rename already keeps readers from a partial file, and a config is rewritten
+    in milliseconds if a power cut loses it."""
     try:
-        atomic_write(dest, text)
+        atomic_write(dest, text, durable=False)
     except OSError as e:
         raise SpecError("out", str(dest), "a writable path", hint=e.strerror or str(e)) from None
 
 
-def atomic_write(dest: Path, text: str) -> None:
+def atomic_write(dest: Path, text: str, *, durable: bool = True) -> None:
     """Write through a temporary file beside `dest` and rename it over `dest`: readers see the
-    old file or the new one, never a part. The file gets the usual mode (0666 less umask)."""
+    old file or the new one, never a part. The file gets the usual mode (0666 less umask).
+    `durable`: fsync before the rename (manifests and metrics, which outlive a crash)."""
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     for n in itertools.count():
@@ -178,8 +181,9 @@ def atomic_write(dest: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
