@@ -192,3 +192,19 @@ def test_real_process_exit_code_and_stderr(tmp_path: Path) -> None:
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "method.samples" in r.stderr
+
+
+def test_prime_rl_output_must_be_toml_and_check_refuses_a_spec(tmp_path: Path) -> None:
+    s = spec(tmp_path, GRPO)
+    code, _, err = run("compile", s, "-o", str(tmp_path / "out.yaml"))
+    assert code == 2 and ".toml" in err and not (tmp_path / "out.yaml").exists()
+    code, _, err = run("check", s)
+    assert code == 2 and "whileai spec" in err and "whileai compile" in err
+
+
+def test_check_reports_each_problem_once(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[model]\nname = "x"\n')
+    code, _, err = run("check", str(cfg))
+    assert code == 2
+    assert err.count("trainer:") == 1 and "[trainer] must be present" in err

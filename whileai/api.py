@@ -22,7 +22,10 @@ def compile(
     if backend == "prime-rl":
         from whileai.backends import prime_rl
 
-        name = Path(out).name if out and str(out).endswith(".toml") else None
+        target = Path(out) if out is not None else None
+        if target is not None and target.suffix and target.suffix != ".toml" and not target.is_dir():
+            raise SpecError("out", str(out), "a .toml file or a directory (prime-rl reads TOML)")
+        name = target.name if target is not None and target.suffix == ".toml" else None
         compiled = prime_rl.compile(run, name=name)
         single = True
     elif backend == "trl":

@@ -123,7 +123,7 @@ def explain(specs: SpecArg, backend: Backend = "prime-rl", sets: Sets = None) ->
 @app.command()
 def check(config: Annotated[Path, typer.Argument(help="A prime-rl TOML written by hand.")]) -> None:
     """Check a prime-rl TOML against the pinned schema, loader rules and known renames."""
-    from whileai.backends.prime_rl_rules import check_document, runtime_notes
+    from whileai.backends.prime_rl_rules import check_document, looks_like_spec, runtime_notes
     from whileai.files import loads_toml
 
     try:
@@ -134,6 +134,9 @@ def check(config: Annotated[Path, typer.Argument(help="A prime-rl TOML written b
         doc = loads_toml(text, where=str(config))
     except SpecError as e:
         _fail(e)
+    if looks_like_spec(doc):
+        _fail(SpecError("config", str(config), "a prime-rl TOML; this is a whileai spec",
+                        hint=f"compile it: whileai compile {config}"))
     problems = check_document(doc)
     for note in runtime_notes(doc):
         print(f"warning: {note}")

@@ -147,4 +147,11 @@ def check_document(doc: dict[str, Any], catalog: Catalog | None = None) -> list[
         hint = rename_hint(p.path) if p.message.startswith("unknown key") else None
         problems.append(Problem(p.path, f"unknown key: {hint}") if hint else p)
     renderers = cat.schema.get("x-prime-rl", {}).get("model_renderers", {})
-    return problems + loader_rules(doc, renderers)
+    loader = loader_rules(doc, renderers)
+    said = {p.path for p in loader}  # the loader's message is the more specific one
+    return loader + [p for p in problems if p.path not in said]
+
+
+def looks_like_spec(doc: dict[str, Any]) -> bool:
+    """A whileai run spec (taskset + method), not a prime-rl config."""
+    return "taskset" in doc and "method" in doc
