@@ -46,14 +46,13 @@ def compile_arms(kinds: list[str], steps: int, repeats: int) -> dict[str, wai.Co
 
 def validate_offline(arms: dict[str, wai.Compiled]) -> int:
     """The pinned schema and loader rules, then the values each process will really get."""
-    import tomllib
-
     from whileai.backends.prime_rl_resolve import render, resolve
     from whileai.backends.prime_rl_rules import check_document
+    from whileai.files import loads_toml
 
     bad = 0
     for name, c in arms.items():
-        doc = tomllib.loads(c.text)
+        doc = loads_toml(c.text)
         problems = check_document(doc)
         bad += bool(problems)
         print(f"\n{name}: {'REJECTED' if problems else 'ok'} ({c.target})")
