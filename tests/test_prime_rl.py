@@ -170,3 +170,20 @@ def test_template_is_a_format_string_with_one_field() -> None:
         wai.OPSD(template="{task} then {demonstration}")
     ok = wai.OPSD(template='json: {{"a": 1}} {demonstration}')
     assert ok.template.format(demonstration="D") == 'json: {"a": 1} D'
+
+
+def test_committed_catalogue_matches_the_reference_schema() -> None:
+    """schemas/prime-rl-*.catalog.json is what scripts/gen_prime_rl_catalog.py makes today,
+    and carries structure only: none of prime-rl's descriptions."""
+    import importlib.util
+
+    ref = needs_reference()
+    from helpers import ROOT
+
+    spec = importlib.util.spec_from_file_location("gen", ROOT / "scripts" / "gen_prime_rl_catalog.py")
+    assert spec and spec.loader
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    built = gen.build(ref / "prime-rl")
+    assert built == catalog().schema
+    assert '"description"' not in json.dumps(built)
