@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from whileai import methods as _methods
 from whileai import spec as _spec
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -34,12 +35,12 @@ SCHEMAS: dict[str, tuple[str, str]] = {
 RESULTS_SCHEMA = ("whileai.results.model", "json_schema")
 
 ENDPOINT_STRING = r"^vllm:[^@\s]+@\S+$"
-# field-level patterns: (model, field) -> regex, from the validators in whileai.spec
+# field-level patterns: (model, field) -> regex, from the validators in whileai.spec/methods
 PATTERNS: dict[tuple[str, str], str] = {
     ("RunSpec", "taskset"): _spec._TASKSET.pattern,
-    ("Endpoint", "url"): _spec._URL.pattern,
-    ("Endpoint", "api_key_env"): _spec._ENV_VAR.pattern,
-    ("OPSD", "privileged"): _spec._KEY.pattern,
+    ("Endpoint", "url"): _methods._URL.pattern,
+    ("Endpoint", "api_key_env"): _methods._ENV_VAR.pattern,
+    ("OPSD", "privileged"): _methods._KEY.pattern,
     ("OPSD", "anchor"): r"^(initial|live|ema:\d*\.?\d+([eE]-?\d+)?)$",
     ("OPSD", "template"): r"\{demonstration\}",
 }
