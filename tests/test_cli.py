@@ -208,3 +208,16 @@ def test_check_reports_each_problem_once(tmp_path: Path) -> None:
     code, _, err = run("check", str(cfg))
     assert code == 2
     assert err.count("trainer:") == 1 and "[trainer] must be present" in err
+
+
+def test_trl_check_says_clearly_when_trl_is_missing(tmp_path: Path) -> None:
+    code = (
+        "import sys\nsys.modules['trl'] = None  # as if the trl extra were not installed\n"
+        "from whileai.cli import main\n"
+        f"sys.argv = ['whileai', 'compile', {str(EXAMPLES / 'opd.toml')!r}, '-b', 'trl', "
+        f"'-o', {str(tmp_path / 'opd')!r}, '--check']\nmain()\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert "pip install 'whileai[trl]'" in r.stderr and "Traceback" not in r.stderr
+    assert (tmp_path / "opd" / "config.yaml").exists()  # compiled and written; only the check failed
