@@ -15,7 +15,7 @@ from whileai.report import Compiled, fmt, grouped_reads
 
 def console() -> Console:
     width = int(os.environ.get("COLUMNS", "0") or 0) or None
-    return Console(width=width or 120, highlight=False, soft_wrap=False)
+    return Console(width=width, highlight=False, soft_wrap=False)
 
 
 def print_report(c: Compiled) -> None:
@@ -40,9 +40,9 @@ def print_report(c: Compiled) -> None:
         con.print(ign)
     for w in c.warnings:
         con.print(Text(f"  warning [{w.rule}]: ", style="yellow"), Text(w.message),
-                  Text(f" ({w.citation})", style="dim"))
+                  Text(f" ({w.citation})", style="dim"), sep="")
     for cmd in c.commands:
-        con.print(Text("  run: ", style="cyan"), Text(cmd))
+        con.print(Text("  run: ", style="cyan"), Text(cmd), sep="")
     con.print()
 
 
