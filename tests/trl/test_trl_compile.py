@@ -81,7 +81,7 @@ def test_compile_shape(kind: str) -> None:
 def test_compiling_imports_no_trl_torch_transformers() -> None:
     code = (
         "import sys\n"
-        "sys.path.insert(0, 'tests/trl')\n"
+        "sys.path[:0] = ['tests/trl', 'tests']\n"
         "from trl_helpers import seed_run\n"
         "from whileai.backends import trl\n"
         "from whileai.backends.trl_check import check_dir\n"

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
+
+from helpers import golden  # noqa: F401  (tests/helpers.py: one golden-file rule)
 
 from whileai.report import Compiled
 from whileai.spec import GRPO, OPD, OPSD, Endpoint, RunSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "trl"
-UPDATE_GOLDEN = os.environ.get("WHILEAI_UPDATE_GOLDEN") == "1"
 STUDENT = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
 TEACHER = Endpoint(url="http://localhost:8001/v1", model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL")
 OFFLINE = {
@@ -50,13 +50,3 @@ def tiny_run(arm: str, student: str, teacher: str, output_dir: Path) -> RunSpec:
         overrides={"gradient_checkpointing": False, "logging_steps": 1, "save_strategy": "no",
                    "report_to": "none"},
     )
-
-
-def golden(path: Path, text: str) -> None:
-    """Compare with a golden file; WHILEAI_UPDATE_GOLDEN=1 rewrites it (the explicit step)."""
-    if UPDATE_GOLDEN:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        return
-    assert path.exists(), f"missing golden {path}: run WHILEAI_UPDATE_GOLDEN=1 pytest tests/trl"
-    assert text == path.read_text(), f"{path} differs; review, then WHILEAI_UPDATE_GOLDEN=1"
