@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import pytest
 from helpers import STUDENT
@@ -12,6 +13,7 @@ from whileai.fieldmap import spec_fields
 from whileai.spec import METHODS, RunSpec
 
 BACKENDS = ["prime-rl", "trl"]
+TASKS = Path(__file__).parent / "data" / "tasks.jsonl"
 TEACHER = wai.Endpoint(url="http://localhost:8001/v1", model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL")
 
 
@@ -29,7 +31,7 @@ def variants(kind: str) -> list[RunSpec]:
                 lora=False, seed=7, prompt_tokens=512, max_off_policy_steps=2,
                 eval={"interval": 5, "examples": 16},
                 monitor={"project": "p", "entity": "e", "name": "n", "group": "g", "tags": ["t"]},
-                output_dir="runs/x")
+                output_dir="runs/x", data=str(TASKS), reward="my_rewards.contains_answer")
     live = dict(common, method=dict(base, anchor="live")) if kind == "opsd" else None
     runs = [RunSpec.model_validate(dict(common, method=base)), RunSpec.model_validate(full)]
     return runs + ([RunSpec.model_validate(live)] if live else [])

@@ -39,6 +39,8 @@ def load_spec(path: str | Path, overrides: dict[str, Any] | None = None) -> RunS
         raise SpecError("spec", str(p), "a readable UTF-8 TOML file", hint=e.__class__.__name__) \
             from None
     data = loads_toml(text, where=str(p))
+    if isinstance(data.get("data"), str) and not Path(data["data"]).is_absolute():
+        data["data"] = str(p.parent / data["data"])  # a spec's data file is relative to the spec
     if overrides:
         data["overrides"] = {**data.get("overrides", {}), **overrides}
     return build(RunSpec, data)

@@ -168,6 +168,9 @@ _REMOTE = {"url": "http://teacher.internal:8001/v1", "model": "Qwen/Qwen3-8B", "
 _MONITOR = {"project": "whileai", "entity": "team", "name": "arm", "group": "pair-1", "tags": ["a"]}
 
 
+_OWN_DATA = str(Path(__file__).resolve().parents[1] / "examples" / "own-data" / "tasks.jsonl")
+
+
 def sample_runs() -> dict[str, _spec.RunSpec]:
     """Runs that between them set every spec field (all methods, LoRA and full weights, W&B
     monitor, eval set and unset): the catalogue checks and the field-map docs compile these."""
@@ -184,5 +187,7 @@ def sample_runs() -> dict[str, _spec.RunSpec]:
         "grpo-lora": {"method": {"type": "grpo"}, "monitor": _MONITOR | {"tags": []}},
         "grpo-full": {"method": {"type": "grpo", "samples": 4, "temperature": 0.8}, "lora": False,
                       "seed": 7, "output_dir": "runs/grpo"},
+        "grpo-own-data": {"method": {"type": "grpo", "samples": 4}, "data": _OWN_DATA,
+                          "reward": "rewards.contains_answer"},
     }
     return {name: _spec.RunSpec.model_validate(base | fields) for name, fields in runs.items()}

@@ -94,6 +94,18 @@ class RunSpec(_Spec):
     eval: Eval = src("Evaluation on the holdout.", "", default_factory=Eval)
     monitor: Monitor | None = src("Weights & Biases logging; omit for none.", "", default=None)
     output_dir: str = src("Where the run writes checkpoints and logs.", "prime-rl default", default="outputs")
+    data: str | None = src(
+        "A local JSONL file of tasks for backends that train from files (TRL): one object per "
+        "line with a 'prompt' (text or chat messages) and the fields the method reads (e.g. "
+        "OPSD's privileged key); rows with \"split\": \"test\" are the holdout (default: the "
+        "last tenth). Unset: the taskset's built-in data.",
+        "", default=None, min_length=1,
+    )
+    reward: str | None = src(
+        "GRPO's reward as an importable 'module.function' (TRL's reward_funcs signature); "
+        "needed for GRPO on your own data. Unset: the taskset's own reward.",
+        "", default=None, pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$",
+    )
     overrides: dict[str, Any] = src(
         "Target-specific settings as dotted keys, checked against the target's pinned schema.",
         "", default_factory=dict,

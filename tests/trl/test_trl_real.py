@@ -141,3 +141,19 @@ def test_opd_loss_is_full_vocab_reverse_kl(tiny_models: dict[str, str], tmp_path
     forward = (((logp_t.exp() * (logp_t - logp_s)).sum(-1) * cmask).sum() / cmask.sum()).item()
     assert want > 0 and abs(forward - want) > 1e-3  # the check tells the two directions apart
     assert abs(got - want) < 1e-4, (got, want, forward)
+
+
+def test_grpo_on_own_data_trains_two_steps(tiny_models: dict[str, str], tmp_path: Path) -> None:
+    """A user's JSONL tasks and reward module, through `trl grpo` as a user runs it."""
+    data = ROOT / "tests" / "data"
+    base = tiny_run("grpo", tiny_models["student"], tiny_models["teacher"], tmp_path / "ckpt")
+    run = base.model_copy(update={"data": str(data / "tasks.jsonl"),
+                                  "reward": "my_rewards.contains_answer", "taskset": "my-qa",
+                                  "eval": base.eval.model_copy(update={"examples": 2})})
+    c = backend.compile(run, cpu=True)
+    out = write(c, tmp_path / "run")
+    env = dict(os.environ, **OFFLINE, PYTHONPATH=str(data))
+    p = subprocess.run(c.commands[0], shell=True, cwd=out, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert (tmp_path / "ckpt" / "config.json").exists()

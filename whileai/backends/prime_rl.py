@@ -114,6 +114,8 @@ FIELD_MAP: list[Row] = [
     To("monitor.tags", "monitors.wandb.tags", when=lambda r: bool(r.monitor and r.monitor.tags)),
     Drop("monitor.tags", "empty", when=lambda r: bool(r.monitor and not r.monitor.tags)),
     To("output_dir", "output_dir"),
+    Drop("data", "prime-rl reads its tasks from the taskset package named by taskset"),
+    Drop("reward", "prime-rl scores rollouts with the taskset's own rubric"),
     Fix("ckpt", {}, "checkpoint at the end of training"),
     # the method
     To("method.temperature", "orchestrator.train.sampling.temperature"),

@@ -21,7 +21,7 @@ from whileai.errors import SpecError, raw
 from whileai.fieldmap import apply, set_path
 from whileai.report import Compiled, Ignore, Read, render_text
 from whileai.spec import OPSD, RunSpec
-from whileai.tasksets import resolve, source
+from whileai.tasksets import for_run, rows, source
 
 TRL_VERSION = "1.16.0"
 TARGET = f"trl {TRL_VERSION}"
@@ -59,11 +59,14 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
     cpu: add `use_cpu: true` and `bf16: false` (TRL's configs default to bf16, which needs
     a GPU). out: the directory the files will be written to (only used in the commands).
     """
-    taskset = resolve(run.taskset)
+    taskset = for_run(run)
     key = privileged_key(run)
     if key is not None and key not in taskset.fields:
-        raise SpecError("method.privileged", key, f"a field of the {taskset.name} tasks: "
-                        + ", ".join(taskset.fields))
+        raise SpecError("method.privileged", key, f"a field of every {taskset.name} task: "
+                        + (", ".join(taskset.fields) or "(none besides prompt)"))
+    if run.method.type == "grpo" and not taskset.module and run.reward is None:
+        raise SpecError("reward", None, "an importable 'module.function' for GRPO on your own data "
+                        "(TRL's reward_funcs signature)")
     cmd = command_name(run)
     applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run)
     doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
@@ -80,7 +83,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
     train, holdout = _data(run)
     files["data/train.jsonl"] = train
     files["data/test.jsonl"] = holdout
-    if run.method.type == "grpo":
+    if run.method.type == "grpo" and taskset.module and run.reward is None:
         files[f"{taskset.module}.py"] = source(taskset)
     if run.method.type == "opsd":
         files["train.py"] = TRAIN_PY
@@ -122,9 +125,8 @@ def _check_batch(doc: dict[str, Any], run: RunSpec) -> None:
 
 def _data(run: RunSpec) -> tuple[str, str]:
     from whileai.backends.trl_map import test_rows
-    from whileai.tasksets import reverse_text
 
-    train, holdout = reverse_text.splits()
+    train, holdout = rows(run)
     holdout = holdout[: test_rows(run)]
     key = privileged_key(run)
     if key is not None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from whileai.fieldmap import Drop, Fix, Row, To
 from whileai.spec import OPD, OPSD, RunSpec, anchor_rate
-from whileai.tasksets import resolve
+from whileai.tasksets import for_run
 
 COMMANDS = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft"}
 BATCH_CAP = 8  # per-device micro-batch cap: TRL's default per_device_train_batch_size
@@ -77,8 +77,12 @@ def max_prompt(run: RunSpec) -> int:
     return run.prompt_tokens + m.max_tokens + len(m.template.encode())
 
 
+def _builtin(run: RunSpec) -> bool:
+    return run.data is None
+
+
 def test_rows(run: RunSpec) -> int:
-    holdout = resolve(run.taskset).holdout_size
+    holdout = for_run(run).holdout_size
     return holdout if run.eval.examples < 0 else min(run.eval.examples, holdout)
 
 
@@ -103,12 +107,20 @@ FIELD_MAP: list[Row] = [
        note="trl.GRPOTrainer"),
     To("method.type", "<command>", lambda r: "python train.py", when=_is("opsd"),
        note="trl.experimental.sdft.SDFTTrainer through the train.py beside the config"),
-    To("taskset", "dataset_name", lambda r: DATA,
-       note=lambda r: f"{resolve(r.taskset).name} generated locally: data/train.jsonl "
-       f"({resolve(r.taskset).train_size} rows), data/test.jsonl ({test_rows(r)} rows)"),
-    To("taskset", "reward_funcs", lambda r: [f"{resolve(r.taskset).module}.{resolve(r.taskset).reward}"],
-       when=_is("grpo"), note=lambda r: f"{resolve(r.taskset).module}.py beside the config: "
+    To("taskset", "dataset_name", lambda r: DATA, when=_builtin,
+       note=lambda r: f"{for_run(r).name} generated locally: data/train.jsonl "
+       f"({for_run(r).train_size} rows), data/test.jsonl ({test_rows(r)} rows)"),
+    Drop("taskset", "a label only: the tasks come from data", when=lambda r: not _builtin(r)),
+    To("data", "dataset_name", lambda r: DATA if r.data else None,
+       note=lambda r: f"copied: data/train.jsonl ({for_run(r).train_size} rows), "
+       f"data/test.jsonl ({test_rows(r)} rows)"),
+    To("taskset", "reward_funcs", lambda r: [f"{for_run(r).module}.{for_run(r).reward}"],
+       when=lambda r: r.method.type == "grpo" and _builtin(r) and r.reward is None,
+       note=lambda r: f"{for_run(r).module}.py beside the config: "
        "LCS ratio of the <reversed_text> answer, as prime-rl's taskset scores it"),
+    To("reward", "reward_funcs", lambda r: [r.reward] if r.reward else None, when=_is("grpo"),
+       note="TRL imports it by dotted path: the module must be importable where TRL runs"),
+    Drop("reward", "only GRPO trains on a reward", when=lambda r: r.method.type != "grpo"),
     To("model", "model_name_or_path"),
     To("steps", "max_steps"),
     To("prompts", "per_device_train_batch_size", per_device, note=_batch_note),
@@ -131,7 +143,7 @@ FIELD_MAP: list[Row] = [
     To("eval.interval", "eval_steps", lambda r: r.eval_interval,
        note=lambda r: "" if r.eval.interval else "unset: a quarter of the steps"),
     To("eval.examples", "<data/test.jsonl rows>", test_rows,
-       note=lambda r: f"the first rows of the {resolve(r.taskset).holdout_size}-row holdout"),
+       note=lambda r: f"the first rows of the {for_run(r).holdout_size}-row holdout"),
     Fix("per_device_eval_batch_size", eval_batch, "the eval batch must divide by the number of "
         "generations", when=_is("grpo", "opsd")),
     Fix("report_to", ["wandb"], "monitor is set", when=lambda r: r.monitor is not None),

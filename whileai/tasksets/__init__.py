@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 from whileai.errors import SpecError
-from whileai.tasksets import reverse_text
+from whileai.tasksets import local, reverse_text
 from whileai.tasksets.reverse_text import reverse_text_reward
 
 
@@ -55,9 +56,29 @@ def resolve(taskset_id: str, *, backend: str = "trl") -> Taskset:
     return found
 
 
+def for_run(run: Any) -> Taskset:
+    """The tasks a file-based backend trains on: the spec's `data` file, else the built-in set."""
+    if run.data is None:
+        return resolve(run.taskset)
+    tasks = local.load(run.data)
+    return Taskset(
+        name=local.display(tasks.path), module="", reward="", fields=tasks.fields,
+        train_size=len(tasks.train), holdout_size=len(tasks.test),
+        description=f"tasks from {local.display(tasks.path)}",
+    )
+
+
+def rows(run: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(train, holdout) rows for `run`, before any per-method columns are added."""
+    if run.data is not None:
+        tasks = local.load(run.data)
+        return tasks.train, tasks.test
+    return reverse_text.splits()
+
+
 def source(taskset: Taskset) -> str:
     """The text of the taskset's self-contained module."""
     return resources.files("whileai.tasksets").joinpath(f"{taskset.module}.py").read_text()
 
 
-__all__ = ["BUILTIN", "Taskset", "name_of", "resolve", "reverse_text_reward", "source"]
+__all__ = ["BUILTIN", "Taskset", "for_run", "name_of", "resolve", "reverse_text_reward", "rows", "source"]
