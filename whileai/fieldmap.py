@@ -45,7 +45,7 @@ class Drop(NamedTuple):
 class Fix(NamedTuple):
     path: str
     value: Any
-    reason: str
+    reason: str | Callable[[RunSpec], str]
     when: Pred = always
 
 
@@ -90,7 +90,7 @@ def apply(rows: list[Row], run: RunSpec) -> Applied:
         if isinstance(row, Fix):
             value = row.value(run) if callable(row.value) else copy.deepcopy(row.value)
             set_path(out.doc, row.path, value)
-            out.fixed.append(Fixed(row.path, value, row.reason))
+            out.fixed.append(Fixed(row.path, value, _text(row.reason, run)))
             continue
         current = field_value(run, row.field)
         if current is _MISSING:

@@ -76,7 +76,7 @@ FIELD_MAP: list[Row] = [
           ("harness.id", "null", "no agent harness: the taskset drives the episode"),
           ("runtime.type", "subprocess", "always set the runtime: its default is a remote sandbox VM"))],
     To("model", "model.name", note="shared: fills trainer, orchestrator and inference"),
-    Fix("orchestrator.renderer.name", _renderer, "see _renderer_reason"),
+    Fix("orchestrator.renderer.name", _renderer, _renderer_reason),
     To("steps", "max_steps"),
     To("prompts", "orchestrator.batch_size", lambda r: r.rollouts,
        note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"),
@@ -141,7 +141,7 @@ FIELD_MAP: list[Row] = [
     To("method.privileged", "orchestrator.algo.demo_key",
        note="read from the task's info, then its top-level fields"),
     To("method.template", "orchestrator.algo.template"),
-    Fix("orchestrator.algo.renderer.name", _renderer, "see _renderer_reason", when=_is("opsd")),
+    Fix("orchestrator.algo.renderer.name", _renderer, _renderer_reason, when=_is("opsd")),
     Drop("method.anchor", "prime-rl opsd scores against the live policy; an EMA or "
          "initial-weights teacher (SDFT, SDPO) is not offered there",
          when=lambda r: r.method.type == "opsd" and r.method.anchor != "live"),  # type: ignore
@@ -172,8 +172,6 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
                         "a port other than 8000, where rl serves the policy itself")
     anchor_rate(getattr(run.method, "anchor", "live"))
     applied = apply(FIELD_MAP, run)
-    reasons = {"see _renderer_reason": _renderer_reason(run)}
-    fixed = [type(f)(f.path, f.value, reasons.get(f.reason, f.reason)) for f in applied.fixed]
     doc = applied.doc
     doc.setdefault("trainer", {})
     reads, ignores = list(applied.reads), list(applied.ignores)
@@ -192,7 +190,7 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
     return Compiled(
         backend="prime-rl", target=TARGET, run=run, files={fname: text}, main=fname,
-        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
+        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(applied.fixed),
         warnings=findings(run, facts(run)), commands=tuple(commands), data=facts(run),
     )
 
