@@ -68,8 +68,8 @@ def check_dir(path: str | Path) -> list[str]:
     try:
         import trl
     except ImportError as e:
-        raise SpecError("--check", raw("a TRL run directory"), "checking needs TRL's own parser: "
-                        "pip install 'whileai[trl]'") from e
+        raise SpecError("--check", raw("TRL is not installed"), "checking needs TRL's own parser: "
+                        f"pip install trl=={PIN} (or, in a whileai clone, pip install -e '.[trl]')") from e
     root = Path(path)
     if not (root / "config.yaml").is_file():
         return [f"{root}: no config.yaml"]
