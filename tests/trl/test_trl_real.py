@@ -157,3 +157,18 @@ def test_grpo_on_own_data_trains_two_steps(tiny_models: dict[str, str], tmp_path
                        text=True, timeout=300)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert (tmp_path / "ckpt" / "config.json").exists()
+
+
+@pytest.mark.parametrize("arm", ["opd", "opsd"])
+def test_lora_default_trains_two_steps(arm: str, tiny_models: dict[str, str], tmp_path: Path) -> None:
+    """The spec's default is LoRA: use_peft + lora_r must reach peft and train."""
+    pytest.importorskip("peft")
+    base = tiny_run(arm, tiny_models["student"], tiny_models["teacher"], tmp_path / "ckpt")
+    run = base.model_copy(update={"lora": True, "lora_rank": 8})
+    c = backend.compile(run, cpu=True)
+    assert "use_peft: true" in c.text and "lora_r: 8" in c.text
+    out = write(c, tmp_path / "run")
+    p = subprocess.run(c.commands[0], shell=True, cwd=out, env=dict(os.environ, **OFFLINE),
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert (tmp_path / "ckpt" / "adapter_config.json").exists()
