@@ -66,12 +66,6 @@ class Catalog:
                 kids.setdefault(k, []).append(v)
         return kids
 
-    def open_object(self, node: Node) -> bool:
-        return any(
-            b.get("additionalProperties", True) not in (False,) and b.get("type") == "object"
-            for b in self.branches(node)
-        )
-
     def lookup(self, path: str) -> list[Node]:
         """Schemas a dotted path may hold; [] when the path does not exist."""
         nodes = [self.schema]

@@ -12,13 +12,13 @@ import tomli_w
 
 from whileai import __version__
 from whileai.backends import overrides as ov
-from whileai.backends.prime_rl_rules import check_document, renderer_for
+from whileai.backends.prime_rl_rules import check_document, rename_hint, renderer_for
 from whileai.catalog import prime_rl
 from whileai.errors import SpecError, raw
 from whileai.fieldmap import Drop, Fix, Row, To, apply, set_path
 from whileai.report import Compiled
 from whileai.rules import findings
-from whileai.spec import OPD, RunSpec, anchor_rate
+from whileai.spec import OPD, RunSpec
 
 COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 VERSION = "0.8.0"
@@ -170,14 +170,13 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
     if isinstance(run.method, OPD) and run.method.teacher.port == 8000:
         raise SpecError("method.teacher.url", run.method.teacher.url,
                         "a port other than 8000, where rl serves the policy itself")
-    anchor_rate(getattr(run.method, "anchor", "live"))
     applied = apply(FIELD_MAP, run)
     doc = applied.doc
     doc.setdefault("trainer", {})
     reads, ignores = list(applied.reads), list(applied.ignores)
     catalog = prime_rl()
     for path, value in run.overrides.items():
-        ov.check_override(catalog, path, value, hint=_rename)
+        ov.check_override(catalog, path, value, hint=rename_hint)
         set_path(doc, path, value)
     ov.override_reads(reads, ignores, run.overrides)
     problems = check_document(doc, catalog)
@@ -187,18 +186,13 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
                         f"it: {p.message}")
     fname = name or f"{run.method.type}.toml"
     commands = _commands(run, fname)
+    known = facts(run)
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
     return Compiled(
         backend="prime-rl", target=TARGET, run=run, files={fname: text}, main=fname,
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(applied.fixed),
-        warnings=findings(run, facts(run)), commands=tuple(commands), data=facts(run),
+        warnings=findings(run, known), commands=tuple(commands), data=known,
     )
-
-
-def _rename(path: str) -> str | None:
-    from whileai.backends.prime_rl_rules import rename_hint
-
-    return rename_hint(path)
 
 
 def _commands(run: RunSpec, fname: str) -> list[str]:

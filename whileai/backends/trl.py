@@ -20,6 +20,7 @@ from whileai.backends.trl_yaml import dumps
 from whileai.errors import SpecError, raw
 from whileai.fieldmap import apply, set_path
 from whileai.report import Compiled, Ignore, Read, render_text
+from whileai.rules import findings
 from whileai.spec import OPSD, RunSpec
 from whileai.tasksets import for_run, rows, source
 
@@ -91,7 +92,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
     compiled = Compiled(
         backend="trl", target=TARGET, run=run, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(applied.fixed),
-        warnings=_findings(run, data), commands=tuple(commands(run, out)), out=out, data=data,
+        warnings=findings(run, data), commands=tuple(commands(run, out)), out=out, data=data,
     )
     files["README.md"] = _readme(compiled)
     return compiled
@@ -102,14 +103,6 @@ def commands(run: RunSpec, out: str | None = None) -> list[str]:
     if run.method.type == "opsd":
         return [f"{where}python train.py --config config.yaml"]
     return [f"{where}trl {command_name(run)} --config config.yaml"]
-
-
-def _findings(run: RunSpec, data: dict[str, Any]) -> tuple[Any, ...]:
-    try:
-        from whileai.rules import findings
-    except ImportError:  # pragma: no cover - rules land separately
-        return ()
-    return findings(run, data)
 
 
 def _check_batch(doc: dict[str, Any], run: RunSpec) -> None:
