@@ -22,6 +22,9 @@ every entry point's config class, so all roots share one `$defs`:
   `env-id[<env>]` (an explicit `env.id`, any known taskset); an agent role's `harness` is one of
   `harness[<id>]` (a table without `id` is `bash`); a task's `judges` entries are one of
   `judge[<id>]`. `env[*]` is the unchecked shape for a taskset this environment cannot import;
+- pydantic-config reads a value "None" as null in every config table (`x-prime-rl-none-string`
+  on the table): a nullable field gets a `{"const": "None"}` branch, any other field that would
+  take a string gets `"not": {"const": "None"}`;
 - before-validators that accept a shorthand add that shape (`trainer.model.full_offload = true`
   is a boolean branch with `x-prime-rl-coerce`); `AliasChoices` aliases are extra properties
   with `x-prime-rl-alias-of`;
@@ -205,9 +208,12 @@ class Builder:
         for m in models:
             if not issubclass(m, BaseConfig):
                 continue
+            defs[name[m]]["x-prime-rl-none-string"] = True
             for node in defs[name[m]].get("properties", {}).values():
                 if _accepts_null(node):
                     node.setdefault("anyOf", []).append(NONE_STRING)
+                elif _accepts_string(node, defs):
+                    node["not"] = {"const": "None"}  # read as null, which this field refuses
 
     def add_default_types(self, models: list[type], name: dict[type, str], defs: dict[str, Node]) -> None:
         from pydantic import BaseModel
@@ -318,6 +324,15 @@ def _accepts_null(node: Node) -> bool:
     if t == "null" or (isinstance(t, list) and "null" in t):
         return True
     return any(alt.get("type") == "null" for alt in node.get("anyOf", []) + node.get("oneOf", []))
+
+
+def _accepts_string(node: Node, defs: dict[str, Node]) -> bool:
+    if "$ref" in node:
+        return _accepts_string(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+    t = node.get("type")
+    if t == "string" or (isinstance(t, list) and "string" in t):
+        return not ("enum" in node or "const" in node) or "None" in node.get("enum", [node.get("const")])
+    return any(_accepts_string(alt, defs) for alt in node.get("anyOf", []) + node.get("oneOf", []))
 
 
 def _json_type(value: Any) -> str:
