@@ -232,8 +232,6 @@ class Builder:
         from verifiers.v1.configs.agent import AgentConfig
         from verifiers.v1.configs.env import EnvConfig
         from verifiers.v1.configs.task import TaskConfig
-        from verifiers.v1.configs.taskset import TasksetConfig
-
         def tagged(cls: type, tag: str, pid: str, optional_id: bool = False) -> str:
             node = copy.deepcopy(defs[name[cls]])
             node["properties"]["id"] = {"const": pid, "default": pid} if optional_id else {"const": pid}
@@ -289,8 +287,9 @@ class Builder:
             defs[env_id_keys[eid]] = node
         unchecked = copy.deepcopy(defs[name[EnvConfig]])
         unchecked["additionalProperties"] = True
-        unchecked["properties"]["taskset"] = {**copy.deepcopy(defs[name[TasksetConfig]]),
-                                              "additionalProperties": True}
+        # an uninstalled taskset: its arguments and task knobs are unknown, so only its id is typed
+        unchecked["properties"]["taskset"] = {"type": "object", "additionalProperties": True,
+                                              "properties": {"id": {"type": "string"}}, "required": ["id"]}
         defs["env[*]"] = unchecked
         env_node = {
             "anyOf": [ref(k) for k in env_keys.values()] + [ref(k) for k in env_id_keys.values()],
