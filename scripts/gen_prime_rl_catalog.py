@@ -46,21 +46,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import prime_rl_plugins  # noqa: E402
+from prime_rl_loader import ENTRIES  # noqa: E402 - entry point -> (module, class)
 
 COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 VERSION = "0.8.0"
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "schemas" / f"prime-rl-{COMMIT[:7]}.catalog.json"
 PROSE = {"description", "title", "examples"}
-ENTRIES = {
-    "rl": ("prime_rl.configs.rl", "RLConfig"),
-    "sft": ("prime_rl.configs.sft", "SFTConfig"),
-    "evals": ("prime_rl.configs.evals", "EvalsConfig"),
-    "inference": ("prime_rl.configs.inference", "InferenceConfig"),
-    "orchestrator": ("prime_rl.configs.orchestrator", "OrchestratorConfig"),
-    "trainer": ("prime_rl.configs.trainer", "TrainerConfig"),
-    "env-server": ("prime_rl.configs.env_server", "EnvServerConfig"),
-}
 PROBES: list[Any] = [True, False, 0, 1, "", "x", [], {}]
 Node = dict[str, Any]
 
