@@ -15,7 +15,8 @@ every entry point's config class, so all roots share one `$defs`:
 - discriminated unions are `anyOf` (with pydantic's `discriminator` mapping kept); a union field
   whose default carries a `type` gets `x-prime-rl-default-type`: the loader fills that tag when
   a table omits it (pydantic-config's `_default_discriminator_types`), so such a table is
-  validated against that one variant only;
+  validated against that one variant only; a union on another tag (the renderer's `name`) gets
+  `x-prime-rl-tag-required`: a table without it is refused;
 - plugin narrowing, which JSON Schema cannot express by itself, is written out per plugin id
   (`x-prime-rl-narrow` says how the loader picks): a source's `env` is one of `env[<taskset>]`
   (the taskset's own env config with its taskset config `taskset[<taskset>]`) or
@@ -209,14 +210,21 @@ class Builder:
 
     def add_default_types(self, models: list[type], name: dict[type, str], defs: dict[str, Node]) -> None:
         from pydantic import BaseModel
+        from pydantic_config import BaseConfig
 
         for m in models:
             props = defs[name[m]].get("properties", {})
             for fname, f in m.model_fields.items():
                 d = f.default
-                if fname in props and isinstance(d, BaseModel) and isinstance(getattr(d, "type", None), str):
+                if fname not in props:
+                    continue
+                injects = issubclass(m, BaseConfig)  # pydantic-config's BaseConfig fills `type`
+                if injects and isinstance(d, BaseModel) and isinstance(getattr(d, "type", None), str):
                     if typing.get_args(f.annotation):
                         props[fname]["x-prime-rl-default-type"] = d.type
+                elif isinstance(f.discriminator, str):
+                    # only `type` tags are filled from the default: a table must name this tag
+                    props[fname]["x-prime-rl-tag-required"] = f.discriminator
 
     # -- plugin narrowing ------------------------------------------------------------------
     def narrow(self, classes: dict[str, Any], models: list[type], name: dict[type, str],
