@@ -1,7 +1,9 @@
 """Pinned target catalogues: look up dotted paths, check values, suggest the near miss.
 
 A catalogue is a JSON Schema (the subset pydantic emits: $ref, anyOf, properties,
-additionalProperties, type, const, enum, bounds, items). This module validates a document
+additionalProperties, type, const, enum, bounds, items), plus `x-prime-rl-narrow`: a node whose
+branch the loader picks by a plugin id (a source's env by env id / taskset id, a harness or judge
+by its id) is checked against that one branch. This module validates a document
 against it without any third-party validator, so `whileai compile` stays light; the tests
 cross-check it with `jsonschema` (Draft 2020-12).
 """
