@@ -22,7 +22,8 @@ Verdict per name (keys sorted, output deterministic):
     accepted     the loader's verdict
     error        normalized first lines of the loader's error ("" when accepted): one
                  "dotted.path[i]: message" line per pydantic error, or "ExcType: message"
-                 for errors raised outside pydantic (e.g. an uninstalled taskset)
+                 for errors raised outside pydantic (e.g. an uninstalled taskset); memory
+                 addresses, temp paths and the random run-name suffix are masked
     accepted_by  (auto only) every entry point that accepts the document
     warnings     warnings the validators emitted while loading (normalized)
     launch_error checks the entry point's launcher applies right after parsing that need no
@@ -68,6 +69,7 @@ def config_class(entry: str) -> Any:
 def _clean(text: str, tmp: str) -> str:
     text = text.replace(tmp + "/", "").replace(tmp, "")
     text = re.sub(r" at 0x[0-9a-fA-F]+", "", text)
+    text = re.sub(r"--[0-9a-f]{8}\b", "--<run-id>", text)  # the random suffix of an unset run.name
     text = re.sub(r"(/[\w.+-]+)+/(site-packages|src|lib)/", "", text)
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 3] + "..."
