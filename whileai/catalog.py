@@ -1,7 +1,9 @@
 """Pinned target catalogues: look up dotted paths, check values, suggest the near miss.
 
 A catalogue is a JSON Schema (the subset pydantic emits: $ref, anyOf, properties,
-additionalProperties, type, const, enum, bounds, items). This module validates a document
+additionalProperties, type, const, enum, bounds, items), plus `x-prime-rl-narrow`: a node whose
+branch the loader picks by a plugin id (a source's env by env id / taskset id, a harness or judge
+by its id) is checked against that one branch. This module validates a document
 against it without any third-party validator, so `whileai compile` stays light; the tests
 cross-check it with `jsonschema` (Draft 2020-12).
 """
@@ -132,6 +134,9 @@ class Catalog:
     def check(self, value: Any, node: Node, path: str = "") -> list[Problem]:
         """Problems of `value` against `node`; [] when it is accepted."""
         node = self.resolve(node)
+        narrowed = _narrow(node.get("x-prime-rl-narrow"), value)
+        if narrowed:
+            return self.check(value, {"$ref": f"#/$defs/{narrowed}"}, path)
         if "anyOf" in node:
             alts = self.branches(node)
             picked = _discriminate(alts, value)
@@ -214,6 +219,27 @@ def _discriminate(alts: list[Node], value: Any) -> list[Node]:
             if hits:
                 return hits
     return []
+
+
+def _plugin(ident: Any) -> str:
+    """A plugin id as the catalogue keys it: no owner/ or @version, kebab-case, lowercase."""
+    return str(ident).rsplit("/", 1)[-1].split("@", 1)[0].replace("_", "-").lower()
+
+
+def _narrow(spec: Any, value: Any) -> str | None:
+    """The $defs key a plugin-narrowed node (x-prime-rl-narrow) selects for `value`, if any."""
+    if not isinstance(spec, dict) or not isinstance(value, dict):
+        return None
+    if "taskset" in spec:  # an env: explicit env id, else the taskset id
+        taskset = value.get("taskset")
+        tid = taskset.get("id") if isinstance(taskset, dict) else None
+        if value.get("id"):
+            return spec["env_id"].get(_plugin(value["id"])) or spec.get("unknown")
+        if tid:
+            return spec["taskset"].get(_plugin(tid)) or spec.get("unknown")
+        return None
+    ident = value.get("id") or spec.get("default")
+    return spec["map"].get(_plugin(ident)) if ident else None
 
 
 def _describe(alts: list[Node]) -> str:
