@@ -138,7 +138,7 @@ def check(config: Annotated[Path, typer.Argument(help="A prime-rl TOML written b
     from whileai.load import loads_toml, read_text
 
     try:
-        doc = loads_toml(read_text(config, "config", 8 << 20, "UTF-8 TOML file"), where=str(config))
+        doc = loads_toml(read_text(config, "config", 8 << 20, "TOML file"), where=str(config))
     except SpecError as e:
         _fail(e)
     if looks_like_spec(doc):

@@ -56,7 +56,7 @@ def read_text(path: str | Path, field: str, limit: int = SPEC_LIMIT, what: str =
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise SpecError(field, str(path), f"a UTF-8 {what}",
-                        hint=f"byte {e.start + 1} is not UTF-8") from None
+                        hint=f"the byte at offset {e.start} is not UTF-8") from None
 
 
 def _kind(mode: int) -> str:
@@ -80,7 +80,7 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
     from whileai.spec import RunSpec
 
     p = Path(path)
-    data = loads_toml(read_text(p, "spec", what="UTF-8 TOML file"), where=str(p))
+    data = loads_toml(read_text(p, "spec", what="TOML file"), where=str(p))
     if isinstance(data.get("data"), str) and data["data"] and not Path(data["data"]).is_absolute():
         data["data"] = str(p.parent / data["data"])  # a spec's data file is relative to the spec
     if sets:
@@ -101,7 +101,7 @@ def parse_sets(items: list[str]) -> dict[str, Any]:
     for text in items:
         key, value = parse_set(text)
         if key in out:
-            raise SpecError(f"--set {key}", raw("set twice"), "give each key once (a.b[0] and "
+            raise SpecError(f"--set {key}", raw("given twice"), "give each key once (a.b[0] and "
                             "a.b.0 are the same key)")
         out[key] = value
     paths.conflicts({k: paths.parse(k) for k in out}, where="--set")

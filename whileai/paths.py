@@ -95,7 +95,7 @@ def flatten(table: dict[Any, Any], where: str = "overrides") -> dict[str, Any]:
                 continue
             name = join(segs)
             if name in flat:
-                raise SpecError(f"{where}.{name}", raw("set twice"), "give each key once "
+                raise SpecError(_label(where, name), raw("given twice"), "give each key once "
                                 "(a.b[0] and a.b.0 are the same key)")
             flat[name] = v
             segs_of[name] = segs
@@ -111,9 +111,14 @@ def conflicts(keys: dict[str, tuple[Seg, ...]], where: str = "overrides") -> Non
     for i, (short, s) in enumerate(ordered):
         for long, t in ordered[i + 1:]:
             if len(t) > len(s) and under(t, s):
-                raise SpecError(f"{where}.{long}", raw(f"sets a key inside {where}.{short}"),
-                                f"one of the two: {short} is set to a value, so it cannot also "
+                raise SpecError(_label(where, long), raw(f"sets a key inside {short}"),
+                                f"one of the two: {short} is given a value, so it cannot also "
                                 "be a table")
+
+
+def _label(where: str, key: str) -> str:
+    """How a message names a key: '--set a.b' or 'overrides.a.b'."""
+    return f"{where} {key}" if where.startswith("-") else f"{where}.{key}"
 
 
 def get_path(doc: Any, path: str | tuple[Seg, ...], default: Any = None) -> Any:

@@ -14,9 +14,15 @@ from whileai.fieldmap import spec_fields
 from whileai.report import Compiled, fmt, grouped_reads
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """rich exits 1 on a closed pipe; the CLI's own handler ends quietly with 0 instead."""
+        raise BrokenPipeError
+
+
 def console() -> Console:
     width = int(os.environ.get("COLUMNS", "0") or 0) or None
-    return Console(width=width, highlight=False, soft_wrap=False)
+    return _Console(width=width, highlight=False, soft_wrap=False)
 
 
 def print_report(c: Compiled) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import shutil
 import stat
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -241,10 +242,15 @@ def commit(p: Plan) -> None:
             temps.append((_temp(f.dest, f.text), f.dest))
         for tmp, dest in temps:
             backup = None
-            if os.path.lexists(dest):
+            if os.path.lexists(dest):  # a hard link keeps what was there until the end
                 backup = _free(dest, "bak")
-                os.link(dest, backup)
-            os.replace(tmp, dest)
+                _keep(dest, backup)
+            try:
+                os.replace(tmp, dest)
+            except OSError:
+                if backup is not None:
+                    backup.unlink()
+                raise
             done.append((dest, backup))
     except OSError as e:
         _undo(temps, done, made)
@@ -255,6 +261,13 @@ def commit(p: Plan) -> None:
             backup.unlink(missing_ok=True)
     for old in p.stale:
         old.unlink(missing_ok=True)
+
+
+def _keep(dest: Path, backup: Path) -> None:
+    try:
+        os.link(dest, backup)
+    except OSError:  # a file system without hard links: a copy does
+        shutil.copyfile(dest, backup)
 
 
 def _undo(temps: list[tuple[Path, Path]], done: list[tuple[Path, Path | None]],

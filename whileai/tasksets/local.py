@@ -48,7 +48,7 @@ def _constant(name: str) -> Any:
 def _load(path: str, _mtime: int, _size: int) -> LocalTasks:
     from whileai.load import read_text
 
-    text = read_text(path, "data", LIMIT, "UTF-8 JSONL file")  # a FIFO or device is refused
+    text = read_text(path, "data", LIMIT, "JSONL file")  # a FIFO or device is refused
     rows: list[Row] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
