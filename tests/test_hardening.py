@@ -67,6 +67,7 @@ def test_former_tracebacks_are_one_line(tmp_path: Path, text: str, args: list[st
     b"\xff\xfe[model]\n", b"orchestrator = 1\n", b"[trainer]\n[orchestrator.train]\nsource = 5\n",
     b"[trainer]\n[orchestrator]\n[model]\nname = [1]\n", b"[orchestrator]\nbatch_size = 'x'\n",
     b"[trainer]\n[orchestrator.algo]\nteacher = 3\n",
+    b"max_steps = 1000000000000000000000000000000\n[trainer]\n[orchestrator]\n",
 ])
 def test_check_never_tracebacks(tmp_path: Path, content: bytes) -> None:
     p = tmp_path / "c.toml"

@@ -14,14 +14,12 @@ recompiled in place; files whileai wrote there before and no longer produces are
 from __future__ import annotations
 
 import hashlib
-import itertools
 import os
-import shutil
 import stat
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from whileai import values
+from whileai import atomic, values
 from whileai.errors import SpecError, raw
 
 LISTING = ".whileai-files"
@@ -230,105 +228,10 @@ def _digest(path: Path) -> str | None:
 
 
 def commit(p: Plan) -> None:
-    """Write every file of the plan, or none: temporary files first, then renames."""
-    made: list[Path] = []
-    temps: list[tuple[Path, Path]] = []
-    done: list[tuple[Path, Path | None]] = []  # (dest, backup of what it replaced)
-    try:
-        for d in p.dirs:
-            os.mkdir(d)
-            made.append(d)
-        for f in p.files:
-            temps.append((_temp(f.dest, f.text), f.dest))
-        for tmp, dest in temps:
-            backup = None
-            if os.path.lexists(dest):  # a hard link keeps what was there until the end
-                backup = _free(dest, "bak")
-                _keep(dest, backup)
-            try:
-                os.replace(tmp, dest)
-            except OSError:
-                if backup is not None:
-                    backup.unlink()
-                raise
-            done.append((dest, backup))
-    except OSError as e:
-        _undo(temps, done, made)
-        where = getattr(e, "filename", None) or "out"
-        raise SpecError("out", str(where), "a writable path", hint=e.strerror or str(e)) from None
-    for _, backup in done:
-        if backup is not None:
-            backup.unlink(missing_ok=True)
-    for old in p.stale:
-        old.unlink(missing_ok=True)
-
-
-def _keep(dest: Path, backup: Path) -> None:
-    try:
-        os.link(dest, backup)
-    except OSError:  # a file system without hard links: a copy does
-        shutil.copyfile(dest, backup)
-
-
-def _undo(temps: list[tuple[Path, Path]], done: list[tuple[Path, Path | None]],
-          made: list[Path]) -> None:
-    for dest, backup in reversed(done):
-        try:
-            os.replace(backup, dest) if backup is not None else os.unlink(dest)
-        except OSError:
-            pass
-    for tmp, _ in temps:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-    for d in reversed(made):
-        try:
-            os.rmdir(d)
-        except OSError:
-            pass
-
-
-def _free(dest: Path, tag: str) -> Path:
-    for n in itertools.count():
-        p = dest.with_name(f".{dest.name}.whileai-{os.getpid()}-{n}.{tag}")
-        if not os.path.lexists(p):
-            return p
-    raise AssertionError("unreachable")
-
-
-def _temp(dest: Path, text: str, *, durable: bool = False) -> Path:
-    """A new file beside `dest` holding `text` (the usual mode: 0666 less umask)."""
-    while True:
-        tmp = _free(dest, "tmp")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:
-            continue
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            if durable:
-                f.flush()
-                os.fsync(f.fileno())
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return tmp
+    """Write every file of the plan, or none (whileai.atomic)."""
+    atomic.commit([(f.dest, f.text) for f in p.files], dirs=p.dirs, stale=p.stale)
 
 
 def write(outputs: list[Output], *, force: bool = False) -> None:
     """Check everything, then write everything: the whole of one command, or nothing."""
     commit(plan(outputs, force=force))
-
-
-def atomic_write(dest: str | Path, text: str, *, durable: bool = True) -> None:
-    """One file through a temporary file and a rename: readers see the old file or the new
-    one, never a part (manifests, metrics, results). `durable`: fsync before the rename."""
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp(dest, text, durable=durable)
-    try:
-        os.replace(tmp, dest)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -160,9 +160,22 @@ def check_document(doc: dict[str, Any], catalog: Catalog | None = None) -> list[
         hint = rename_hint(p.path) if p.message.startswith("unknown key") else None
         problems.append(Problem(p.path, f"unknown key: {hint}") if hint else p)
     renderers = cat.schema.get("x-prime-rl", {}).get("model_renderers", {})
-    loader = loader_rules(doc, renderers)
+    loader = loader_rules(doc, renderers) + out_of_range(doc)
     said = {p.path for p in loader}  # the loader's message is the more specific one
     return loader + [p for p in problems if p.path not in said]
+
+
+def out_of_range(node: Any, path: str = "") -> list[Problem]:
+    """Integers beyond TOML's signed 64-bit range (Python's TOML readers accept them; torch,
+    vLLM and every other TOML reader do not)."""
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in out_of_range(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in out_of_range(v, f"{path}[{i}]")]
+    if isinstance(node, int) and not isinstance(node, bool) and not -(2**63) <= node < 2**63:
+        return [_problem(path, f"an integer of {len(str(abs(node)))} digits is beyond TOML's signed "
+                               "64-bit range")]
+    return []
 
 
 def looks_like_spec(doc: dict[str, Any]) -> bool:
