@@ -2,13 +2,15 @@
 exits 0 or 2, says one line on error, leaves nothing behind, never writes a planted secret,
 recompiles byte for byte, and writes YAML that loads back to the values it reports.
 
-Seeded and derandomized (the same examples every run), sized to stay well under a minute.
+Seeded and derandomized (the same examples every run), sized to stay well under a minute;
+WHILEAI_FUZZ_SCALE=20 runs twenty times as many examples (a longer hunt, by hand).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ import whileai as wai
 from whileai.cli import app
 
 runner = CliRunner()
+SCALE = int(os.environ.get("WHILEAI_FUZZ_SCALE", "1"))
 FUZZ = settings(derandomize=True, deadline=None, database=None, print_blob=False,
                 suppress_health_check=list(HealthCheck))
 SECRETS = [  # planted; none may reach any output (bodies are distinctive enough to grep)
@@ -176,7 +179,7 @@ def _yaml_agrees(c: dict[str, Any], folder: Path) -> None:
                 isinstance(r["value"], float) and math.isclose(loaded[r["path"]], r["value"])), r
 
 
-@settings(FUZZ, max_examples=250)
+@settings(FUZZ, max_examples=250 * SCALE)
 @given(specs(), st.booleans())
 def test_compile_fuzz(case: tuple[dict[str, Any], str, list[str]], as_json: bool) -> None:
     spec, backend, sets = case
@@ -213,7 +216,7 @@ api_values = st.one_of(values, st.none(), st.binary(max_size=8), st.just(object(
                                min_size=1, max_size=2))
 
 
-@settings(FUZZ, max_examples=200)
+@settings(FUZZ, max_examples=200 * SCALE)
 @given(st.dictionaries(st.sampled_from(["steps", "prompts", "gpus", "lora", "overrides", "out", "seed",
                                         "model", "taskset", "method", "data", "reward", "monitor",
                                         "output_dir", "eval", "force"]), api_values, max_size=3),
@@ -245,7 +248,7 @@ CHECK_KEYS = ["model", "trainer", "orchestrator", "inference", "deployment", "ma
               "orchestrator.train", "source", "name", "batch_size", "algo", "teacher", "base_url"]
 
 
-@settings(FUZZ, max_examples=200)
+@settings(FUZZ, max_examples=200 * SCALE)
 @given(st.dictionaries(st.sampled_from(CHECK_KEYS), toml_values | st.dictionaries(
     st.sampled_from(CHECK_KEYS), toml_values, max_size=4), max_size=5), st.booleans())
 def test_check_fuzz(doc: dict[str, Any], garble: bool) -> None:

@@ -53,6 +53,10 @@ TRACEBACKS = [  # (spec text, extra args, words of the one line)
     (HEAD + GRPO, ["-b", "trl", "--set", "model_init_kwargs={a=1979-05-27T07:32:00Z}"],
      ["model_init_kwargs.a", "datetime"]),
     (HEAD + GRPO, ["-o", "x" * 300 + ".toml"], ["out:", "at most 255 bytes"]),
+    (HEAD + '[method]\ntype = "opd"\n[method.teacher]\nurl = "http://h:8001/v1"\nmodel = "m"\n'
+     "str = 1\n", [], ["method.teacher.str: unknown field", "url, model, api_key_env"]),
+    (HEAD + "[monitor]\nproject = 'p'\nlist = 1\n" + GRPO, [], ["monitor.list: unknown field"]),
+    (HEAD + 'method = "grpo"\n', [], ["method: 'grpo'", "a table: [method] with type"]),
 ]
 
 
@@ -133,6 +137,12 @@ def test_secrets_are_refused_and_never_shown(tmp_path: Path, body: str, args: li
               "sk_live_abcdefgh", "gsk_abcdefghijklmnop"):
         assert s not in out + err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_byte_order_mark_is_not_a_syntax_error(tmp_path: Path) -> None:
+    p = tmp_path / "bom.toml"
+    p.write_bytes(b"\xef\xbb\xbf" + (EXAMPLES / "grpo.toml").read_bytes())
+    assert cli("compile", str(p))[0] == 0
 
 
 def test_emoji_and_odd_strings_reach_trl_intact(tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ def read_bytes(path: str | Path, field: str, limit: int, what: str = "file") -> 
 def read_text(path: str | Path, field: str, limit: int = SPEC_LIMIT, what: str = "file") -> str:
     data = read_bytes(path, field, limit, what)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8").removeprefix("\ufeff")  # a BOM some editors write
     except UnicodeDecodeError as e:
         raise SpecError(field, str(path), f"a UTF-8 {what}",
                         hint=f"the byte at offset {e.start} is not UTF-8") from None

@@ -6,6 +6,7 @@ derived from it. Output is checked against the pinned catalogue and the loader's
 
 from __future__ import annotations
 
+from shlex import quote
 from typing import Any
 
 import tomli_w
@@ -223,20 +224,20 @@ def _commands(run: RunSpec, fname: str) -> list[str]:
     if isinstance(run.method, OPD):
         t = run.method.teacher
         if _local_teacher(run):
-            cmds.append(f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {t.model} "
+            cmds.append(f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {quote(t.model)} "
                         f"--server.port {t.port or 80} --vllm.gpu-memory-utilization "
                         f"{TEACHER_GPU_MEMORY} &  # serve the teacher at {t.url}")
         else:
             cmds.append(f"# first serve {t.model} at {t.url} (vLLM with prompt logprobs; "
                         f"key in ${t.api_key_env})")
-    cmds.append(f"uv run rl @ {fname}")
+    cmds.append(f"uv run rl @ {quote(fname)}")
     return cmds
 
 
 def _header(run: RunSpec, fname: str) -> str:
     return (
         f"# written by whileai {__version__} for {TARGET}: {run.method.type} on {run.taskset}\n"
-        f"# run: uv run rl @ {fname}    (what each key does: whileai explain <spec>)\n\n"
+        f"# run: uv run rl @ {quote(fname)}    (what each key does: whileai explain <spec>)\n\n"
     )
 
 
