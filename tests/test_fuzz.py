@@ -261,3 +261,23 @@ def test_check_fuzz(doc: dict[str, Any], garble: bool) -> None:
         lines = r.stderr.splitlines()
         assert all(x.startswith("error: ") for x in lines) and "Traceback" not in r.stderr
         assert r.exit_code == 0 or lines
+
+
+any_text = st.text(st.characters(codec=None, exclude_categories=()), max_size=12) | st.sampled_from(
+    ["😀", "\ud83d", "key\n", "yes", "no", "~", "null", "1e-06", "- x", "a: b", "#c", "'\"", "\t", ""])
+yaml_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False,
+                                                                             allow_infinity=False)
+    | any_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(any_text, inner, max_size=3),
+    max_leaves=10)
+
+
+@settings(FUZZ, max_examples=300 * SCALE)
+@given(st.dictionaries(any_text, yaml_values, max_size=5))
+def test_yaml_round_trips_generated_values(doc: dict[str, Any]) -> None:
+    """What the TRL backend writes, PyYAML (TRL's loader) reads back as the same values:
+    emoji, lone surrogates, keys ending in a newline, YAML words, tiny and huge floats."""
+    from whileai.backends.trl import dumps
+
+    assert yaml.safe_load(dumps(doc)) == doc
