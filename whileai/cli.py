@@ -24,7 +24,8 @@ SpecArg = Annotated[list[Path], typer.Argument(help="Run spec TOML file(s).", sh
 Backend = Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")]
 Sets = Annotated[
     list[str] | None,
-    typer.Option("--set", help="Override a target key: dotted.key=value (checked). Repeatable."),
+    typer.Option("--set", help="Override a target key: dotted.key=value, list items as a.b[0].c "
+                 "or a.b.0.c (checked). Repeatable."),
 ]
 
 
@@ -67,11 +68,13 @@ def _compile_all(specs: list[Path], backend: str, sets: list[str] | None, out: P
 def compile_cmd(
     specs: SpecArg,
     backend: Backend = "prime-rl",
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output file or directory; "
-                   "without it nothing is written.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="prime-rl: the .toml (or a folder "
+                   "for <spec>.toml); trl: the run directory itself; several specs: a folder for "
+                   "all. Without it nothing is written.")] = None,
     sets: Sets = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    force: Annotated[bool, typer.Option(help="Overwrite a file whileai did not write.")] = False,
+    force: Annotated[bool, typer.Option(help="Overwrite a file whileai did not write, or one "
+                     "changed since it did.")] = False,
     check: Annotated[bool, typer.Option(help="Also run the target's own parser (trl).")] = False,
     cpu: Annotated[bool, typer.Option(help="trl: a CPU run (use_cpu, bf16 false).")] = False,
     plain: Annotated[bool | None, typer.Option("--plain/--rich", help="Plain text report "
