@@ -97,12 +97,21 @@ def flatten(table: dict[Any, Any], where: str = "overrides") -> dict[str, Any]:
             if name in flat:
                 raise SpecError(_label(where, name), raw("given twice"), "give each key once "
                                 "(a.b[0] and a.b.0 are the same key)")
-            flat[name] = v
+            flat[name] = _lists(v)
             segs_of[name] = segs
 
     walk((), table)
     conflicts(segs_of, where)
     return flat
+
+
+def _lists(value: Any) -> Any:
+    """Tuples (from Python callers) as lists: the one array type TOML and YAML write."""
+    if isinstance(value, (list, tuple)):
+        return [_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    return value
 
 
 def conflicts(keys: dict[str, tuple[Seg, ...]], where: str = "overrides") -> None:

@@ -15,6 +15,8 @@ import math
 import re
 from typing import Any
 
+from pydantic import BaseModel
+
 from whileai import secretscan
 from whileai.errors import SpecError, raw
 
@@ -46,6 +48,9 @@ def _walk(node: Any, path: str, depth: int, multiline: tuple[str, ...]) -> None:
     elif isinstance(node, (list, tuple)):
         for i, v in enumerate(node):
             _walk(v, f"{path}[{i}]", depth + 1, multiline)
+    elif node is None and path.startswith("overrides"):
+        raise SpecError(path, None, "a value: TOML has no null (leave the key out to keep the "
+                        "target's default)")
     else:
         check_scalar(node, path or "spec")
 
@@ -79,6 +84,9 @@ def check_scalar(value: Any, field: str) -> None:
         raise SpecError(field, raw(f"a TOML {type(value).__name__}"),
                         "a string, number, boolean, array or table (dates and times are not "
                         "accepted: write the value as a string)")
+    if not isinstance(value, (int, float, BaseModel)):  # a model instance validates itself
+        raise SpecError(field, raw(f"a Python {type(value).__name__}"),
+                        "a string, number, boolean, array or table")
 
 
 _PORT = re.compile(r"(?:^|_)port\Z")

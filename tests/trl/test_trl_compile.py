@@ -256,7 +256,8 @@ def test_yaml_round_trips() -> None:
 
     doc = {"a": 1e-6, "b": 5e-5, "c": "yes", "d": "x: y # z\n", "e": [1, "on", None], "f": "",
            "g": {"K": "1"}, "h": 0.1, "i": "1e-3", "j": -3e20, "k": [{"p": "json"}], "l": True,
-           "emoji 😀": "👍🏽 café", "key\n": "ends in a newline", "m": 1e16, "n": -0.0}
+           "emoji 😀": "👍🏽 café", "key\n": "ends in a newline", "m": 1e16, "n": -0.0,
+           "o": "next line \x85 and \u2028 \u2029 separators", "": "\x85"}  # YAML 1.1 line breaks
     assert yaml.safe_load(dumps(doc)) == doc
     assert "learning_rate: 1.0e-06" in dumps({"learning_rate": 1e-6})  # a float for YAML 1.1
 

@@ -144,7 +144,8 @@ def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None
 def dumps(doc: dict[str, Any]) -> str:
     """The config as YAML through PyYAML's safe dumper (imported here: only TRL needs it), in
     the document's own key order. Its floats load back as floats under the YAML 1.1 rules TRL's
-    loader uses (1e-06 is written 1.0e-06); a text with line breaks is one double-quoted line."""
+    loader uses (1e-06 is written 1.0e-06); a text with line breaks is one double-quoted line,
+    the breaks escaped."""
     import yaml
 
     return yaml.dump(doc, Dumper=_dumper(), sort_keys=False, allow_unicode=True,
@@ -159,8 +160,8 @@ def _dumper() -> Any:
         pass
 
     def text(dumper: Any, data: str) -> Any:
-        return dumper.represent_scalar("tag:yaml.org,2002:str", data,
-                                       style='"' if "\n" in data or "\r" in data else None)
+        breaks = any(c in data for c in "\n\r\x85\u2028\u2029")  # YAML folds them unless escaped
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"' if breaks else None)
 
     Dumper.add_representer(str, text)
     return Dumper
