@@ -145,6 +145,10 @@ class Catalog:
                 return []
             if len(results) == 1:
                 return results[0]
+            typed = [r for a, r in zip(picked or alts, results, strict=True)
+                     if a.get("type") and _is_type(value, a["type"])]
+            if len(typed) == 1:  # `x: T | None` given a T: say what is wrong inside it
+                return typed[0]
             return [Problem(path, f"{_show(value)} matches none of: {_describe(alts)}")]
         return self._check_one(value, node, path)
 
