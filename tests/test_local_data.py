@@ -39,8 +39,9 @@ def test_grpo_on_own_data_needs_and_reads_a_reward() -> None:
     with pytest.raises(SpecError, match="^reward: .*module.function"):
         trl.compile(run(wai.GRPO(samples=2)))
     c = trl.compile(run(wai.GRPO(samples=2), reward="my_rewards.contains_answer"))
-    assert "reward_funcs: [my_rewards.contains_answer]" in c.text
+    assert "reward_funcs:\n- my_rewards.contains_answer\n" in c.text
     assert "reverse_text.py" not in c.files
+    assert c.files["my_rewards.py"] == (TASKS.parent / "my_rewards.py").read_text()  # copied in
 
 
 def test_prime_rl_ignores_data_and_reward_with_reasons() -> None:

@@ -129,15 +129,15 @@ def test_opd_report_names_the_teacher_serving_command() -> None:
 
 
 def test_overrides_from_a_spec_table_are_flattened_checked_and_reported(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from whileai.files import load_spec
+    from whileai.load import load_spec
 
     p = tmp_path / "s.toml"
     p.write_text('taskset = "reverse-text"\nmodel = "Qwen/Qwen3-0.6B"\n[method]\ntype = "grpo"\n'
                  "[overrides]\ntrainer.optim.lr = 2e-6\n'orchestrator.train.source.0.ratio' = 1.0\n"
                  "[overrides.inference.vllm]\nseed = 3\n")
     run = load_spec(p)
-    assert set(run.overrides) == {"trainer.optim.lr", "orchestrator.train.source.0.ratio",
-                                  "inference.vllm.seed"}
+    assert set(run.overrides) == {"trainer.optim.lr", "orchestrator.train.source[0].ratio",
+                                  "inference.vllm.seed"}  # one canonical form (whileai.paths)
     c = prime_rl.compile(run)
     doc = tomllib.loads(c.text)
     assert doc["trainer"]["optim"]["lr"] == 2e-6 and doc["inference"]["vllm"]["seed"] == 3

@@ -44,6 +44,8 @@ CASES: dict[str, tuple[tuple[wai.RunSpec, dict], tuple[wai.RunSpec, dict]]] = {
     "needs-grpo-arm": ((run(wai.OPSD()), {}), (run(wai.GRPO()), {})),
     "temperature-off-policy": ((run(opd(temperature=0.7)), {}), (run(opd(temperature=1.0)), {})),
     "lora-rank-low": ((run(opd(), lora_rank=8), {}), (run(opd(), lora_rank=64), {})),
+    "eval-never-runs": ((run(wai.GRPO()), {"eval_interval": 25, "steps": 5}),
+                        (run(wai.GRPO()), {"eval_interval": 5, "steps": 5})),
 }
 
 
@@ -73,3 +75,18 @@ def test_backends_report_the_rules_with_their_facts() -> None:
 
     c = prime_rl.compile(run(wai.OPSD(anchor="ema:0.01"), model=STUDENT))
     assert {"opsd-unanchored", "opsd-small-model", "needs-grpo-arm"} <= {w.rule for w in c.warnings}
+
+
+def test_eval_never_runs_reads_the_compiled_values() -> None:
+    """--set max_steps=5 with the default interval (25 for 100 steps): the summary says 5 steps
+    and the eval rule fires; eval_strategy=no in TRL says evaluation is off."""
+    from whileai.backends import prime_rl, trl
+
+    c = prime_rl.compile(run(wai.GRPO(), overrides={"max_steps": 5}))
+    assert c.header()[1].startswith("5 steps x 64 prompts x 8 rollouts")
+    w = next(w for w in c.warnings if w.rule == "eval-never-runs")
+    assert "25 > 5 steps" in w.message and "step 0" in w.message
+    assert "eval-never-runs" not in {w.rule for w in prime_rl.compile(run(wai.GRPO())).warnings}
+    t = trl.compile(run(wai.GRPO(), overrides={"eval_strategy": "no", "max_steps": 7}))
+    assert t.header()[1].startswith("7 steps")
+    assert any(w.rule == "eval-never-runs" and "off" in w.message for w in t.warnings)

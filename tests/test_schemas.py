@@ -17,7 +17,7 @@ import whileai as wai
 from whileai.catalog import prime_rl
 from whileai.cli import app
 from whileai.errors import SpecError
-from whileai.files import build, load_spec, loads_toml
+from whileai.load import build, load_spec, loads_toml
 from whileai.report_model import Report
 from whileai.schemas import SCHEMAS, Unavailable, dumps, generate, sample_runs
 from whileai.spec import RunSpec

@@ -11,12 +11,12 @@ Importing whileai pulls in pydantic only: never torch, transformers, trl or moda
 
 __version__ = "0.1.0"
 
-from whileai.api import compile, prime_rl_config, trl_config  # noqa: E402
+from whileai.api import compile, compile_all, prime_rl_config, trl_config  # noqa: E402
 from whileai.errors import SpecError  # noqa: E402
 from whileai.report import Compiled  # noqa: E402
 from whileai.spec import GRPO, OPD, OPSD, Endpoint, RunSpec  # noqa: E402
 
 __all__ = [
     "GRPO", "OPD", "OPSD", "Compiled", "Endpoint", "RunSpec", "SpecError",
-    "compile", "prime_rl_config", "trl_config", "__version__",
+    "compile", "compile_all", "prime_rl_config", "trl_config", "__version__",
 ]

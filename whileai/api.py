@@ -1,4 +1,9 @@
-"""The Python API: the same compile path as the CLI, with keyword arguments."""
+"""The Python API: the same compile path as the CLI, with keyword arguments.
+
+`compile_all` is that path: where each spec goes (whileai.write.targets), every spec compiled,
+then one write plan for all of them, committed all-or-nothing. Bad input of any kind raises
+SpecError only.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from whileai import write
 from whileai.errors import SpecError
-from whileai.files import build, write_files
+from whileai.load import build
 from whileai.report import Compiled
 from whileai.spec import METHODS, RunSpec
 
@@ -19,30 +25,42 @@ def compile(
     force: bool = False, cpu: bool = False,
 ) -> Compiled:
     """Compile a run spec for a backend; write it to `out` when given (atomically)."""
+    return compile_all([run], backend, out=out, force=force, cpu=cpu)[0]
+
+
+def compile_all(
+    runs: list[RunSpec], backend: str = "prime-rl", *, names: list[str] | None = None,
+    out: str | Path | None = None, force: bool = False, cpu: bool = False,
+) -> list[Compiled]:
+    """Compile several specs and write them all, or nothing when any one fails.
+
+    names: each spec's name (the CLI passes the file stems); unset: the method type. With one
+    spec, `out` is the prime-rl TOML (or a folder for it) or the TRL run directory itself; with
+    several, a folder holding <name>.toml or <name>/ each."""
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise SpecError("backend", backend, f"one of {', '.join(BACKENDS)}")
+    for run in runs:
+        if not isinstance(run, RunSpec):
+            raise SpecError("run", run, "a whileai.RunSpec (build one with wai.RunSpec(...))")
+    dests = write.targets(backend, names or [r.method.type for r in runs], out)
+    compiled = [_one(run, backend, dest, bool(cpu)) for run, dest in zip(runs, dests, strict=True)]
+    if out is None:
+        return compiled
+    whole = backend == "trl"
+    write.write([write.Output(d.root, c.files, whole) for d, c in zip(dests, compiled, strict=True)
+                 if d.root is not None], force=bool(force))
+    return [replace(c, out=str(d.root / c.main if whole else d.root / d.name) if d.root else None)
+            for d, c in zip(dests, compiled, strict=True)]
+
+
+def _one(run: RunSpec, backend: str, dest: write.Target, cpu: bool) -> Compiled:
     if backend == "prime-rl":
         from whileai.backends import prime_rl
 
-        target = Path(out) if out is not None else None
-        if target is not None and target.suffix and target.suffix != ".toml" and not target.is_dir():
-            raise SpecError("out", str(out), "a .toml file or a directory (prime-rl reads TOML)")
-        name = target.name if target is not None and target.suffix == ".toml" else None
-        compiled = prime_rl.compile(run, name=name)
-        single = True
-    elif backend == "trl":
-        from whileai.backends import trl
+        return prime_rl.compile(run, name=dest.name)
+    from whileai.backends import trl
 
-        compiled = trl.compile(run, cpu=cpu, out=str(out) if out is not None else None)
-        single = False
-    else:
-        raise SpecError("backend", backend, f"one of {', '.join(BACKENDS)}")
-    if out is None:
-        return compiled
-    target = Path(out)
-    if backend == "prime-rl" and (target.is_dir() or not target.suffix):
-        target = target / compiled.main
-    write_files(target, compiled.files, single=single, force=force)
-    shown = str(target / compiled.main) if not single else str(target)
-    return replace(compiled, out=shown)
+    return trl.compile(run, cpu=cpu, out=str(dest.root) if dest.root is not None else None)
 
 
 def _run(taskset: str, method: Any, model: str, fields: dict[str, Any]) -> RunSpec:

@@ -15,7 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from whileai.errors import close_matches  # noqa: E402
+from whileai.errors import close_matches
+from whileai.paths import join, parse
 
 Node = dict[str, Any]
 _TYPES: dict[str, Any] = {
@@ -68,16 +69,20 @@ class Catalog:
                 kids.setdefault(k, []).append(v)
         return kids
 
-    def lookup(self, path: str) -> list[Node]:
-        """Schemas a dotted path may hold; [] when the path does not exist."""
+    def lookup(self, path: str | tuple[str | int, ...]) -> list[Node]:
+        """Schemas a path (`a.source[0].b`, or its segments) may hold; [] when it does not exist."""
         nodes = [self.schema]
-        for seg in path.split("."):
+        for seg in parse(path) if isinstance(path, str) else path:
             nxt: list[Node] = []
             for n in nodes:
                 for b in self.branches(n):
-                    if seg.isdigit() and b.get("type") == "array":
-                        nxt.append(b.get("items", {}))
-                    elif seg in b.get("properties", {}):
+                    if isinstance(seg, int):
+                        if b.get("type") == "array":
+                            nxt.append(b.get("items", {}))
+                        elif not b:  # below a table that accepts anything
+                            nxt.append({})
+                        continue
+                    if seg in b.get("properties", {}):
                         nxt.append(b["properties"][seg])
                     elif isinstance(b.get("additionalProperties"), dict):
                         nxt.append(b["additionalProperties"])
@@ -100,7 +105,7 @@ class Catalog:
                 return
             for b in self.branches(node):
                 if b.get("type") == "array" and isinstance(b.get("items"), dict):
-                    walk(b["items"], prefix, d)
+                    walk(b["items"], f"{prefix}[0]", d)
                 for k, v in b.get("properties", {}).items():
                     p = f"{prefix}.{k}" if prefix else k
                     if (p, d) in seen:
@@ -114,21 +119,21 @@ class Catalog:
 
     def suggest(self, path: str) -> list[str]:
         """Near misses for an unknown path: same-level siblings first, then any full path."""
-        segs = path.split(".")
+        segs = list(parse(path))
         for i in range(len(segs), 0, -1):
-            if self.lookup(".".join(segs[: i - 1]) or "") or i == 1:
-                parent = ".".join(segs[: i - 1])
-                nodes = self.lookup(parent) if parent else [self.schema]
+            if i == 1 or self.lookup(tuple(segs[: i - 1])):
+                if isinstance(segs[i - 1], int):
+                    break
+                nodes = self.lookup(tuple(segs[: i - 1])) if i > 1 else [self.schema]
                 keys = sorted({k for n in nodes for k in self.children(n)})
-                near = close_matches(segs[i - 1], keys, n=3, cutoff=0.6)
+                near = close_matches(str(segs[i - 1]), keys, n=3, cutoff=0.6)
                 if near:
-                    rest = segs[i:]
-                    return [".".join([*segs[: i - 1], k, *rest]) for k in near]
+                    return [join([*segs[: i - 1], k, *segs[i:]]) for k in near]
                 break
         everything = self.paths()
-        tail = [p for p in everything if p.endswith("." + segs[-1]) or p == segs[-1]]
-        near = close_matches(path, tail or everything, n=3, cutoff=0.5)
-        return near
+        last = str(segs[-1])
+        tail = [p for p in everything if p.endswith("." + last) or p == last]
+        return close_matches(join(segs), tail or everything, n=3, cutoff=0.5)
 
     # -- values ----------------------------------------------------------------------------
     def check(self, value: Any, node: Node, path: str = "") -> list[Problem]:
@@ -145,6 +150,10 @@ class Catalog:
                 return []
             if len(results) == 1:
                 return results[0]
+            typed = [r for a, r in zip(picked or alts, results, strict=True)
+                     if a.get("type") and _is_type(value, a["type"])]
+            if len(typed) == 1:  # `x: T | None` given a T: say what is wrong inside it
+                return typed[0]
             return [Problem(path, f"{_show(value)} matches none of: {_describe(alts)}")]
         return self._check_one(value, node, path)
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
-from whileai.errors import SpecError
+from whileai.errors import SpecError, clean
 
 SETTINGS: dict[str, Any] = dict(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -21,48 +24,57 @@ SpecArg = Annotated[list[Path], typer.Argument(help="Run spec TOML file(s).", sh
 Backend = Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")]
 Sets = Annotated[
     list[str] | None,
-    typer.Option("--set", help="Override a target key: dotted.key=value (checked). Repeatable."),
+    typer.Option("--set", help="Override a target key: dotted.key=value, list items as a.b[0].c "
+                 "or a.b.0.c (checked). Repeatable."),
 ]
 
 
-def _fail(err: SpecError) -> None:
-    print(f"error: {err}", file=sys.stderr)
+def _fail(err: SpecError) -> NoReturn:
+    _err(f"error: {err}")
     raise typer.Exit(2)
+
+
+def _err(line: str) -> None:
+    """One line on stderr, secrets masked and escaped (a closed stderr is ignored)."""
+    try:
+        print(clean(line), file=sys.stderr)
+    except (BrokenPipeError, UnicodeEncodeError):
+        pass
+
+
+@contextlib.contextmanager
+def _stdout() -> Iterator[None]:
+    """Printing into a pipe that closed early (`| head -1`) ends quietly with exit code 0."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit cannot fail again
+        raise typer.Exit(0) from None
 
 
 def _compile_all(specs: list[Path], backend: str, sets: list[str] | None, out: Path | None,
                  force: bool, cpu: bool) -> list[Any]:
-    from whileai.api import compile
-    from whileai.backends.overrides import parse_assignment
-    from whileai.files import load_spec
+    from whileai.api import compile_all
+    from whileai.load import load_spec, parse_sets
 
-    overrides = dict(parse_assignment(s) for s in sets or [])
-    runs = [(p, load_spec(p, overrides)) for p in specs]  # all specs valid before any write
-    if out is not None and len(specs) > 1 and out.exists() and not out.is_dir():
-        raise SpecError("out", str(out), "a directory when compiling several specs")
-    results = []
-    for path, run in runs:
-        target = out
-        if out is not None and (len(specs) > 1 or out.is_dir()):
-            target = out / (f"{path.stem}.toml" if backend == "prime-rl" else path.stem)
-        if target is None and backend == "prime-rl":
-            from whileai.backends import prime_rl
-
-            results.append(prime_rl.compile(run, name=f"{path.stem}.toml"))
-            continue
-        results.append(compile(run, backend, out=target, force=force, cpu=cpu))
-    return results
+    overrides = parse_sets(sets or [])
+    runs = [load_spec(p, overrides) for p in specs]  # all specs valid before anything is written
+    return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu)
 
 
 @app.command("compile")
 def compile_cmd(
     specs: SpecArg,
     backend: Backend = "prime-rl",
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output file or directory; "
-                   "without it nothing is written.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="prime-rl: the .toml (or a folder "
+                   "for <spec>.toml); trl: the run directory itself; several specs: a folder for "
+                   "all. Without it nothing is written.")] = None,
     sets: Sets = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    force: Annotated[bool, typer.Option(help="Overwrite a file whileai did not write.")] = False,
+    force: Annotated[bool, typer.Option(help="Overwrite a file whileai did not write, or one "
+                     "changed since it did.")] = False,
     check: Annotated[bool, typer.Option(help="Also run the target's own parser (trl).")] = False,
     cpu: Annotated[bool, typer.Option(help="trl: a CPU run (use_cpu, bf16 false).")] = False,
     plain: Annotated[bool | None, typer.Option("--plain/--rich", help="Plain text report "
@@ -73,18 +85,19 @@ def compile_cmd(
         results = _compile_all(specs, backend, sets, out, force, cpu)
     except SpecError as e:
         _fail(e)
-    if as_json:
-        data = [c.to_dict() for c in results]
-        print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
-    elif plain or (plain is None and not sys.stdout.isatty()):
-        print("\n\n".join(str(c) for c in results))
-    else:
-        from whileai.render import print_report
+    with _stdout():
+        if as_json:
+            data = [c.to_dict() for c in results]
+            print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
+        elif plain or (plain is None and not sys.stdout.isatty()):
+            print("\n\n".join(str(c) for c in results))
+        else:
+            from whileai.render import print_report
 
-        for c in results:
-            print_report(c)
-    if check:
-        _check_target(backend, results)
+            for c in results:
+                print_report(c)
+        if check:
+            _check_target(backend, results)
 
 
 def _check_target(backend: str, results: list[Any]) -> None:
@@ -102,7 +115,7 @@ def _check_target(backend: str, results: list[Any]) -> None:
             _fail(e)
         if problems:
             for p in problems:
-                print(f"error: {p}", file=sys.stderr)
+                _err(f"error: {p}")
             raise typer.Exit(2)
         print(f"checked: {Path(c.out).parent} parses with TRL's own parser (no unknown keys)")
 
@@ -116,35 +129,33 @@ def explain(specs: SpecArg, backend: Backend = "prime-rl", sets: Sets = None) ->
         _fail(e)
     from whileai.render import print_explain
 
-    for c in results:
-        print_explain(c)
+    with _stdout():
+        for c in results:
+            print_explain(c)
 
 
 @app.command()
 def check(config: Annotated[Path, typer.Argument(help="A prime-rl TOML written by hand.")]) -> None:
     """Check a prime-rl TOML against the pinned schema, loader rules and known renames."""
     from whileai.backends.prime_rl_rules import check_document, looks_like_spec, runtime_notes
-    from whileai.files import loads_toml
+    from whileai.load import loads_toml, read_text
 
     try:
-        text = config.read_text(encoding="utf-8")
-    except OSError as e:
-        _fail(SpecError("config", str(config), "a readable TOML file", hint=e.strerror or ""))
-    try:
-        doc = loads_toml(text, where=str(config))
+        doc = loads_toml(read_text(config, "config", 8 << 20, "TOML file"), where=str(config))
     except SpecError as e:
         _fail(e)
     if looks_like_spec(doc):
         _fail(SpecError("config", str(config), "a prime-rl TOML; this is a whileai spec",
                         hint=f"compile it: whileai compile {config}"))
     problems = check_document(doc)
-    for note in runtime_notes(doc):
-        print(f"warning: {note}")
-    for p in problems:
-        print(f"error: {p}", file=sys.stderr)
-    if problems:
-        raise typer.Exit(2)
-    print(f"ok: {config} passes prime-rl's pinned schema and loader rules")
+    with _stdout():
+        for note in runtime_notes(doc):
+            print(clean(f"warning: {note}"))
+        for p in problems:
+            _err(f"error: {p}")
+        if problems:
+            raise typer.Exit(2)
+        print(clean(f"ok: {config} passes prime-rl's pinned schema and loader rules"))
 
 
 @app.command()
@@ -152,7 +163,8 @@ def methods() -> None:
     """The methods, their fields, defaults and where each default comes from."""
     from whileai.render import print_methods
 
-    print_methods()
+    with _stdout():
+        print_methods()
 
 
 @app.command()
@@ -160,7 +172,8 @@ def rules() -> None:
     """The research warning rules, their conditions and sources."""
     from whileai.render import print_rules
 
-    print_rules()
+    with _stdout():
+        print_rules()
 
 
 @app.command()
@@ -172,7 +185,8 @@ def schema(
 
     if which not in SCHEMAS:
         _fail(SpecError("schema", which, f"one of {', '.join(SCHEMAS)}"))
-    print(json.dumps(generate(which), indent=2))
+    with _stdout():
+        print(json.dumps(generate(which), indent=2))
 
 
 def main() -> None:

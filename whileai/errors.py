@@ -1,13 +1,21 @@
-"""The one exception type whileai raises for bad input, and secret masking."""
+"""The one exception type whileai raises for bad input, and how any value is shown in a message.
+
+Every message is one line: values are escaped (control characters, lone surrogates), bounded
+in length, and the whole line passes the secret scanner last, so no part of it can show
+again what an earlier part masked.
+"""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
-_SECRET = re.compile(
-    r"(sk-[A-Za-z0-9_-]{6,}|hf_[A-Za-z0-9]{6,}|ghp_[A-Za-z0-9]{6,}|"
-    r"ak-[A-Za-z0-9]{6,}|Bearer\s+\S+|eyJ[A-Za-z0-9_-]{10,})"
-)
+from whileai.secretscan import find, mask
+
+VALUE_LIMIT = 100  # characters of a value shown in a message
+FIELD_LIMIT = 160
+LINE_LIMIT = 1200
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 class SpecError(ValueError):
@@ -21,13 +29,14 @@ class SpecError(ValueError):
         self.value = value
         self.allowed = allowed
         self.hint = hint
+        name = bound(str(field), FIELD_LIMIT)
         if isinstance(value, _Raw):
-            msg = f"{field}: {value}; {allowed}"
+            msg = f"{name}: {value}; {allowed}"
         else:
-            msg = f"{field}: {mask(repr(value))} is not allowed; {allowed}"
+            msg = f"{name}: {show(value)} is not allowed; {allowed}"
         if hint:
             msg += f" ({hint})"
-        super().__init__(msg)
+        super().__init__(clean(msg))
 
 
 class _Raw(str):
@@ -38,13 +47,32 @@ def raw(text: str) -> _Raw:
     return _Raw(text)
 
 
+def escape(text: str) -> str:
+    """Control characters, line separators and lone surrogates as escapes: one printable line."""
+    return _UNPRINTABLE.sub(lambda m: m.group(0).encode("unicode_escape", "backslashreplace")
+                            .decode("ascii"), text)
+
+
+def bound(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def clean(text: str) -> str:
+    """Mask secrets in the raw text, then escape it and bound its length."""
+    return bound(escape(mask(text)), LINE_LIMIT)
+
+
+def show(value: Any, limit: int = VALUE_LIMIT) -> str:
+    """A value for a message: its repr, secrets masked, escaped, at most `limit` characters."""
+    if isinstance(value, str) and find(value):
+        return "[redacted]"
+    if isinstance(value, (str, bytes)) and len(value) > 4 * limit:
+        value = value[: 4 * limit]  # repr of the part that can be shown, not of megabytes
+    return bound(escape(mask(repr(value))), limit)
+
+
 def looks_secret(text: str) -> bool:
-    return bool(_SECRET.search(text))
-
-
-def mask(text: str) -> str:
-    """Replace anything that looks like a credential with a fixed marker."""
-    return _SECRET.sub(lambda m: m.group(0)[:3] + "…(redacted)", text)
+    return find(text) is not None
 
 
 def close_matches(word: str, options: list[str], n: int = 1, cutoff: float = 0.6) -> list[str]:
@@ -52,3 +80,7 @@ def close_matches(word: str, options: list[str], n: int = 1, cutoff: float = 0.6
     import difflib
 
     return difflib.get_close_matches(word, options, n=n, cutoff=cutoff)
+
+
+__all__ = ["SpecError", "bound", "clean", "close_matches", "escape", "looks_secret", "mask", "raw",
+           "show"]

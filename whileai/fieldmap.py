@@ -11,12 +11,12 @@ run (e.g. `method.top_k` on a GRPO run) or whose field is unset (None) is skippe
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Callable
 from typing import Any, NamedTuple, Union
 
 from pydantic import BaseModel
 
+from whileai.paths import get_path, set_path
 from whileai.report import Fixed, Ignore, Read
 from whileai.spec import RunSpec
 
@@ -50,6 +50,8 @@ class Fix(NamedTuple):
 
 
 Row = Union[To, Drop, Fix]
+__all__ = ["Applied", "Drop", "Fix", "Row", "To", "apply", "field_value", "get_path", "label",
+           "set_path", "spec_fields"]
 _MISSING = object()
 
 
@@ -102,52 +104,10 @@ def apply(rows: list[Row], run: RunSpec) -> Applied:
         value = row.value(run) if row.value else current
         if value is None:
             continue
-        set_path(out.doc, row.path, value)
+        if not row.path.startswith("<"):  # `<command>` and the like are no key of the file
+            set_path(out.doc, row.path, value)
         out.reads.append(Read(label(row.field), row.path, value, _text(row.note, run)))
     return out
-
-
-_SEG = re.compile(r"^(?P<key>[^\[\]]+)(?:\[(?P<idx>\d+)\])?$")
-
-
-def set_path(doc: dict[str, Any], path: str, value: Any) -> None:
-    """Set `a.b[0].c` in nested dicts/lists, creating tables as needed."""
-    segs = re.sub(r"\.(\d+)(?=\.|$)", r"[\1]", path).split(".")  # a.0.b → a[0].b
-    node: Any = doc
-    for i, seg in enumerate(segs):
-        m = _SEG.match(seg)
-        if not m:
-            raise ValueError(f"bad path segment {seg!r} in {path!r}")
-        key, idx = m.group("key"), m.group("idx")
-        last = i == len(segs) - 1
-        if idx is None:
-            if last:
-                node[key] = value
-            else:
-                node = node.setdefault(key, {})
-            continue
-        items = node.setdefault(key, [])
-        while len(items) <= int(idx):
-            items.append({})
-        if last:
-            items[int(idx)] = value
-        else:
-            node = items[int(idx)]
-
-
-def get_path(doc: Any, path: str, default: Any = None) -> Any:
-    node = doc
-    for seg in path.split("."):
-        m = _SEG.match(seg)
-        if not m or not isinstance(node, dict) or m.group("key") not in node:
-            return default
-        node = node[m.group("key")]
-        if m.group("idx") is not None:
-            i = int(m.group("idx"))
-            if not isinstance(node, list) or i >= len(node):
-                return default
-            node = node[i]
-    return node
 
 
 def spec_fields(model: type[BaseModel], prefix: str = "") -> list[str]:

@@ -21,12 +21,16 @@ from pydantic import (
     model_validator,
 )
 
-from whileai.errors import looks_secret
+from whileai import values
+from whileai.validation import from_validation
 
 Divergence = Literal["reverse_kl", "forward_kl", "jsd"]
-_URL = re.compile(r"^https?://[A-Za-z0-9.\-]+(:\d{1,5})?(/[^\s@]*)?$")
-_ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+# every pattern is matched in full (re.fullmatch): a trailing newline is not a match
+_URL = re.compile(r"https?://[A-Za-z0-9.\-]+(?::(\d{1,5}))?(?:/[^\s@]*)?")
+_ENV_VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+MAX_TOKENS = 1 << 20  # no served model reads more than a million tokens of context
+MAX_SAMPLES = 1024
 
 
 def src(text: str, source: str, **kw: Any) -> Any:
@@ -37,7 +41,14 @@ def src(text: str, source: str, **kw: Any) -> Any:
 
 class _Spec(BaseModel):
     # strict: "100" is not an int here, as the JSON Schema says; a spec file is typed TOML
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _values(cls, data: Any) -> Any:
+        """Secrets, control characters, 64-bit integers, finite floats: every value, raw."""
+        values.check_tree(data)
+        return data
 
     def __init__(self, /, **data: Any) -> None:
         # Called by users and, for nested models, by pydantic itself: convert only at the top.
@@ -48,8 +59,6 @@ class _Spec(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as e:
-            from whileai.files import from_validation
-
             raise from_validation(e, type(self)) from None
         finally:
             _NESTED.reset(token)
@@ -70,13 +79,14 @@ def validate_raw(model: type[BaseModel], data: Any) -> Any:
 class Endpoint(_Spec):
     """An OpenAI-compatible server (vLLM) that serves a frozen teacher."""
 
-    url: str = src("Base URL of the server, e.g. http://localhost:8001/v1.", "")
-    model: str = src("Model name the server serves (the Hugging Face id).", "", min_length=1)
+    url: str = src("Base URL of the server, e.g. http://localhost:8001/v1.", "", max_length=2048)
+    model: str = src("Model name the server serves (the Hugging Face id).", "", min_length=1,
+                     max_length=1024)
     api_key_env: str = src(
         "Name of the environment variable that holds the server's API key. Only the name is "
         "written anywhere; the key itself never is.",
         "prime-rl's teacher client default",
-        default="VLLM_API_KEY",
+        default="VLLM_API_KEY", max_length=256,
     )
 
     @model_validator(mode="before")
@@ -89,8 +99,11 @@ class Endpoint(_Spec):
     @field_validator("url")
     @classmethod
     def _url(cls, v: str) -> str:
-        if not _URL.match(v):
+        m = _URL.fullmatch(v)
+        if not m:
             raise ValueError("expected http(s)://host[:port]/v1 with no credentials in it")
+        if m.group(1) is not None and not 1 <= int(m.group(1)) <= 65535:
+            raise ValueError("expected a port from 1 to 65535")
         if v.split("://", 1)[1].rstrip("/").count("/") == 0:
             raise ValueError("expected the OpenAI-compatible base URL with its path, e.g. "
                              "http://localhost:8001/v1 (requests to the bare host get 404 from vLLM)")
@@ -99,19 +112,19 @@ class Endpoint(_Spec):
     @field_validator("api_key_env")
     @classmethod
     def _env(cls, v: str) -> str:
-        if looks_secret(v) or not _ENV_VAR.match(v):
+        if not _ENV_VAR.fullmatch(v):
             raise ValueError("expected the NAME of an environment variable, like VLLM_API_KEY")
         return v
 
     @property
     def port(self) -> int | None:
-        m = re.match(r"^https?://[^/:]+:(\d+)", self.url)
-        return int(m.group(1)) if m else None
+        m = _URL.fullmatch(self.url)
+        return int(m.group(1)) if m and m.group(1) else None
 
 
 def parse_endpoint(text: str) -> dict[str, str]:
     """`vllm:<model>@<url>` → Endpoint fields."""
-    m = re.match(r"^vllm:(?P<model>[^@\s]+)@(?P<url>\S+)$", text)
+    m = re.fullmatch(r"vllm:(?P<model>[^@\s]+)@(?P<url>\S+)", text)
     if not m:
         raise ValueError("expected 'vllm:<model>@<url>', e.g. 'vllm:Qwen/Qwen3-8B@http://localhost:8001/v1'")
     return {"model": m.group("model"), "url": m.group("url")}
@@ -135,25 +148,26 @@ class OPD(_Spec):
         "Lu 2025 (Thinking Machines); Agarwal 2024 (arXiv:2306.13649)",
         default="reverse_kl",
     )
-    top_k: Annotated[int, Field(ge=1)] | Literal["full"] | None = src(
+    top_k: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | Literal["full"] | None = src(
         "Restrict the teacher's support to its top-k tokens (renormalised); 'full' (or None) = the "
         "full vocabulary.",
         "Fu 2026 (arXiv:2603.25562, verl default 32); Li 2026 (arXiv:2604.13016) §6.3",
         default=32,
     )
     samples: int = src(
-        "Completions sampled per prompt.", "Lu 2025; tinker-cookbook group_size 4", default=4, ge=1
+        "Completions sampled per prompt.", "Lu 2025; tinker-cookbook group_size 4", default=4, ge=1,
+        le=MAX_SAMPLES,
     )
     temperature: float = src(_T, _T_SRC, default=1.0, gt=0.0, le=2.0)
     max_tokens: int = src(
         "Cap on completion tokens per rollout.",
         "Li 2026 (arXiv:2604.13016) §6.1: 8k cap, longer runs collapse late",
         default=8192,
-        ge=1,
+        ge=1, le=MAX_TOKENS,
     )
     learning_rate: float | None = src(
         _LR, "LoRA 1e-4 (tinker-cookbook); full weights 1e-6 (TRL DistillationConfig)",
-        default=None, gt=0.0,
+        default=None, gt=0.0, le=1.0,
     )
 
     def __init__(self, teacher: Any = None, /, **data: Any) -> None:
@@ -175,7 +189,7 @@ class OPSD(_Spec):
         "Key of the privileged information in each task (its info, then its top-level fields), "
         "e.g. 'answer'.",
         "Zhao 2026 (arXiv:2601.18734): the reference answer as the hint",
-        default="answer",
+        default="answer", max_length=256,
     )
     divergence: Divergence = src(
         "Per-token divergence between student and self-teacher.",
@@ -190,12 +204,12 @@ class OPSD(_Spec):
     )
     samples: int = src(
         "Completions sampled per prompt.", "Zhao 2026 (arXiv:2601.18734): one rollout per prompt",
-        default=1, ge=1,
+        default=1, ge=1, le=MAX_SAMPLES,
     )
     temperature: float = src(_T, _T_SRC, default=1.0, gt=0.0, le=2.0)
     max_tokens: int = src(
         "Cap on completion tokens per rollout.", "whileai: half the OPD cap; short hints",
-        default=4096, ge=1,
+        default=4096, ge=1, le=MAX_TOKENS,
     )
     template: str = src(
         "How the privileged information is shown to the self-teacher: a str.format template "
@@ -204,16 +218,16 @@ class OPSD(_Spec):
         default=(
             "A reference solution for this task follows. Use it to judge each step of your "
             "own reply.\n<demonstration>\n{demonstration}\n</demonstration>"
-        ),
+        ), max_length=20000,
     )
     learning_rate: float | None = src(
-        _LR, "research.md: OPSD 5e-6 (Zhao 2026)", default=None, gt=0.0
+        _LR, "research.md: OPSD 5e-6 (Zhao 2026)", default=None, gt=0.0, le=1.0
     )
 
     @field_validator("privileged")
     @classmethod
     def _key(cls, v: str) -> str:
-        if not _KEY.match(v):
+        if not _KEY.fullmatch(v):
             raise ValueError("expected a field name such as 'answer'")
         return v
 
@@ -226,15 +240,20 @@ class OPSD(_Spec):
     @field_validator("template")
     @classmethod
     def _template(cls, v: str) -> str:
-        if "{demonstration}" not in v:
-            raise ValueError("the template must contain the placeholder {demonstration}")
         try:
-            names = {f for _, f, _, _ in string.Formatter().parse(v) if f is not None}
+            fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(v)
+                      if f is not None]
         except ValueError:
-            names = {"<unbalanced brace>"}
-        if names - {"demonstration"}:
+            raise ValueError("unbalanced brace: write a literal brace as {{ or }}") from None
+        if any(f != "demonstration" for f, _, _ in fields):
             raise ValueError("{demonstration} is the only placeholder allowed; write a literal "
                              "brace as {{ or }}")
+        if not fields:
+            raise ValueError("the template must contain the placeholder {demonstration} "
+                             "({{demonstration}} is literal text)")
+        if any(spec or conv for _, spec, conv in fields):
+            raise ValueError("write the placeholder as plain {demonstration}, with no "
+                             "conversion or format spec")
         return v
 
 
@@ -242,7 +261,7 @@ def anchor_rate(anchor: str) -> float | None:
     """'ema:0.01' → 0.01; 'initial'/'live' → None; anything else raises ValueError."""
     if anchor in ("initial", "live"):
         return None
-    m = re.match(r"^ema:(\d*\.?\d+(?:[eE]-?\d+)?)$", anchor)
+    m = re.fullmatch(r"ema:(\d*\.?\d+(?:[eE]-?\d+)?)", anchor)
     if m and 0.0 < float(m.group(1)) <= 1.0:
         return float(m.group(1))
     raise ValueError("expected 'ema:<rate>' with 0 < rate <= 1, 'initial' or 'live'")
@@ -254,16 +273,16 @@ class GRPO(_Spec):
     type: Literal["grpo"] = Field(default="grpo", description="Selects this method.")
     samples: int = src(
         "Completions per prompt (the group).", "TRL GRPOConfig num_generations 8",
-        default=8, ge=2,
+        default=8, ge=2, le=MAX_SAMPLES,
     )
     temperature: float = src(_T, _T_SRC, default=1.0, gt=0.0, le=2.0)
     max_tokens: int = src(
         "Cap on completion tokens per rollout.", "whileai: matches the OPSD cap",
-        default=4096, ge=1,
+        default=4096, ge=1, le=MAX_TOKENS,
     )
     learning_rate: float | None = src(
         _LR, "LoRA 5e-5 (prime-rl ci-reverse-text-lora); full weights 3e-6 (prime-rl reverse-text)",
-        default=None, gt=0.0,
+        default=None, gt=0.0, le=1.0,
     )
 
 

@@ -9,20 +9,27 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from whileai.errors import clean
 from whileai.fieldmap import spec_fields
 from whileai.report import Compiled, fmt, grouped_reads
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """rich exits 1 on a closed pipe; the CLI's own handler ends quietly with 0 instead."""
+        raise BrokenPipeError
+
+
 def console() -> Console:
     width = int(os.environ.get("COLUMNS", "0") or 0) or None
-    return Console(width=width, highlight=False, soft_wrap=False)
+    return _Console(width=width, highlight=False, soft_wrap=False)
 
 
 def print_report(c: Compiled) -> None:
     con = console()
     con.print(Text(f"{c.backend} config: {c.label}", style="bold"), Text(f"  [{c.target}]", "dim"))
     for line in c.header():
-        con.print("  " + line)
+        con.print(Text("  " + line))
     reads = Table(box=None, pad_edge=False, title="reads", title_justify="left",
                   title_style="bold green")
     reads.add_column("field", no_wrap=True)
@@ -30,36 +37,56 @@ def print_report(c: Compiled) -> None:
     reads.add_column("value", overflow="fold", max_width=40)
     reads.add_column("note", ratio=1)
     for r in grouped_reads(c.reads):
-        reads.add_row(r.field, r.path.replace(", ", "\n"), fmt(r.value), r.note)
+        reads.add_row(*_cells(r.field, r.path.replace(", ", "\n"), fmt(r.value), r.note))
     con.print(reads)
     if c.ignores:
         ign = Table("field", "value", "why it is ignored", box=None, pad_edge=False,
                     title="ignores", title_justify="left", title_style="bold yellow")
         for x in c.ignores:
-            ign.add_row(x.field, fmt(x.value), x.reason)
+            ign.add_row(*_cells(x.field, fmt(x.value), x.reason))
         con.print(ign)
     for w in c.warnings:
         con.print(Text(f"  warning [{w.rule}]: ", style="yellow"), Text(w.message),
                   Text(f" ({w.citation})", style="dim"), sep="")
     for cmd in c.commands:
-        con.print(Text("  run: ", style="cyan"), Text(cmd), sep="")
+        con.print(Text(f"  {'run' if c.out else 'run (once written with -o)'}: ", style="cyan"),
+                  Text(cmd), sep="")
     con.print()
+
+
+def _cells(*texts: str) -> list[Text]:
+    """User text as plain Text: '[redacted]' or 'source[0]' is never read as rich markup."""
+    return [Text(clean(t)) for t in texts]
+
+
+def explain_rows(c: Compiled) -> list[tuple[str, Any, str]]:
+    """(key, final value, what produced it): one row per key of the compiled file. A key two
+    fields write (method.type and divergence both set orchestrator.algo.type) is one row
+    naming both; an override's row names the spec field or whileai default it replaced."""
+    rows: dict[str, tuple[Any, list[str]]] = {}
+    produced = [(r.path, r.value, f"spec {r.field}" + (f": {r.note}" if r.note else ""))
+                for r in c.reads if not r.field.startswith("overrides.")]
+    produced += [(x.path, x.value, f"whileai: {x.reason}") for x in c.fixed]
+    produced += [(r.path, r.value, f"override {r.field.removeprefix('overrides.')}"
+                  + (f": {r.note}" if r.note else "")) for r in c.reads if r.field.startswith("overrides.")]
+    for path, value, why in produced:
+        _, whys = rows.get(path, (None, []))
+        rows[path] = (value, [*whys, why])  # later writers win, as in the file
+    return [(path, value, "; ".join(dict.fromkeys(whys))) for path, (value, whys) in rows.items()]
 
 
 def print_explain(c: Compiled) -> None:
     con = console()
-    con.print(Text(f"{c.backend}: {c.main}", style="bold"))
+    con.print(Text(f"{c.backend}: {c.label}", style="bold"))
     t = Table(box=None, pad_edge=False)
     t.add_column("key", no_wrap=True)
     t.add_column("value", overflow="fold", max_width=40)
     t.add_column("produced by", ratio=1)
-    for r in c.reads:
-        t.add_row(r.path, fmt(r.value), f"spec {r.field}" + (f": {r.note}" if r.note else ""))
-    for x in c.fixed:
-        t.add_row(x.path, fmt(x.value), f"whileai: {x.reason}")
+    for path, value, why in explain_rows(c):
+        t.add_row(*_cells(path, fmt(value), why))
     con.print(t)
     for ig in c.ignores:
-        con.print(f"  (not emitted) {ig.field}={fmt(ig.value)}: {ig.reason}")
+        con.print(Text(f"  (not emitted) {ig.field}={fmt(ig.value)}: {ig.reason}"))
 
 
 def print_methods() -> None:

@@ -67,21 +67,25 @@ class Compiled:
 
     @property
     def label(self) -> str:
-        return self.out or self.main
+        """Where the main file is; without an output, its name and that it was not written."""
+        return self.out or f"{self.main} (not written)"
 
     def header(self) -> list[str]:
-        """Two summary lines; the layout, the real samples per prompt and the asynchrony come
-        from the backend's facts (`data`), so they say what this target will do."""
+        """Two summary lines from the FINAL values the backend compiled (overrides included),
+        as its facts (`data`) state them; the spec's values only where a fact is missing."""
         r, m, d = self.run, self.run.method, self.data
-        weights = f"LoRA rank {r.lora_rank}" if r.lora else "full weights"
+        weights = d.get("weights") or (f"LoRA rank {r.lora_rank}" if r.lora else "full weights")
         layout = d.get("layout", f"{r.gpus} GPUs ({r.infer_gpus} inference, {r.train_gpus} trainer)")
+        steps, prompts = d.get("steps", r.steps), d.get("prompts", r.prompts)
         samples = d.get("samples_effective", m.samples)
         note = "" if samples == m.samples else f" (samples {m.samples} not honoured)"
+        per_step = d.get("rollouts", prompts * samples if isinstance(prompts, int) else "?")
         asynchrony = d.get("asynchrony", f"max_off_policy_steps {r.max_off_policy_steps}")
         return [
-            f"method {m.type}, model {r.model}, taskset {r.taskset}, {layout}, {weights}",
-            f"{r.steps} steps x {r.prompts} prompts x {samples} rollouts{note} = "
-            f"{r.prompts * samples} rollouts per step, {asynchrony}",
+            f"method {m.type}, model {d.get('model', r.model)}, taskset {r.taskset}, {layout}, "
+            f"{weights}",
+            f"{steps} steps x {prompts} prompts x {samples} rollouts{note} = "
+            f"{per_step} rollouts per step, {asynchrony}",
         ]
 
     def __str__(self) -> str:
@@ -149,6 +153,7 @@ def render_text(c: Compiled) -> str:
         lines.append("  ignores: " + "; ".join(ignore_text(x) for x in c.ignores))
     for w in c.warnings:
         lines.append(f"  warning [{w.rule}]: {w.message} ({w.citation})")
+    run = "run" if c.out else "run (once written with -o)"
     for cmd in c.commands:
-        lines.append(f"  run: {cmd}")
+        lines.append(f"  {run}: {cmd}")
     return "\n".join(lines)

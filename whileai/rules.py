@@ -134,15 +134,31 @@ def _live_anchor(run: RunSpec, f: Facts) -> str | None:
 
 
 def _long_opsd(run: RunSpec, f: Facts) -> str | None:
-    if isinstance(run.method, OPSD) and run.steps > 300:
-        return (f"{run.steps} steps of self-distillation: long runs collapse late; route failed "
+    steps = f.get("steps", run.steps)
+    if isinstance(run.method, OPSD) and isinstance(steps, int) and steps > 300:
+        return (f"{steps} steps of self-distillation: long runs collapse late; route failed "
                 "rollouts to self-distillation and correct ones to the reward")
     return None
 
 
 def _lora_lr(run: RunSpec, f: Facts) -> str | None:
-    if run.method.type == "opd" and run.lora and run.learning_rate >= 1e-3:
-        return f"LoRA OPD at lr {run.learning_rate:g} uses the SFT rate; OPD uses 1e-4"
+    lr = f.get("learning_rate", run.learning_rate)
+    if run.method.type == "opd" and run.lora and isinstance(lr, (int, float)) and lr >= 1e-3:
+        return f"LoRA OPD at lr {lr:g} uses the SFT rate; OPD uses 1e-4"
+    return None
+
+
+def _eval_never(run: RunSpec, f: Facts) -> str | None:
+    """From the compiled values: the eval interval (None: evaluation off) and the steps."""
+    if "eval_interval" not in f:
+        return None
+    interval, steps = f["eval_interval"], f.get("steps", run.steps)
+    if interval is None:
+        return "evaluation is off: the run reports no holdout score to compare arms on"
+    if isinstance(interval, int) and isinstance(steps, int) and interval > steps:
+        start = " (only the starting model, at step 0)" if f.get("eval_at_start") else ""
+        return (f"eval interval {interval} > {steps} steps: no trained step is ever "
+                f"evaluated{start}; set eval.interval to at most {steps}")
     return None
 
 
@@ -203,6 +219,9 @@ RULES: list[Rule] = [
     Rule("temperature-off-policy", "OPD/OPSD student temperature != 1.0",
          "Lu 2025; all frameworks sample at 1.0", _temperature),
     Rule("lora-rank-low", "LoRA OPD with rank < 32", "Lu 2025 (Thinking Machines)", _lora_rank),
+    Rule("eval-never-runs", "the compiled eval interval exceeds the steps, or eval is off",
+         "prime-rl EvalConfig.interval (evaluates every interval steps from step 0); "
+         "transformers DefaultFlowCallback (evaluates when step % eval_steps == 0)", _eval_never),
 ]
 
 

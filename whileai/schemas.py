@@ -36,13 +36,14 @@ RESULTS_SCHEMA = ("whileai.results.model", "json_schema")
 
 ENDPOINT_STRING = r"^vllm:[^@\s]+@\S+$"
 # field-level patterns: (model, field) -> regex, from the validators in whileai.spec/methods
+# (the code matches them in full; a JSON Schema pattern searches, so each is anchored here)
 PATTERNS: dict[tuple[str, str], str] = {
-    ("RunSpec", "taskset"): _spec._TASKSET.pattern,
-    ("Endpoint", "url"): _methods._URL.pattern,
-    ("Endpoint", "api_key_env"): _methods._ENV_VAR.pattern,
-    ("OPSD", "privileged"): _methods._KEY.pattern,
+    ("RunSpec", "taskset"): f"^(?:{_spec._TASKSET.pattern})$",
+    ("Endpoint", "url"): f"^(?:{_methods._URL.pattern})$",
+    ("Endpoint", "api_key_env"): f"^(?:{_methods._ENV_VAR.pattern})$",
+    ("OPSD", "privileged"): f"^(?:{_methods._KEY.pattern})$",
     ("OPSD", "anchor"): r"^(initial|live|ema:\d*\.?\d+([eE]-?\d+)?)$",
-    ("OPSD", "template"): r"\{demonstration\}",
+    ("OPSD", "template"): r"(^|[^{])(\{\{)*\{demonstration\}",  # not {{demonstration}}
 }
 
 

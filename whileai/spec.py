@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from whileai import paths, values
 from whileai.methods import (  # noqa: F401  (re-exported: the public spec names)
     GRPO,
     METHODS,
@@ -26,7 +27,10 @@ from whileai.methods import (  # noqa: F401  (re-exported: the public spec names
     validate_raw,
 )
 
-_TASKSET = re.compile(r"^(?:[a-z0-9][a-z0-9_.\-]*/)?[a-z0-9][a-z0-9_.\-]*(?:@[A-Za-z0-9_.\-]+)?$")
+_TASKSET = re.compile(r"(?:[a-z0-9][a-z0-9_.\-]*/)?[a-z0-9][a-z0-9_.\-]*(?:@[A-Za-z0-9_.\-]+)?")
+MAX_STEPS = 10_000_000  # sane upper bounds: far beyond any run, well inside every target's int
+MAX_GPUS = 4096
+PATH_LEN = 4096
 
 
 class Eval(_Spec):
@@ -34,22 +38,32 @@ class Eval(_Spec):
 
     interval: int | None = src(
         "Evaluate every N steps. Unset: a quarter of the steps (four evaluations a run).",
-        "whileai", default=None, ge=1,
+        "whileai", default=None, ge=1, le=MAX_STEPS,
     )
     examples: int = src(
         "Holdout examples per evaluation; -1 = the whole holdout.",
-        "prime-rl debug configs (128)", default=128, ge=-1,
+        "prime-rl debug configs (128)", default=128, ge=-1, le=MAX_STEPS,
     )
 
 
 class Monitor(_Spec):
     """Weights & Biases logging; omit the table for none."""
 
-    project: str = src("W&B project.", "", min_length=1)
-    entity: str | None = src("W&B entity (team or user).", "", default=None)
-    name: str | None = src("Run name; unset: the method and taskset.", "", default=None)
-    group: str | None = src("Run group (set one per paired comparison).", "", default=None)
-    tags: list[str] = src("Run tags.", "", default_factory=list)
+    project: str = src("W&B project (W&B allows 128 characters).", "", min_length=1, max_length=128)
+    entity: str | None = src("W&B entity (team or user).", "", default=None, max_length=128)
+    name: str | None = src("Run name; unset: the method and taskset.", "", default=None,
+                           max_length=256)
+    group: str | None = src("Run group (set one per paired comparison).", "", default=None,
+                            max_length=128)
+    tags: list[str] = src("Run tags (W&B allows 64 characters each).", "", default_factory=list,
+                          max_length=256)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags(cls, v: list[str]) -> list[str]:
+        if any(not 0 < len(t) <= 64 for t in v):
+            raise ValueError("each tag 1 to 64 characters")
+        return v
 
 
 class RunSpec(_Spec):
@@ -57,84 +71,86 @@ class RunSpec(_Spec):
 
     schema_: str | None = Field(
         default=None, alias="$schema", description="Path or URL of this file's JSON Schema (editors).",
+        max_length=PATH_LEN,
         json_schema_extra={"source": ""},
     )
     taskset: str = src(
-        "The taskset (environment) id, e.g. 'reverse-text', optionally 'owner/name@version'.", ""
+        "The taskset (environment) id, e.g. 'reverse-text', optionally 'owner/name@version'.", "",
+        max_length=256,
     )
-    model: str = src("The student: a Hugging Face model id or local path.", "", min_length=1)
+    model: str = src("The student: a Hugging Face model id or local path.", "", min_length=1,
+                     max_length=PATH_LEN)
     method: Method = Field(description="The training method: a table with type = opd | opsd | grpo.")
-    steps: int = src("Optimizer steps.", "prime-rl/anchor default 100", default=100, ge=1)
+    steps: int = src("Optimizer steps.", "prime-rl/anchor default 100", default=100, ge=1,
+                     le=MAX_STEPS)
     prompts: int = src(
         "Prompts per step; rollouts per step = prompts x samples.",
-        "Lu 2025; tinker-cookbook (64 for small runs)", default=64, ge=1,
+        "Lu 2025; tinker-cookbook (64 for small runs)", default=64, ge=1, le=1 << 16,
     )
     gpus: int = src(
         "GPUs for the run (inference + trainer; an OPD teacher is served separately).",
-        "prime-rl default layout: 2", default=2, ge=2,
+        "prime-rl default layout: 2", default=2, ge=2, le=MAX_GPUS,
     )
     inference_gpus: int | None = src(
         "GPUs given to inference; the rest train. Unset: half, rounded down.",
-        "prime-rl deployment defaults (1 + 1)", default=None, ge=1,
+        "prime-rl deployment defaults (1 + 1)", default=None, ge=1, le=MAX_GPUS,
     )
     lora: bool = src("Train LoRA adapters (true) or full weights (false).", "anchor default", default=True)
     lora_rank: int = src(
         "LoRA rank when lora is true.", "Lu 2025: rank 32 trails full FT by ~6% after OPD",
-        default=32, ge=1,
+        default=32, ge=1, le=4096,
     )
-    seed: int = src("Run seed.", "whileai", default=0, ge=0)
+    seed: int = src("Run seed (numpy, which TRL seeds too, takes at most 2**32 - 1).", "whileai",
+                    default=0, ge=0, le=2**32 - 1)
     prompt_tokens: int = src(
         "Token budget for a prompt (sequence length = prompt_tokens + max_tokens).",
-        "whileai", default=2048, ge=1,
+        "whileai", default=2048, ge=1, le=1 << 20,
     )
     max_off_policy_steps: int = src(
         "How many steps behind the trainer a rollout may be (asynchrony).",
-        "prime-rl orchestrator default 8", default=8, ge=0,
+        "prime-rl orchestrator default 8", default=8, ge=0, le=1024,
     )
     eval: Eval = src("Evaluation on the holdout.", "", default_factory=Eval)
     monitor: Monitor | None = src("Weights & Biases logging; omit for none.", "", default=None)
-    output_dir: str = src("Where the run writes checkpoints and logs.", "prime-rl default", default="outputs")
+    output_dir: str = src("Where the run writes checkpoints and logs.", "prime-rl default",
+                          default="outputs", min_length=1, max_length=PATH_LEN)
     data: str | None = src(
         "A local JSONL file of tasks for backends that train from files (TRL): one object per "
         "line with a 'prompt' (text or chat messages) and the fields the method reads (e.g. "
         "OPSD's privileged key); rows with \"split\": \"test\" are the holdout (default: the "
         "last tenth). Unset: the taskset's built-in data.",
-        "", default=None, min_length=1,
+        "", default=None, min_length=1, max_length=PATH_LEN,
     )
     reward: str | None = src(
         "GRPO's reward as an importable 'module.function' (TRL's reward_funcs signature); "
         "needed for GRPO on your own data. Unset: the taskset's own reward.",
-        "", default=None, pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$",
+        "", default=None, max_length=512, pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$",
     )
     overrides: dict[str, Any] = src(
         "Target-specific settings as dotted keys, checked against the target's pinned schema.",
         "", default_factory=dict,
     )
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True,
+                              allow_inf_nan=False)
+    _origin: str | None = PrivateAttr(default=None)  # the spec file's folder, when read from one
 
     @field_validator("overrides", mode="before")
     @classmethod
     def _flatten(cls, v: Any) -> Any:
-        """`[overrides] trainer.optim.lr = 1e-5` is a nested table in TOML: flatten to dotted keys."""
+        """`[overrides] trainer.optim.lr = 1e-5` is a nested table in TOML: flatten it to
+        canonical dotted keys (a.source[0].b), refusing malformed keys and secret values."""
         if not isinstance(v, dict):
             return v
-        flat: dict[str, Any] = {}
-
-        def walk(prefix: str, node: Any) -> None:
-            if isinstance(node, dict) and node:
-                for k, x in node.items():
-                    walk(f"{prefix}.{k}" if prefix else str(k), x)
-            else:
-                flat[prefix] = node
-
-        walk("", v)
+        flat = paths.flatten(v)
+        for key, value in flat.items():
+            values.check_override(paths.parse(key), key, value)
         return flat
 
     @field_validator("taskset")
     @classmethod
     def _taskset(cls, v: str) -> str:
-        if not _TASKSET.match(v):
+        if not _TASKSET.fullmatch(v):
             raise ValueError(
                 "expected a taskset id such as 'reverse-text' or 'owner/name@version' "
                 "(lowercase letters, digits, '-', '_', '.')"

@@ -1,7 +1,7 @@
 """Reward for examples/own-data/grpo.toml: 1.0 when the reply contains the task's answer.
 
 TRL calls reward functions with the prompts, the completions and every other dataset column
-as keyword lists (here `answer`). Put this folder on PYTHONPATH when you run `trl grpo`.
+as keyword lists (here `answer`). whileai copies this file into the run directory.
 """
 
 

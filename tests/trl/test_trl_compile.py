@@ -90,7 +90,7 @@ def test_compiling_imports_no_trl_torch_transformers() -> None:
         "from whileai.backends.trl_check import check_dir\n"
         "for k in ('grpo', 'opsd', 'opd'):\n"
         "    trl.compile(seed_run(k), cpu=True)\n"
-        "heavy = [m for m in ('trl', 'torch', 'transformers', 'datasets', 'yaml') if m in sys.modules]\n"
+        "heavy = [m for m in ('trl', 'torch', 'transformers', 'datasets') if m in sys.modules]\n"
         "print(heavy)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -252,11 +252,14 @@ def test_reward_module_is_shipped_verbatim_and_standalone() -> None:
 
 def test_yaml_round_trips() -> None:
     yaml = pytest.importorskip("yaml")
-    from whileai.backends.trl_yaml import dumps
+    from whileai.backends.trl import dumps
 
     doc = {"a": 1e-6, "b": 5e-5, "c": "yes", "d": "x: y # z\n", "e": [1, "on", None], "f": "",
-           "g": {"K": "1"}, "h": 0.1, "i": "1e-3", "j": -3e20, "k": [{"p": "json"}], "l": True}
+           "g": {"K": "1"}, "h": 0.1, "i": "1e-3", "j": -3e20, "k": [{"p": "json"}], "l": True,
+           "emoji 😀": "👍🏽 café", "key\n": "ends in a newline", "m": 1e16, "n": -0.0,
+           "o": "next line \x85 and \u2028 \u2029 separators", "": "\x85"}  # YAML 1.1 line breaks
     assert yaml.safe_load(dumps(doc)) == doc
+    assert "learning_rate: 1.0e-06" in dumps({"learning_rate": 1e-6})  # a float for YAML 1.1
 
 
 @pytest.mark.parametrize("kind", ARMS)

@@ -69,6 +69,19 @@ def test_seed_arms_pass_trls_parser(arm: str, tmp_path: Path) -> None:
     assert args[1].learning_rate == seed_run(arm).learning_rate
 
 
+@pytest.mark.parametrize("arm", ARMS)
+def test_odd_strings_and_floats_pass_trls_parser(arm: str, tmp_path: Path) -> None:
+    """Emoji, quotes, YAML words, line breaks and tiny floats, through PyYAML and TrlParser."""
+    odd = {"run_name": "😀 'yes': no # x", "learning_rate": 1e-07, "env.NOTE😀": "a\nb 👍🏽",
+           "logging_steps": 1}
+    run = seed_run(arm, output_dir="out ünïcødé 😀", overrides=odd)
+    out = write(backend.compile(run, cpu=True), tmp_path / arm)
+    assert check_dir(out) == []
+    args = parse(out / "config.yaml", backend.command_name(run))
+    assert args[1].run_name == odd["run_name"] and args[1].learning_rate == 1e-07
+    assert args[1].output_dir == "out ünïcødé 😀"
+
+
 def test_check_dir_reports_what_trl_rejects(tmp_path: Path) -> None:
     out = write(backend.compile(seed_run("opd"), cpu=True), tmp_path / "opd")
     cfg = out / "config.yaml"

@@ -1,30 +1,19 @@
-"""User overrides (`--set a.b=value`, `[overrides]` in a spec), checked against a catalogue."""
+"""User overrides (`--set a.b=value`, `[overrides]` in a spec), checked against a catalogue.
+
+The keys arrive canonical (whileai.paths: `a.source[0].b`) and their values already checked
+(whileai.values: no secrets, 64-bit integers, finite floats); here they meet the target's
+schema, and the report learns which spec field or whileai default each one replaced.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from whileai import paths
 from whileai.catalog import Catalog
-from whileai.errors import SpecError, looks_secret, raw
-from whileai.report import Ignore, Read
-
-
-def parse_assignment(text: str) -> tuple[str, Any]:
-    """`a.b=3e-6` → ("a.b", 3e-06). Values are TOML values; a bare word is a string."""
-    from whileai.files import loads_toml
-
-    if "=" not in text:
-        raise SpecError("--set", text, "expected dotted.key=value, e.g. trainer.optim.lr=3e-6")
-    key, _, rhs = text.partition("=")
-    key, rhs = key.strip(), rhs.strip()
-    if not key:
-        raise SpecError("--set", text, "expected dotted.key=value, e.g. trainer.optim.lr=3e-6")
-    try:
-        value = loads_toml(f"v = {rhs}")["v"]
-    except SpecError:
-        value = rhs
-    return key, value
+from whileai.errors import SpecError, raw
+from whileai.report import Fixed, Ignore, Read, fmt
 
 
 def check_override(
@@ -32,9 +21,6 @@ def check_override(
 ) -> None:
     """Raise SpecError unless the target's schema has `path` and accepts `value` there."""
     field = f"overrides.{path}"
-    if isinstance(value, str) and looks_secret(value):
-        raise SpecError(field, value, "no secrets in a config file: put the key in an "
-                        "environment variable and name the variable (api_key_env)")
     nodes = catalog.lookup(path)
     if not nodes:
         why = hint(path) if hint else None
@@ -49,13 +35,35 @@ def check_override(
         raise SpecError(field, value, f"{catalog.name} rejects it: {results[0][0].message}")
 
 
-def override_reads(reads: list[Read], ignores: list[Ignore], overrides: dict[str, Any]) -> None:
-    """Report overrides as reads; a spec field whose key an override replaced becomes an ignore."""
+def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any], catalog: Catalog, *,
+                    hint: Callable[[str], str | None] | None = None) -> None:
+    """Check every override against the catalogue, then set it in the document."""
     for path, value in overrides.items():
-        replaced = [r for r in reads if r.path == path or r.path.startswith(path + ".")]
+        check_override(catalog, path, value, hint=hint)
+        paths.set_path(doc, path, value)
+
+
+def override_reads(reads: list[Read], ignores: list[Ignore], fixed: list[Fixed],
+                   overrides: dict[str, Any]) -> None:
+    """Report overrides as reads. A spec field whose key an override replaced becomes an
+    ignore, and a whileai default it replaced leaves the list: each key is shown once, with
+    the override that set it and what it replaced."""
+    for path, value in overrides.items():
+        segs = paths.parse(path)
+        replaced = [r for r in reads if _under(r.path, segs)]
         for r in replaced:
             reads.remove(r)
-            ignores.append(Ignore(r.field, r.value, f"overrides.{path} = {value!r} replaces it at {r.path}"))
-        fields = ", ".join(r.field for r in replaced)
-        note = f"replaces what {fields} set" if replaced else "user override"
+            ignores.append(Ignore(r.field, r.value, f"overrides.{path} = {fmt(value)} replaces "
+                                  f"it at {r.path}"))
+        defaults = [f for f in fixed if _under(f.path, segs)]
+        for f in defaults:
+            fixed.remove(f)
+        said = [f"what {', '.join(dict.fromkeys(r.field for r in replaced))} set"] if replaced else []
+        said += [f"whileai's {f.path} = {fmt(f.value)} ({f.reason})" for f in defaults]
+        note = "replaces " + "; ".join(said) if said else "user override"
         reads.append(Read(f"overrides.{path}", path, value, note))
+
+
+def _under(path: str, segs: tuple[paths.Seg, ...]) -> bool:
+    """Whether a report row's key is `segs` or inside it (`<...>` rows are not file keys)."""
+    return not path.startswith("<") and paths.under(paths.parse(path), segs)

@@ -6,6 +6,7 @@ derived from it. Output is checked against the pinned catalogue and the loader's
 
 from __future__ import annotations
 
+from shlex import quote
 from typing import Any
 
 import tomli_w
@@ -15,7 +16,7 @@ from whileai.backends import overrides as ov
 from whileai.backends.prime_rl_rules import check_document, rename_hint, renderer_for
 from whileai.catalog import prime_rl
 from whileai.errors import SpecError, raw
-from whileai.fieldmap import Drop, Fix, Row, To, apply, set_path
+from whileai.fieldmap import Drop, Fix, Row, To, apply, get_path
 from whileai.report import Compiled
 from whileai.rules import findings
 from whileai.spec import OPD, RunSpec
@@ -151,15 +152,40 @@ FIELD_MAP: list[Row] = [
 ]
 
 
-def facts(run: RunSpec) -> dict[str, Any]:
+def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What prime-rl will do, read from the compiled document (overrides included) where
+    given: the warning rules and the report's summary use these, not the spec's values."""
     m = run.method
-    return {
+    out: dict[str, Any] = {
         "estimator": "sampled_token" if m.type != "grpo" else "policy_gradient",
         "support_top_k": None,
         "anchor": "live" if m.type == "opsd" else None,
         "top_p": 1.0,
         "anchor_requested": getattr(m, "anchor", None),
     }
+    if doc is None:
+        return out
+    steps = get_path(doc, "orchestrator.max_steps", get_path(doc, "max_steps"))
+    batch, group = get_path(doc, "orchestrator.batch_size"), get_path(doc, "orchestrator.group_size")
+    infer, train = get_path(doc, "deployment.num_infer_gpus"), get_path(doc, "deployment.num_train_gpus")
+    rank = get_path(doc, "trainer.model.lora.rank")
+    out |= {
+        "model": get_path(doc, "model.name", run.model),
+        "steps": steps,
+        "rollouts": batch,
+        "samples_effective": group,
+        "prompts": batch // group if isinstance(batch, int) and isinstance(group, int) and group
+        else "?",
+        "layout": f"{infer + train} GPUs ({infer} inference, {train} trainer)"
+        if isinstance(infer, int) and isinstance(train, int) else "GPUs as overridden",
+        "weights": f"LoRA rank {rank}" if rank is not None else "full weights",
+        "asynchrony": f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}",
+        "learning_rate": get_path(doc, "trainer.optim.lr", run.learning_rate),
+        "eval_interval": get_path(doc, "orchestrator.eval.interval", 100)
+        if isinstance(get_path(doc, "orchestrator.eval"), dict) else None,
+        "eval_at_start": not get_path(doc, "orchestrator.eval.skip_first_step", False),
+    }
+    return out
 
 
 def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
@@ -173,12 +199,10 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
     applied = apply(FIELD_MAP, run)
     doc = applied.doc
     doc.setdefault("trainer", {})
-    reads, ignores = list(applied.reads), list(applied.ignores)
+    reads, ignores, fixed = list(applied.reads), list(applied.ignores), list(applied.fixed)
     catalog = prime_rl()
-    for path, value in run.overrides.items():
-        ov.check_override(catalog, path, value, hint=rename_hint)
-        set_path(doc, path, value)
-    ov.override_reads(reads, ignores, run.overrides)
+    ov.apply_overrides(doc, run.overrides, catalog, hint=rename_hint)
+    ov.override_reads(reads, ignores, fixed, run.overrides)
     problems = check_document(doc, catalog)
     if problems:
         p = problems[0]
@@ -186,11 +210,11 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
                         f"it: {p.message}")
     fname = name or f"{run.method.type}.toml"
     commands = _commands(run, fname)
-    known = facts(run)
+    known = facts(run, doc)
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
     return Compiled(
         backend="prime-rl", target=TARGET, run=run, files={fname: text}, main=fname,
-        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(applied.fixed),
+        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, known), commands=tuple(commands), data=known,
     )
 
@@ -200,20 +224,20 @@ def _commands(run: RunSpec, fname: str) -> list[str]:
     if isinstance(run.method, OPD):
         t = run.method.teacher
         if _local_teacher(run):
-            cmds.append(f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {t.model} "
+            cmds.append(f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {quote(t.model)} "
                         f"--server.port {t.port or 80} --vllm.gpu-memory-utilization "
                         f"{TEACHER_GPU_MEMORY} &  # serve the teacher at {t.url}")
         else:
             cmds.append(f"# first serve {t.model} at {t.url} (vLLM with prompt logprobs; "
                         f"key in ${t.api_key_env})")
-    cmds.append(f"uv run rl @ {fname}")
+    cmds.append(f"uv run rl @ {quote(fname)}")
     return cmds
 
 
 def _header(run: RunSpec, fname: str) -> str:
     return (
         f"# written by whileai {__version__} for {TARGET}: {run.method.type} on {run.taskset}\n"
-        f"# run: uv run rl @ {fname}    (what each key does: whileai explain <spec>)\n\n"
+        f"# run: uv run rl @ {quote(fname)}    (what each key does: whileai explain <spec>)\n\n"
     )
 
 

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from whileai.catalog import Catalog, Problem, prime_rl
-from whileai.fieldmap import get_path
+from whileai.paths import get_path
 
 # path (or trailing key) in old configs → what it is now
 RENAMES: list[tuple[str, str]] = [
@@ -62,12 +62,23 @@ def _problem(path: str, message: str) -> Problem:
     return Problem(path, message)
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def loader_rules(doc: dict[str, Any], renderers: dict[str, str]) -> list[Problem]:
+    """The loader's cross-field rules. Values of the wrong type are the schema's to report
+    (cat.validate), so every rule here reads defensively and skips what it cannot judge."""
     out: list[Problem] = []
     for table in ("trainer", "orchestrator"):
         if table not in doc:
             out.append(_problem(table, f"[{table}] must be present (an empty table is enough)"))
-    model = get_path(doc, "model.name") or get_path(doc, "orchestrator.model.name") or DEFAULT_MODEL
+    model = (_text(get_path(doc, "model.name")) or _text(get_path(doc, "orchestrator.model.name"))
+             or DEFAULT_MODEL)
     for shared, copies in {
         "model.name": ["trainer.model.name", "orchestrator.model.name"],
         "max_steps": ["trainer.max_steps", "orchestrator.max_steps"],
@@ -85,7 +96,7 @@ def loader_rules(doc: dict[str, Any], renderers: dict[str, str]) -> list[Problem
     if (get_path(doc, "orchestrator.renderer.name") or "auto") == "auto":
         if get_path(doc, "orchestrator.algo.type") == "opsd":
             renderer_paths.append("orchestrator.algo.renderer.name")
-        for i, src in enumerate(get_path(doc, "orchestrator.train.source", []) or []):
+        for i, src in enumerate(_list(get_path(doc, "orchestrator.train.source"))):
             if get_path(src, "algo.type") == "opsd":
                 renderer_paths.append(f"orchestrator.train.source[{i}].algo.renderer.name")
     for p in renderer_paths:
@@ -93,17 +104,19 @@ def loader_rules(doc: dict[str, Any], renderers: dict[str, str]) -> list[Problem
             pick, _ = renderer_for(model, renderers)
             out.append(_problem(p, f"'auto' is rejected for {model!r} (not in prime-rl's "
                                    f"model->renderer map); set it explicitly, e.g. {pick!r}"))
-    orch = doc.get("orchestrator", {}) or {}
-    batch, group = orch.get("batch_size"), orch.get("group_size", 1)
-    if isinstance(batch, int) and isinstance(group, int) and group and batch % group:
+    batch = get_path(doc, "orchestrator.batch_size")
+    group = get_path(doc, "orchestrator.group_size", 1)
+    if isinstance(batch, int) and isinstance(group, int) and group > 0 and batch % group:
         out.append(_problem("orchestrator.batch_size", f"{batch} is not divisible by group_size "
                             f"{group} (batch_size counts rollouts: prompts x group_size)"))
     port = get_path(doc, "inference.server.port", DEFAULT_PORT)
     teachers = [("orchestrator.algo.teacher", get_path(doc, "orchestrator.algo.teacher"))]
-    for i, src in enumerate(get_path(doc, "orchestrator.train.source", []) or []):
+    for i, src in enumerate(_list(get_path(doc, "orchestrator.train.source"))):
         teachers.append((f"orchestrator.train.source[{i}].algo.teacher", get_path(src, "algo.teacher")))
     for path, t in teachers:
         if not isinstance(t, dict):
+            continue
+        if not isinstance(t.get("base_url", ""), str):
             continue
         if "base_url" not in t:
             out.append(_problem(f"{path}.base_url", "set the teacher's base_url explicitly (the "
@@ -111,7 +124,7 @@ def loader_rules(doc: dict[str, Any], renderers: dict[str, str]) -> list[Problem
         elif "inference" in doc and _port(t["base_url"]) == port:
             out.append(_problem(f"{path}.base_url", f"port {port} is the policy inference "
                                 "server's; serve the teacher on another port"))
-    client = get_path(doc, "orchestrator.model.client.base_url")
+    client = _text(get_path(doc, "orchestrator.model.client.base_url"))
     if client and "inference" in doc and _port(client) not in (None, port):
         out.append(_problem("orchestrator.model.client.base_url",
                             f"port {_port(client)} must match inference.server.port {port}"))
@@ -122,9 +135,9 @@ def runtime_notes(doc: dict[str, Any]) -> list[Problem]:
     """Sources whose agent runtime is unset run in a remote sandbox VM by default."""
     out = []
     for kind in ("train", "eval"):
-        for i, src in enumerate(get_path(doc, f"orchestrator.{kind}.source", []) or []):
+        for i, src in enumerate(_list(get_path(doc, f"orchestrator.{kind}.source"))):
             env = src.get("env", {}) if isinstance(src, dict) else {}
-            for role, cfg in env.items():
+            for role, cfg in env.items() if isinstance(env, dict) else []:
                 if isinstance(cfg, dict) and "harness" in cfg and "runtime" not in cfg:
                     out.append(_problem(f"orchestrator.{kind}.source[{i}].env.{role}.runtime",
                                         "unset: the default is a remote sandbox VM; set "
@@ -133,7 +146,7 @@ def runtime_notes(doc: dict[str, Any]) -> list[Problem]:
 
 
 def _port(url: str) -> int | None:
-    m = re.match(r"^https?://[^/:]+(?::(\d+))?", url)
+    m = re.match(r"https?://[^/:]+(?::(\d{1,5}))?(?:/|\Z)", url)
     if not m:
         return None
     return int(m.group(1)) if m.group(1) else (443 if url.startswith("https") else 80)
@@ -147,9 +160,22 @@ def check_document(doc: dict[str, Any], catalog: Catalog | None = None) -> list[
         hint = rename_hint(p.path) if p.message.startswith("unknown key") else None
         problems.append(Problem(p.path, f"unknown key: {hint}") if hint else p)
     renderers = cat.schema.get("x-prime-rl", {}).get("model_renderers", {})
-    loader = loader_rules(doc, renderers)
+    loader = loader_rules(doc, renderers) + out_of_range(doc)
     said = {p.path for p in loader}  # the loader's message is the more specific one
     return loader + [p for p in problems if p.path not in said]
+
+
+def out_of_range(node: Any, path: str = "") -> list[Problem]:
+    """Integers beyond TOML's signed 64-bit range (Python's TOML readers accept them; torch,
+    vLLM and every other TOML reader do not)."""
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in out_of_range(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in out_of_range(v, f"{path}[{i}]")]
+    if isinstance(node, int) and not isinstance(node, bool) and not -(2**63) <= node < 2**63:
+        return [_problem(path, f"an integer of {len(str(abs(node)))} digits is beyond TOML's signed "
+                               "64-bit range")]
+    return []
 
 
 def looks_like_spec(doc: dict[str, Any]) -> bool:

@@ -10,15 +10,18 @@ files against TRL's own parser by `whileai.backends.trl_check.check_dir`.
 from __future__ import annotations
 
 import json
+import math
+import shlex
+from dataclasses import replace
+from functools import cache
 from typing import Any
 
 from whileai import __version__
 from whileai.backends import overrides as ov
-from whileai.backends import trl_catalog
+from whileai.backends import trl_catalog, trl_reward
 from whileai.backends.trl_map import CPU_ROWS, FIELD_MAP, anchor_kind, privileged_key
-from whileai.backends.trl_yaml import dumps
 from whileai.errors import SpecError, raw
-from whileai.fieldmap import apply, set_path
+from whileai.fieldmap import apply
 from whileai.report import Compiled, Ignore, Read, render_text
 from whileai.rules import findings
 from whileai.spec import OPSD, RunSpec
@@ -35,13 +38,14 @@ def command_name(run: RunSpec) -> str:
     return COMMAND[run.method.type]
 
 
-def facts(run: RunSpec) -> dict[str, Any]:
-    """What TRL will really do, for the warning rules (whileai.rules)."""
+def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What TRL will really do, read from the compiled config (overrides included) where
+    given: the warning rules (whileai.rules) and the report's summary use these."""
     m = run.method
     anchor = None
     if isinstance(m, OPSD):
         anchor = {"base": "initial"}.get(anchor_kind(run), anchor_kind(run))
-    return {
+    out: dict[str, Any] = {
         "estimator": "policy_gradient" if m.type == "grpo" else "full_vocab",
         "support_top_k": None,
         "anchor": anchor,
@@ -52,6 +56,33 @@ def facts(run: RunSpec) -> dict[str, Any]:
         "layout": "processes from accelerate (gpus not read)",
         "asynchrony": "synchronous (on-policy every step)",
     }
+    if doc is None:
+        return out
+    samples = 1 if m.type == "opd" else doc.get("num_generations", m.samples)
+    per_step = doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+    steps = doc.get("max_steps", -1)
+    out |= {
+        "model": doc.get("model_name_or_path", run.model),
+        "steps": steps,
+        "samples_effective": samples,
+        "rollouts": per_step,
+        "prompts": per_step // samples if per_step % samples == 0 else f"{per_step}/{samples}",
+        "weights": f"LoRA rank {doc.get('lora_r', 16)}" if doc.get("use_peft") else "full weights",
+        "learning_rate": doc.get("learning_rate", run.learning_rate),
+        "eval_interval": _eval_interval(doc, steps),
+        "eval_at_start": bool(doc.get("eval_on_start", False)),
+    }
+    return out
+
+
+def _eval_interval(doc: dict[str, Any], steps: Any) -> int | None:
+    """TRL evaluates when step % eval_steps == 0; eval_steps < 1 is a fraction of max_steps."""
+    if doc.get("eval_strategy", "no") != "steps":
+        return None if doc.get("eval_strategy", "no") == "no" else 1
+    every = doc.get("eval_steps", doc.get("logging_steps", 500))
+    if isinstance(every, float) and 0 < every < 1 and isinstance(steps, int) and steps > 0:
+        return max(1, math.ceil(every * steps))
+    return int(every) if isinstance(every, (int, float)) and every >= 1 else None
 
 
 def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compiled:
@@ -68,16 +99,15 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
     if run.method.type == "grpo" and not taskset.module and run.reward is None:
         raise SpecError("reward", None, "an importable 'module.function' for GRPO on your own data "
                         "(TRL's reward_funcs signature)")
+    reward = trl_reward.locate(run) if run.method.type == "grpo" and run.reward else None
     cmd = command_name(run)
     applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run)
     doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
     reads: list[Read] = list(applied.reads)
     ignores: list[Ignore] = list(applied.ignores)
-    catalog = trl_catalog.catalog(cmd)
-    for path, value in run.overrides.items():
-        ov.check_override(catalog, path, value)
-        set_path(doc, path, value)
-    ov.override_reads(reads, ignores, run.overrides)
+    fixed = list(applied.fixed)
+    ov.apply_overrides(doc, run.overrides, trl_catalog.catalog(cmd))
+    ov.override_reads(reads, ignores, fixed, run.overrides)
     _check_batch(doc, run)
 
     files = {"config.yaml": _header(run, cmd) + dumps(doc)}
@@ -86,27 +116,71 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
     files["data/test.jsonl"] = holdout
     if run.method.type == "grpo" and taskset.module and run.reward is None:
         files[f"{taskset.module}.py"] = source(taskset)
+    if reward is not None:
+        reads = [r if r.field != "reward" else r._replace(note=reward.note()) for r in reads]
+        if reward.copy and reward.source is not None:
+            files[reward.copy] = reward.source
     if run.method.type == "opsd":
         files["train.py"] = TRAIN_PY
-    data = facts(run)
+    data = facts(run, doc)
+    path = reward.pythonpath if reward is not None else None
     compiled = Compiled(
         backend="trl", target=TARGET, run=run, files=files, main="config.yaml",
-        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(applied.fixed),
-        warnings=findings(run, data), commands=tuple(commands(run, out)), out=out, data=data,
+        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
+        warnings=findings(run, data), commands=tuple(commands(run, out, path)), out=out, data=data,
     )
-    files["README.md"] = _readme(compiled)
+    files["README.md"] = _readme(compiled, path)
     return compiled
 
 
-def commands(run: RunSpec, out: str | None = None) -> list[str]:
-    where = f"cd {out} && " if out else ""
+def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None) -> list[str]:
+    where = f"cd {shlex.quote(out)} && " if out else ""
+    env = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
     if run.method.type == "opsd":
         return [f"{where}python train.py --config config.yaml"]
-    return [f"{where}trl {command_name(run)} --config config.yaml"]
+    return [f"{where}{env}trl {command_name(run)} --config config.yaml"]
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    """The config as YAML through PyYAML's safe dumper (imported here: only TRL needs it), in
+    the document's own key order. Its floats load back as floats under the YAML 1.1 rules TRL's
+    loader uses (1e-06 is written 1.0e-06); a text with line breaks is one double-quoted line,
+    the breaks escaped."""
+    import yaml
+
+    return yaml.dump(doc, Dumper=_dumper(), sort_keys=False, allow_unicode=True,
+                     default_flow_style=False, width=4096)
+
+
+@cache
+def _dumper() -> Any:
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: Any, data: str) -> Any:
+        breaks = any(c in data for c in "\n\r\x85\u2028\u2029")  # YAML folds them unless escaped
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"' if breaks else None)
+
+    Dumper.add_representer(str, text)
+    return Dumper
+
+
+_POSITIVE = ("per_device_train_batch_size", "gradient_accumulation_steps",
+             "per_device_eval_batch_size", "num_generations")
 
 
 def _check_batch(doc: dict[str, Any], run: RunSpec) -> None:
-    """GRPO/SDFT reject a generation batch that does not divide by num_generations."""
+    """Batch keys are whole numbers of at least 1 (GRPO's group: 2); GRPO/SDFT reject a
+    generation batch that does not divide by num_generations."""
+    for key in _POSITIVE:
+        least = 2 if key == "num_generations" and run.method.type == "grpo" else 1
+        v = doc.get(key)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < least):
+            raise SpecError(f"overrides.{key}" if key in run.overrides else key, v,
+                            f"a whole number of at least {least}" + (
+                                ": GRPO compares completions within a group" if least == 2 else ""))
     n = doc.get("num_generations")
     if n is None:
         return
@@ -140,14 +214,15 @@ def _header(run: RunSpec, cmd: str) -> str:
     )
 
 
-def _readme(c: Compiled) -> str:
+def _readme(c: Compiled, pythonpath: str | None = None) -> str:
     run = c.run
+    here = replace(c, out=c.main, commands=tuple(commands(run, None, pythonpath)))
     names = "\n".join(f"- `{n}`" for n in sorted(c.files) if n != "README.md")
     fixed = "\n".join(f"- `{f.path}: {f.value!r}`: {f.reason}" for f in c.fixed) or "- none"
     return (
         f"# {run.method.type} on {run.taskset} for TRL {TRL_VERSION}\n\n"
         f"Written by whileai {__version__}. Run from this directory (paths are relative):\n\n"
-        "```bash\n" + "\n".join(commands(run)) + "\n```\n\n"
+        "```bash\n" + "\n".join(here.commands) + "\n```\n\n"
         "This folder needs TRL only, not whileai. Install the pinned target first: "
         f"`pip install trl=={TRL_VERSION}" + (" peft" if run.lora else "") + "`. "
         "For a fully offline run (local model paths) "
@@ -156,7 +231,7 @@ def _readme(c: Compiled) -> str:
         "`accelerate launch --num_processes N train.py --config config.yaml`); each step then "
         "holds N times the batch below.\n\n"
         f"## Files\n\n{names}\n\n"
-        "## What whileai read, ignored and set\n\n```text\n" + render_text(c) + "\n```\n\n"
+        "## What whileai read, ignored and set\n\n```text\n" + render_text(here) + "\n```\n\n"
         f"Keys whileai set that no spec field produced:\n\n{fixed}\n"
     )
 
@@ -208,4 +283,4 @@ if __name__ == "__main__":
 '''
 
 
-__all__ = ["TARGET", "TRL_VERSION", "command_name", "commands", "compile", "facts"]
+__all__ = ["TARGET", "TRL_VERSION", "command_name", "commands", "compile", "dumps", "facts"]

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from whileai.files import atomic_write as atomic_write_text  # one writer for every file
+from whileai.atomic import atomic_write as atomic_write_text  # one writer for every file
 
 Point = tuple[int, float]
 

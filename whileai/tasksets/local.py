@@ -37,21 +37,31 @@ def load(path: str) -> LocalTasks:
     return _load(str(p.resolve()), st.st_mtime_ns, st.st_size)
 
 
+LIMIT = 256 << 20  # a task file whileai copies into a run directory
+
+
+def _constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (datasets cannot load it)")
+
+
 @lru_cache(maxsize=8)
 def _load(path: str, _mtime: int, _size: int) -> LocalTasks:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise SpecError("data", path, "a readable UTF-8 JSONL file", hint=type(e).__name__) from None
+    from whileai.load import read_text
+
+    text = read_text(path, "data", LIMIT, "JSONL file")  # a FIFO or device is refused
     rows: list[Row] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json.loads(line, parse_constant=_constant)
         except json.JSONDecodeError as e:
             raise SpecError("data", raw(f"{path} line {n}"), "one JSON object per line",
                             hint=e.msg) from None
+        except (ValueError, RecursionError) as e:
+            raise SpecError("data", raw(f"{path} line {n}"), "one JSON object per line",
+                            hint=str(e) if isinstance(e, ValueError) else "nested too deeply") \
+                from None
         problem = _problem(row)
         if not problem and rows and isinstance(row["prompt"], str) != isinstance(rows[0]["prompt"], str):
             problem = "every prompt in one form: all text or all chat messages (TRL loads one column type)"

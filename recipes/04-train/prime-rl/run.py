@@ -48,7 +48,7 @@ def validate_offline(arms: dict[str, wai.Compiled]) -> int:
     """The pinned schema and loader rules, then the values each process will really get."""
     from whileai.backends.prime_rl_resolve import render, resolve
     from whileai.backends.prime_rl_rules import check_document
-    from whileai.files import loads_toml
+    from whileai.load import loads_toml
 
     bad = 0
     for name, c in arms.items():
