@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from whileai.errors import SpecError
+from whileai.tasksets.local import display
 
 SOURCE_LIMIT = 4 << 20
 
@@ -35,7 +36,7 @@ class Reward(NamedTuple):
 
     def note(self) -> str:
         if self.copy:
-            return f"{self.copy} copied from {self.origin} into the run directory"
+            return f"{self.copy} copied from {display(self.origin or '')} into the run directory"
         if self.pythonpath:
             return f"imported from {self.pythonpath} (PYTHONPATH in the command)"
         return f"found at {self.origin or 'an installed module'}: install it where TRL runs"
