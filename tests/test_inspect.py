@@ -138,6 +138,7 @@ BAD = [
      ["--local-teacher", "no teacher flag for opsd"]),
     (OPD, ["--student-endpoint", "localhost:8000"], ["--student-endpoint", "http(s)://host"]),
     (OPD, ["--local-student", "a", "--split", "test"], ["--split", "train or holdout"]),
+    (OPD, ["--local-student", "a", "--device", "tpu"], ["--device", "'tpu'", "cuda:N"]),
     (OPD, ["--student-endpoint", "http://127.0.0.1:9/v1"], ["--student-endpoint", "unreachable"]),
 ]
 

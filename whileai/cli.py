@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -186,7 +187,7 @@ def inspect_cmd(
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Output folder (default: "
                    "inspect-<spec name>).")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite files whileai did not write.")] = False,
-    device: Annotated[str, typer.Option(help="Local models: auto, cpu or cuda.")] = "auto",
+    device: Annotated[str, typer.Option(help="Local models: auto, cpu, mps, cuda or cuda:N.")] = "auto",
     timeout: Annotated[float, typer.Option(help="Seconds per endpoint request.")] = 120.0,
 ) -> None:
     """Score a spec's student samples under student and teacher: HTML page, JSON, summary."""
@@ -197,6 +198,8 @@ def inspect_cmd(
     try:
         if split not in ("train", "holdout"):
             raise SpecError("--split", split, "train or holdout")
+        if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", device):
+            raise SpecError("--device", device, "auto, cpu, mps, cuda or cuda:N")
         run_inspect(spec, opts=Options(prompts, samples, max_tokens, top_k, seed, split), out=out,
                     force=force, device=device, timeout=timeout, console=console(),
                     local_student=local_student, student_endpoint=student_endpoint,

@@ -92,8 +92,12 @@ class EndpointModel:
     def token_texts(self, ids: list[int]) -> list[str]:
         return [self._texts.get(i) or self.decode([i]) for i in ids]
 
-    def generate(self, context: list[int], n: int, max_tokens: int, temperature: float,
-                 seed: int) -> list[Generated]:
+    def generate(self, contexts: list[list[int]], n: int, max_tokens: int, temperature: float,
+                 seeds: list[int]) -> list[list[Generated]]:
+        return [self._sample(c, n, max_tokens, temperature, s) for c, s in zip(contexts, seeds, strict=True)]
+
+    def _sample(self, context: list[int], n: int, max_tokens: int, temperature: float,
+                seed: int) -> list[Generated]:
         out = self.post(f"{self.url}/completions", {
             "model": self.name, "prompt": context, "n": n, "max_tokens": max_tokens,
             "temperature": temperature, "top_p": 1.0, "seed": seed, "logprobs": 0,

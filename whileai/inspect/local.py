@@ -100,26 +100,32 @@ class LocalModel:
             return max(0, min(max_tokens, self.max_positions - len(context)))
         return max_tokens
 
-    def generate(self, context: list[int], n: int, max_tokens: int, temperature: float,
-                 seed: int) -> list[Generated]:
+    def generate(self, contexts: list[list[int]], n: int, max_tokens: int, temperature: float,
+                 seeds: list[int]) -> list[list[Generated]]:
+        """`n` samples per context, all contexts in one left-padded batch (seeded by seeds[0])."""
         from transformers import GenerationConfig
 
         torch = self.torch
-        budget = self.room(context, max_tokens)
+        budget = min(self.room(c, max_tokens) for c in contexts)
         if budget == 0:
-            return [Generated([], False) for _ in range(n)]
-        torch.manual_seed(seed)
+            return [[Generated([], False) for _ in range(n)] for _ in contexts]
+        torch.manual_seed(seeds[0])
         config = GenerationConfig(do_sample=True, temperature=temperature, top_k=0, top_p=1.0,
                                   max_new_tokens=budget, num_return_sequences=n,
                                   eos_token_id=self.eos or None, pad_token_id=self.pad)
-        ids = torch.tensor([context], device=self.device)
+        width = max(len(c) for c in contexts)
+        ids = torch.tensor([[self.pad] * (width - len(c)) + c for c in contexts], device=self.device)
+        mask = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts], device=self.device)
         with torch.no_grad():
-            out = self.net.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
-                                    generation_config=config)
-        result = []
-        for row in out[:, len(context):].tolist():
-            end = next((i for i, t in enumerate(row) if t in self.eos), None)
-            result.append(Generated(row if end is None else row[: end + 1], end is not None))
+            out = self.net.generate(input_ids=ids, attention_mask=mask, generation_config=config)
+        rows = out[:, width:].tolist()
+        result: list[list[Generated]] = []
+        for i in range(len(contexts)):
+            group = []
+            for row in rows[i * n:(i + 1) * n]:
+                end = next((j for j, t in enumerate(row) if t in self.eos), None)
+                group.append(Generated(row if end is None else row[: end + 1], end is not None))
+            result.append(group)
         return result
 
     def logprobs(self, context: list[int], completion: list[int]) -> Any:

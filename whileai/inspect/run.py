@@ -28,10 +28,11 @@ from whileai.inspect.model import (
     Side,
     Token,
 )
-from whileai.inspect.scoring import Model, Scored
+from whileai.inspect.scoring import Generated, Model, Scored
 from whileai.spec import RunSpec
 
 DEFAULT_MAX_TOKENS = 256
+GEN_BATCH = 16  # sequences generated together by a local model
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
@@ -94,11 +95,13 @@ def inspect(run: RunSpec, spec_path: str, student: Model, teacher: Model, opts: 
     sampler, other = (student, teacher) if ad.sampler == "student" else (teacher, student)
     t0 = time.perf_counter()
     contexts = [_contexts(ad, t, student, teacher) for t in tasks]
-    generated = []
-    for i, (task, (s_ctx, t_ctx)) in enumerate(zip(tasks, contexts, strict=True)):
+    generated: list[list[Generated]] = []
+    chunk = max(1, GEN_BATCH // opts.samples)
+    for i in range(0, len(tasks), chunk):
         progress("generate", i * opts.samples, len(tasks) * opts.samples)
-        ctx = s_ctx if ad.sampler == "student" else t_ctx
-        generated.append(sampler.generate(ctx, opts.samples, max_tokens, m.temperature, seed + task.row))
+        ctxs = [s if ad.sampler == "student" else t for s, t in contexts[i:i + chunk]]
+        seeds = [seed + t.row for t in tasks[i:i + chunk]]
+        generated += sampler.generate(ctxs, opts.samples, max_tokens, m.temperature, seeds)
     progress("generate", len(tasks) * opts.samples, len(tasks) * opts.samples)
     t1 = time.perf_counter()
     completions: list[Completion] = []
