@@ -140,6 +140,9 @@ BAD = [
     (OPD, ["--local-student", "a", "--split", "test"], ["--split", "train or holdout"]),
     (OPD, ["--local-student", "a", "--device", "tpu"], ["--device", "'tpu'", "cuda:N"]),
     (OPD, ["--student-endpoint", "http://127.0.0.1:9/v1"], ["--student-endpoint", "unreachable"]),
+    (OPD, ["--local-student", "no/such-model"], ["method.teacher", "unreachable"]),  # before any load
+    (OPD, ["--student-endpoint", "http://h:1/v1", "--student-api-key-env", "sk-abcdefghijk"],
+     ["--student-api-key-env", "NAME of an environment variable"]),
 ]
 
 

@@ -78,3 +78,30 @@ def test_local_student_with_the_specs_teacher_endpoint(tiny_models: dict[str, st
     assert report["student"]["kind"] == "local" and report["teacher"]["kind"] == "endpoint"
     assert recheck(report, load(tiny_models["student"]), load(tiny_models["teacher"]), full=False) > 0
     assert json.dumps(report).count(server.url) >= 1
+
+
+def test_a_wrong_key_is_one_line_naming_the_variable(tiny_models: dict[str, str], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TINY_KEY", "sk-wrong-0000000000")
+    with FakeVLLM({"tiny-student": tiny_models["student"], "tiny-teacher": tiny_models["teacher"]},
+                  key=SECRET, deadline=60) as server:
+        path = spec(tmp_path, server.url, "TINY_KEY")
+        code, stdout, stderr = inspect(str(path), "--student-endpoint", server.url,
+                                       "--student-api-key-env", "TINY_KEY", "-o", str(tmp_path / "o"))
+    assert code == 2 and "HTTP 401" in stderr and "a valid API key in $TINY_KEY" in stderr
+    assert "sk-wrong-0000000000" not in stdout + stderr and not (tmp_path / "o").exists()
+
+
+def test_opsd_on_one_endpoint(tiny_models: dict[str, str], tmp_path: Path) -> None:
+    """OPSD's teacher is the student's own server, asked with the hint in the prompt."""
+    path = tmp_path / "opsd.toml"
+    path.write_text('taskset = "reverse-text"\nmodel = "tiny-student"\n\n[method]\ntype = "opsd"\n')
+    with FakeVLLM({"tiny-student": tiny_models["student"]}, deadline=60) as server:
+        code, _, stderr = inspect(str(path), "--student-endpoint", server.url, "--prompts", "1",
+                                  "--max-tokens", "6", "-o", str(tmp_path / "out"))
+    assert code == 0, stderr
+    report = read(tmp_path / "out")
+    assert report["teacher"]["kind"] == "endpoint" and report["teacher"]["model"] == "tiny-student"
+    assert "<demonstration>" in report["prompts"][0]["teacher_context"]
+    net = load(tiny_models["student"])
+    assert recheck(report, net, net, full=False) > 0

@@ -29,6 +29,8 @@ def endpoint_source(flag: str, text: str, model: str, key_env: str) -> Source:
     try:
         ep = Endpoint(**fields, api_key_env=key_env)
     except SpecError as e:
+        if e.field == "api_key_env":
+            raise SpecError("--student-api-key-env", key_env, e.allowed) from None
         raise SpecError(flag, text, e.allowed) from None
     return Source(url=ep.url, model=ep.model, api_key_env=ep.api_key_env)
 
@@ -66,7 +68,7 @@ def sources(run: RunSpec, ad: Adapter, *, local_student: str | None, student_end
     if spec_teacher is None:
         raise SpecError("--local-teacher", None, "a teacher: --local-teacher PATH or --teacher-endpoint URL")
     return student, Source(url=spec_teacher.url, model=spec_teacher.model,
-                           api_key_env=spec_teacher.api_key_env)
+                           api_key_env=spec_teacher.api_key_env, flag="method.teacher")
 
 
 def run_inspect(spec: Path, *, opts: Options, out: Path | None, force: bool, device: str,
@@ -86,9 +88,13 @@ def run_inspect(spec: Path, *, opts: Options, out: Path | None, force: bool, dev
     err = Console(stderr=True, width=console.width)
     start = time.perf_counter()
     with err.status("loading models"):
-        student = open_model("student", student_src, device=device, timeout=timeout)
-        teacher = student if teacher_src is None else open_model("teacher", teacher_src, device=device,
-                                                                timeout=timeout)
+        # endpoints first: a wrong URL, model name or key fails before a local model loads
+        order = sorted([("student", student_src), ("teacher", teacher_src)],
+                       key=lambda side: side[1] is None or bool(side[1].local))
+        opened = {role: open_model(role, src, device=device, timeout=timeout)
+                  for role, src in order if src is not None}
+        student = opened["student"]
+        teacher = opened.get("teacher", student)
     loaded = time.perf_counter() - start
     both = (student_src, teacher_src or student_src)
     if progress:

@@ -58,8 +58,9 @@ class EndpointModel:
                 out = json.loads(resp.read().decode("utf-8"))
         except urllib.error.HTTPError as e:
             detail = e.read().decode("utf-8", "replace")[:300]
-            raise SpecError(self.flag, raw(f"{url} answered HTTP {e.code}"),
-                            "a running OpenAI-compatible server (vLLM) for this model",
+            allowed = (f"a valid API key in ${self.api_key_env}" if e.code in (401, 403) and self.api_key_env
+                       else f"a running OpenAI-compatible server (vLLM) serving {self.name!r}")
+            raise SpecError(self.flag, raw(f"{url} answered HTTP {e.code}"), allowed,
                             hint=mask(detail)) from None
         except (urllib.error.URLError, OSError, ValueError) as e:
             reason = getattr(e, "reason", e)
@@ -69,6 +70,10 @@ class EndpointModel:
         if not isinstance(out, dict):
             raise SpecError(self.flag, raw(f"{url} returned no JSON object"), "an OpenAI-compatible server")
         return out
+
+    def check(self) -> None:
+        """One small request, so a wrong URL, model name or key fails before any model loads."""
+        self.encode("ok")
 
     def encode(self, prompt: Prompt) -> list[int]:
         body: dict[str, Any] = {"model": self.name}

@@ -52,10 +52,11 @@ class Source(NamedTuple):
     url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
+    flag: str | None = None  # what errors name (default: the side's CLI flag)
 
 
 def open_model(role: str, src: Source, *, device: str = "auto", timeout: float = 120.0) -> Model:
-    flag = f"--local-{role}" if src.local else f"--{role}-endpoint"
+    flag = src.flag or (f"--local-{role}" if src.local else f"--{role}-endpoint")
     if src.local:
         from whileai.inspect.local import LocalModel
 
@@ -63,7 +64,9 @@ def open_model(role: str, src: Source, *, device: str = "auto", timeout: float =
     if src.url and src.model:
         from whileai.inspect.endpoint import EndpointModel
 
-        return EndpointModel(src.url, src.model, src.api_key_env, flag=flag, timeout=timeout)
+        endpoint = EndpointModel(src.url, src.model, src.api_key_env, flag=flag, timeout=timeout)
+        endpoint.check()
+        return endpoint
     raise SpecError(f"--{role}", None, f"--local-{role} PATH or --{role}-endpoint URL")
 
 
