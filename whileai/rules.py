@@ -69,12 +69,7 @@ def _tokenizer(run: RunSpec, f: Facts) -> str | None:
 
         check = check_names(run.model, teacher)
     if check is not None:
-        if check.verdict == "identical":
-            return None
-        risk = ("the teacher scores other tokens than the student sampled and the signal is "
-                "silently wrong; use one tokenizer or a cross-tokenizer method"
-                if check.verdict == "different" else "token ids agree, so the per-token signal is sound")
-        return f"{check.statement()}; {risk}"
+        return None if check.verdict == "identical" else check.verdict_text()
     a, b = family(run.model), family(teacher)
     if a and b and a != b:
         why = f"no local tokenizer files for {', '.join(absent)}" if absent else "`tokenizers` not installed"

@@ -85,6 +85,15 @@ class TokenizerCheck(BaseModel):
             return head + "; EOS/PAD/BOS and chat template output identical"
         return head + "; " + "; ".join(self.differences)
 
+    def verdict_text(self) -> str:
+        """The statement plus what it means for the distillation signal."""
+        if self.verdict == "identical":
+            return self.statement()
+        risk = ("the teacher scores other tokens than the student sampled and the signal is "
+                "silently wrong; use one tokenizer or a cross-tokenizer method"
+                if self.verdict == "different" else "token ids agree, so the per-token signal is sound")
+        return f"{self.statement()}; {risk}"
+
 
 def check_names(student: str, teacher: str) -> TokenizerCheck | None:
     """Compare the two tokenizers when both are local; None when either is not (or the

@@ -58,7 +58,10 @@ def print_summary(report: InspectReport, paths: list[str], console: Console) -> 
         console.print(Text("  most disagreed-with: ", style="bold"), Text(worst), sep="")
     console.print(Text("  signal", style="bold"), Text(" = log p_sampler(x_t) - log p_other(x_t) on "
                   "the sampled token; full KL: " + report.definitions.full_kl_note), sep="")
-    console.print(Text("  tokenizers: ", style="bold"), Text(report.tokenizer_note), sep="")
+    bad = "DIFFERENT" in report.tokenizer_note or (
+        report.tokenizer_check is not None and report.tokenizer_check.verdict != "identical")
+    console.print(Text("  tokenizers: ", style="bold red" if bad else "bold"), Text(report.tokenizer_note),
+                  sep="")
     for n in report.notes:
         console.print(Text("  note: ", style="yellow"), Text(n), sep="")
     tm = report.timings

@@ -15,7 +15,7 @@ def tokenizer_facts(run: RunSpec, student: Model, teacher: Model,
         return None, "one model is both student and teacher: one tokenizer, nothing to compare"
     check = tokcheck.check_names(student.name, teacher.name)
     if check is not None:
-        return check, check.statement()
+        return check, check.verdict_text()
     probe = [m.encode(tokcheck.PROBE_TEXT) for m in (student, teacher)]
     chat = [m.encode(tokcheck.PROBE_CONVERSATION[:2]) for m in (student, teacher)]
     absent = ", ".join(tokcheck.missing(student.name, teacher.name)) or "tokenizers library missing"
