@@ -24,7 +24,7 @@ from whileai.inspect.model import (
     Side,
     Token,
 )
-from whileai.inspect.page import render
+from whileai.inspect.page import render, shown
 
 
 def tok(i: int, signal: float, full: float | None = None, rank: int | None = 1) -> Token:
@@ -104,6 +104,10 @@ def report_with(text: str) -> InspectReport:
         prompts=[Prompt(index=0, row=0, prompt="p", privileged=None, student_context="p", teacher_context="p",
                         student_context_ids=[1], teacher_context_ids=[1])],
         completions=[comp], timings={"load": 0, "generate": 0, "score": 0, "total": 0})
+
+
+def test_token_text_is_shown_on_one_line() -> None:
+    assert shown("a\nb\t\x01\\xc6 ü") == "a\\nb\\t\\x01\\xc6 ü"
 
 
 def test_page_is_self_contained_and_escapes_token_text() -> None:

@@ -19,7 +19,13 @@
       return { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;" }[c];
     });
   }
-  function show(s) { return esc(JSON.stringify(s).slice(1, -1)); }
+  // a token on one line: newlines, tabs and other control characters escaped (as page.py's shown)
+  function show(s) {
+    return esc(String(s).replace(/[\x00-\x1f\x7f]/g, function (c) {
+      var named = { "\n": "\\n", "\t": "\\t", "\r": "\\r" };
+      return named[c] || "\\x" + ("0" + c.charCodeAt(0).toString(16)).slice(-2);
+    }));
+  }
 
   // colour scale: the 95th percentile of |value| over all tokens, so one outlier does not wash out the rest
   function scaleFor(q) {

@@ -29,6 +29,13 @@ def pct(x: float | None) -> str:
     return "–" if x is None else f"{x:.1%}"
 
 
+def shown(text: str) -> str:
+    """A token's text on one line: newlines, tabs and other control characters escaped."""
+    named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+    return "".join(named.get(ch, f"\\x{ord(ch):02x}" if ord(ch) < 32 or ord(ch) == 127 else ch)
+                   for ch in text)
+
+
 def asset(name: str) -> str:
     return resources.files("whileai.inspect").joinpath(name).read_text(encoding="utf-8")
 
@@ -104,7 +111,7 @@ def top_table(report: InspectReport) -> str:
     rows = []
     for r in report.top_tokens:
         rows.append(
-            f'<tr><td data-v="{esc(r.text)}"><code>{esc(repr(r.text)[1:-1])}</code></td>'
+            f'<tr><td data-v="{esc(r.text)}"><code>{esc(shown(r.text))}</code></td>'
             f'<td data-v="{r.id}">{r.id}</td><td data-v="{r.count}">{r.count}</td>'
             f'<td data-v="{r.sum_signal}">{r.sum_signal:.3f}</td>'
             f'<td data-v="{r.mean_signal}">{r.mean_signal:.3f}</td>'

@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from whileai.inspect.model import InspectReport
-from whileai.inspect.page import num, pct
+from whileai.inspect.page import num, pct, shown
 
 
 @contextmanager
@@ -53,7 +53,7 @@ def print_summary(report: InspectReport, paths: list[str], console: Console) -> 
     if len(report.completions) > 8:
         t.add_row(f"+{len(report.completions) - 8} more", "", "", "", "", "", "")
     console.print(t)
-    worst = ", ".join(f"{r.text!r} ({r.sum_signal:.2f} over {r.count})" for r in report.top_tokens[:5])
+    worst = ", ".join(f"'{shown(r.text)}' ({r.sum_signal:.2f} over {r.count})" for r in report.top_tokens[:5])
     if worst:
         console.print(Text("  most disagreed-with: ", style="bold"), Text(worst), sep="")
     console.print(Text("  signal", style="bold"), Text(" = log p_sampler(x_t) - log p_other(x_t) on "
