@@ -10,7 +10,9 @@ off-policy distillation (SFT: the teacher samples, the student imitates) would b
 
 and the pipeline then scores the teacher's tokens under both models, signal =
 log p_teacher − log p_student (a sampled-token estimate of the forward KL(p_t‖p_s) that SFT's
-cross-entropy reduces). A method with no teacher (GRPO) has no adapter.
+cross-entropy reduces). Both sides score the same token ids, which assumes one tokenizer (the
+tokenizer check says whether that holds); prime-rl's SFT re-tokenizes the teacher's text with the
+student's renderer instead. A method with no teacher (GRPO) has no adapter.
 """
 
 from __future__ import annotations
