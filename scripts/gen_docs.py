@@ -2,7 +2,7 @@
 
 Usage:
 
-    python scripts/gen_docs.py            # rewrite docs/methods.md, docs/field-maps.md, docs/rules.md
+    python scripts/gen_docs.py            # rewrite docs/methods.md, field-maps.md, rules.md, inspect-json.md
     python scripts/gen_docs.py --check    # exit 1 if a committed page is stale
 
 - methods.md: every field of every method and of the run spec, with its type, default and the
@@ -11,8 +11,9 @@ Usage:
   compiling `whileai.schemas.sample_runs()` through that backend's compile() and reading
   Compiled.reads / ignores / fixed. A backend that does not import is left out.
 - rules.md: the warning rules, their conditions and sources (whileai.rules.RULES).
+- inspect-json.md: every field of `whileai inspect`'s JSON (whileai/inspect/model.py).
 
-docs/concepts.md is written by hand and is not touched here.
+docs/concepts.md and docs/inspect.md are written by hand and are not touched here.
 """
 
 from __future__ import annotations
@@ -215,8 +216,44 @@ def rules_md() -> str:
         table(["id", "fires when", "source"], rows)])
 
 
+# -- inspect-json.md -----------------------------------------------------------------------
+def json_type(node: Node) -> str:
+    if "$ref" in node:
+        return code(node["$ref"].rsplit("/", 1)[-1])
+    if "anyOf" in node:
+        return " or ".join(json_type(a) for a in node["anyOf"])
+    if "const" in node:
+        return code(json.dumps(node["const"]))
+    if "enum" in node:
+        return " \\| ".join(code(v) for v in node["enum"])
+    t = node.get("type", "any")
+    if t == "array":
+        items = node.get("prefixItems")
+        if items:
+            return "[" + ", ".join(json_type(i) for i in items) + "]"
+        return f"list of {json_type(node.get('items', {}))}"
+    if t == "object" and "additionalProperties" in node and isinstance(node["additionalProperties"], dict):
+        return f"object of {json_type(node['additionalProperties'])}"
+    return str(t)
+
+
+def inspect_json_md() -> str:
+    schema = generate("inspect")
+    models = [("InspectReport", schema)] + sorted(schema.get("$defs", {}).items())
+    out = [STAMP.format(src="whileai/inspect/model.py"), "# `whileai inspect` JSON\n\n",
+           "Every field of `inspect.json` (JSON Schema: `schemas/inspect.schema.json`, also "
+           "`whileai schema inspect`). What the page and the command show is described in "
+           "[inspect.md](inspect.md).\n"]
+    for name, node in models:
+        rows = [[code(f), json_type(p), cell(p.get("description", ""))]
+                for f, p in node.get("properties", {}).items()]
+        about = cell(node["description"]) + "\n\n" if node.get("description") else ""
+        out += [f"\n## `{name}`\n\n", about, table(["field", "type", "meaning"], rows)]
+    return "".join(out)
+
+
 PAGES: dict[str, Callable[[], str]] = {"methods.md": methods_md, "field-maps.md": field_maps_md,
-                                       "rules.md": rules_md}
+                                       "rules.md": rules_md, "inspect-json.md": inspect_json_md}
 
 
 def render_all() -> dict[str, str]:
@@ -224,7 +261,8 @@ def render_all() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Generate docs/methods.md, field-maps.md, rules.md.")
+    ap = argparse.ArgumentParser(description="Generate docs/methods.md, field-maps.md, rules.md, "
+                                 "inspect-json.md.")
     ap.add_argument("--check", action="store_true", help="compare with docs/; write nothing")
     ap.add_argument("--out", type=Path, default=ROOT / "docs", help="directory (default: docs/)")
     args = ap.parse_args(argv)

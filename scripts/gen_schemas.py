@@ -2,7 +2,7 @@
 
 Usage:
 
-    python scripts/gen_schemas.py            # write schemas/{spec,report,results}.schema.json
+    python scripts/gen_schemas.py            # write schemas/{spec,report,results,inspect}.schema.json
     python scripts/gen_schemas.py --check    # exit 1 if a committed schema is stale
 
 The text is exactly what `whileai schema <which>` prints (see whileai/schemas.py). A schema

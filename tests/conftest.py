@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def empty_hub_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Reports must not depend on this machine's Hugging Face cache: the tokenizer check reads
+    tokenizers from it when both are there. Tests that want a cache set HF_HUB_CACHE themselves."""
+    old = os.environ.get("HF_HUB_CACHE")
+    hub = tmp_path_factory.mktemp("hf-hub-cache")
+    os.environ["HF_HUB_CACHE"] = str(hub)
+    yield hub
+    if old is None:
+        os.environ.pop("HF_HUB_CACHE", None)
+    else:
+        os.environ["HF_HUB_CACHE"] = old
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -176,11 +177,56 @@ def rules() -> None:
         print_rules()
 
 
+@app.command("inspect")
+def inspect_cmd(
+    spec: Annotated[Path, typer.Argument(help="An OPD or OPSD run spec.", show_default=False)],
+    local_student: Annotated[str | None, typer.Option(help="Student as a local model: a folder or a "
+                             "model id in the local Hugging Face cache (offline).")] = None,
+    local_teacher: Annotated[str | None, typer.Option(help="Teacher as a local model (OPD).")] = None,
+    student_endpoint: Annotated[str | None, typer.Option(help="Student's OpenAI-compatible server: "
+                                "URL serving the spec's model, or vllm:<model>@<url>.")] = None,
+    teacher_endpoint: Annotated[str | None, typer.Option(help="Teacher's server (default: the "
+                                "spec's teacher endpoint).")] = None,
+    student_api_key_env: Annotated[str, typer.Option(help="Env var holding the student server's "
+                                   "API key (the name only).")] = "VLLM_API_KEY",
+    prompts: Annotated[int, typer.Option(min=1, help="Prompts drawn from the task data.")] = 8,
+    samples: Annotated[int, typer.Option(min=1, help="Completions per prompt.")] = 1,
+    max_tokens: Annotated[int | None, typer.Option(min=1, help="Cap on completion tokens "
+                          "(default: the spec's, at most 256).")] = None,
+    top_k: Annotated[int, typer.Option(min=1, max=20, help="Teacher alternatives kept per token.")] = 5,
+    seed: Annotated[int | None, typer.Option(help="Seed of prompt choice and sampling (default: "
+                    "the spec's seed).")] = None,
+    split: Annotated[str, typer.Option(help="train or holdout.")] = "train",
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Output folder (default: "
+                   "inspect-<spec name>).")] = None,
+    force: Annotated[bool, typer.Option(help="Overwrite files whileai did not write.")] = False,
+    device: Annotated[str, typer.Option(help="Local models: auto, cpu, mps, cuda or cuda:N.")] = "auto",
+    timeout: Annotated[float, typer.Option(help="Seconds per endpoint request.")] = 120.0,
+) -> None:
+    """Score a spec's student samples under student and teacher: HTML page, JSON, summary."""
+    from whileai.inspect.app import run_inspect
+    from whileai.inspect.run import Options
+    from whileai.render import console
+
+    try:
+        if split not in ("train", "holdout"):
+            raise SpecError("--split", split, "train or holdout")
+        if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", device):
+            raise SpecError("--device", device, "auto, cpu, mps, cuda or cuda:N")
+        run_inspect(spec, opts=Options(prompts, samples, max_tokens, top_k, seed, split), out=out,
+                    force=force, device=device, timeout=timeout, console=console(),
+                    local_student=local_student, student_endpoint=student_endpoint,
+                    student_key_env=student_api_key_env, local_teacher=local_teacher,
+                    teacher_endpoint_text=teacher_endpoint)
+    except SpecError as e:
+        _fail(e)
+
+
 @app.command()
 def schema(
-    which: Annotated[str, typer.Argument(help="spec, report or results.")] = "spec",
+    which: Annotated[str, typer.Argument(help="spec, report, results or inspect.")] = "spec",
 ) -> None:
-    """Print a JSON Schema: run spec files, the --json report, or results.json."""
+    """Print a JSON Schema: run spec files, the --json report, results.json or inspect's JSON."""
     from whileai.schemas import SCHEMAS, generate
 
     if which not in SCHEMAS:

@@ -50,16 +50,33 @@ def _opd(run: RunSpec) -> OPD | None:
     return run.method if isinstance(run.method, OPD) else None
 
 
+def _teacher_model(run: RunSpec) -> str | None:
+    """The teacher's model name for any method that has a separate teacher (OPD; SFT's too)."""
+    teacher = getattr(run.method, "teacher", None)
+    return getattr(teacher, "model", None)
+
+
 def _tokenizer(run: RunSpec, f: Facts) -> str | None:
-    m = _opd(run)
-    if not m:
+    teacher = _teacher_model(run)
+    if teacher is None:
         return None
-    a, b = family(run.model), family(m.teacher.model)
+    from whileai import tokfiles
+
+    absent = tokfiles.missing(run.model, teacher)
+    check = None
+    if not absent:  # both tokenizers are here: compare them (imports `tokenizers` only now)
+        from whileai.tokcheck import check_names
+
+        check = check_names(run.model, teacher)
+    if check is not None:
+        return None if check.verdict == "identical" else check.verdict_text()
+    a, b = family(run.model), family(teacher)
     if a and b and a != b:
-        return (f"teacher {m.teacher.model} ({b}) and student {run.model} ({a}) come from "
-                "different families, so their tokenizers likely differ; the teacher scores the "
-                "student's token ids and the signal is silently wrong. Use one tokenizer or a "
-                "cross-tokenizer method")
+        why = f"no local tokenizer files for {', '.join(absent)}" if absent else "`tokenizers` not installed"
+        return (f"by model-name family only ({why}): teacher "
+                f"{teacher} ({b}) and student {run.model} ({a}) come from different families, so "
+                "their tokenizers likely differ; the teacher scores the student's token ids and "
+                "the signal is silently wrong. Use one tokenizer or a cross-tokenizer method")
     return None
 
 
@@ -190,7 +207,8 @@ def _lora_rank(run: RunSpec, f: Facts) -> str | None:
 
 
 RULES: list[Rule] = [
-    Rule("tokenizer-mismatch", "OPD teacher and student from different model families",
+    Rule("tokenizer-mismatch", "teacher and student tokenizers differ: measured from local tokenizer "
+         "files when both are found (path or HF cache), else guessed from model-name families",
          "Sun 2026, arXiv:2605.07711; TRL issues 2215, 3028, 4562", _tokenizer),
     Rule("top-k-small", "OPD top_k == 1 (fails) or < 16", "Li 2026, arXiv:2604.13016 §6.3", _top_k_one),
     Rule("top-k-no-nucleus", "the backend truncates the teacher's support and top_p = 1",

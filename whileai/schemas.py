@@ -1,6 +1,7 @@
-"""JSON Schemas generated from the pydantic models: run spec files, the `--json` report, results.json.
+"""JSON Schemas generated from the pydantic models: run spec files, the `--json` report,
+results.json and `whileai inspect`'s JSON.
 
-    python scripts/gen_schemas.py      # rewrite schemas/{spec,report,results}.schema.json
+    python scripts/gen_schemas.py      # rewrite schemas/{spec,report,results,inspect}.schema.json
     whileai schema spec                # print one (the same text as the committed file)
 
 The spec schema is shaped for TOML files (`#:schema ../schemas/spec.schema.json`, read by taplo
@@ -29,6 +30,7 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "spec": ("spec.schema.json", "whileai run spec"),
     "report": ("report.schema.json", "whileai --json report"),
     "results": ("results.schema.json", "whileai results.json"),
+    "inspect": ("inspect.schema.json", "whileai inspect JSON"),
 }
 # results.json's schema belongs to whileai.results (its pydantic model and json_schema());
 # imported only when asked for, and taken verbatim so there is one generator.
@@ -73,13 +75,13 @@ def available() -> list[str]:
 
 
 def generate(which: str) -> Node:
-    """The JSON Schema `which` (spec, report or results) as a fresh dict."""
+    """The JSON Schema `which` (spec, report, results or inspect) as a fresh dict."""
     if which not in SCHEMAS:
         raise KeyError(f"unknown schema {which!r}: one of {', '.join(SCHEMAS)}")
     build: dict[str, Callable[[], Node]] = {"spec": spec_schema, "report": report_schema,
-                                            "results": results_schema}
+                                            "results": results_schema, "inspect": inspect_schema}
     body = build[which]()
-    if which == "results":
+    if which in ("results", "inspect"):
         return body
     body.pop("title", None)
     return {"$schema": DRAFT, "title": SCHEMAS[which][1]} | body
@@ -161,6 +163,14 @@ def results_schema() -> Node:
     """whileai.results' own schema, unchanged: `whileai schema results`, gen_schemas.py and
     `python -m whileai.results` all write the same text (a test holds them together)."""
     return copy.deepcopy(_results_generator()())
+
+
+# -- inspect -------------------------------------------------------------------------------
+def inspect_schema() -> Node:
+    """`whileai inspect`'s JSON, from its pydantic model (whileai.inspect.model; pydantic only)."""
+    from whileai.inspect.model import json_schema
+
+    return json_schema()
 
 
 # -- representative runs -------------------------------------------------------------------

@@ -1,0 +1,21 @@
+"""`whileai inspect`: the per-token distillation signal of a spec, before any training run.
+
+    whileai inspect examples/opd.toml --local-student PATH --local-teacher PATH
+    whileai inspect examples/opd.toml --student-endpoint http://localhost:8000/v1
+
+The sampler (the student, for OPD and OPSD) answers a few prompts of the spec's task data;
+every completion token is scored under the student and the teacher; the result is a
+self-contained HTML page, the same numbers as JSON (`whileai schema inspect`) and a terminal
+summary. Modules:
+
+- `model`: the JSON's pydantic model (light: pydantic only);
+- `adapters`: per method, who samples and what context the teacher sees;
+- `data`: which prompts, and the teacher's context (OPSD's privileged hint);
+- `local` (transformers, imported lazily) and `endpoint` (OpenAI-compatible servers, stdlib
+  HTTP): the two ways to generate and score;
+- `stats`: per-completion and overall statistics; `page`: the HTML; `run`: the pipeline;
+  `summary`: the terminal summary.
+
+Nothing here is imported by `import whileai` or `whileai compile`; torch and transformers are
+imported only when a local model is loaded.
+"""
