@@ -32,9 +32,10 @@ from whileai.files import atomic_write as atomic_write_text  # one writer for ev
 
 Point = tuple[int, float]
 
-# prime-rl metric keys (src/prime_rl/orchestrator/metrics.py, trainer/rl/loss.py at the pin):
-# eval  "eval/<env>/all/<agent>/avg@<k>" (or ".../reward/mean"), train
-# "train/agg/all/<agent>/reward/mean", teacher KL "ref_kl/mean" (opd/opsd loss type ref_kl).
+# prime-rl metric keys (src/prime_rl/orchestrator/metrics.py, trainer/rl/loss.py, train.py at the
+# pin): eval "eval/<env>/all/<agent>/avg@<k>" (or ".../reward/mean"), train
+# "train/agg/all/<agent>/reward/mean", teacher KL "ref_kl/mean" (opd/opsd loss type ref_kl),
+# the trainer's "loss/mean" and "entropy/all/mean".
 SERIES_KEYS: dict[str, tuple[re.Pattern[str], ...]] = {
     "eval_reward": (
         re.compile(r"^eval/[^/]+/all/[^/]+/avg@\d+$"),
@@ -42,7 +43,12 @@ SERIES_KEYS: dict[str, tuple[re.Pattern[str], ...]] = {
     ),
     "train_reward": (re.compile(r"^train/agg/all/[^/]+/reward/mean$"),),
     "teacher_kl": (re.compile(r"^ref_kl/mean$"),),
+    "train_loss": (re.compile(r"^loss/mean$"),),
+    "entropy": (re.compile(r"^entropy/all/mean$"),),
 }
+# orchestrator progress counters (src/prime_rl/orchestrator/orchestrator.py at the pin): running
+# totals, and per-step completion tokens of the batch that was trained on
+USAGE_KEYS = {"rollouts": "progress/total_rollouts", "sampled_tokens": "progress/output_tokens"}
 _TASK_KEYS = ("task_id", "example_id", "id", "name")
 
 
@@ -69,6 +75,14 @@ class Metrics(BaseModel):
     gpu: str | None = Field(default=None, description="GPU type and count the run got.")
     error: str | None = Field(default=None, description="Why the run failed (status 'error').")
     log_tail: str | None = Field(default=None, description="Last lines of the run's output.")
+    usage: dict[str, float] = Field(
+        default_factory=dict,
+        description="What the run spent, measured: any of rollouts, sampled_tokens, "
+        "teacher_tokens, train_seconds, cpu_seconds (the training process), gpu_seconds. "
+        "whileai.results.budget estimates what is missing and says so.",
+    )
+    usage_source: dict[str, str] = Field(
+        default_factory=dict, description="How each usage value was measured (log key, clock).")
 
 
 def error_record(error: str, **fields: Any) -> dict[str, Any]:
@@ -112,6 +126,34 @@ def parse_metrics_jsonl(lines: Iterable[str]) -> dict[str, list[Point]]:
             best = by_rank[min(by_rank)]
             out[name] = sorted(best.items())
     return out
+
+
+def parse_usage(lines: Iterable[str]) -> tuple[dict[str, float], dict[str, str]]:
+    """prime-rl `metrics.jsonl` rows → (usage, how each was measured): total rollouts (the
+    orchestrator's running total, its last value) and sampled tokens (the sum of its per-step
+    output tokens, one value per step)."""
+    total: float | None = None
+    out_tokens: dict[int, float] = {}
+    for line in lines:
+        try:
+            row = json.loads(line)
+            step = int(row["step"])
+        except (ValueError, KeyError, TypeError):
+            continue
+        v = row.get(USAGE_KEYS["rollouts"])
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            total = max(total or 0.0, float(v))
+        v = row.get(USAGE_KEYS["sampled_tokens"])
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out_tokens[step] = float(v)
+    usage: dict[str, float] = {}
+    how: dict[str, str] = {}
+    if total is not None:
+        usage["rollouts"], how["rollouts"] = total, f"prime-rl log: last {USAGE_KEYS['rollouts']}"
+    if out_tokens:
+        usage["sampled_tokens"] = sum(out_tokens.values())
+        how["sampled_tokens"] = f"prime-rl log: sum of {USAGE_KEYS['sampled_tokens']} over steps"
+    return usage, how
 
 
 def _task_id(rec: dict[str, Any]) -> str | None:
@@ -168,7 +210,11 @@ def parse_eval_traces(run_dir: Path) -> dict[str, float]:
 
 def collect_prime_rl(run_dir: Path) -> tuple[dict[str, list[Point]], dict[str, float]]:
     """Series and per-task rewards from every `metrics.jsonl` under a prime-rl output folder."""
+    return parse_metrics_jsonl(metric_lines(run_dir)), parse_eval_traces(run_dir)
+
+
+def metric_lines(run_dir: Path) -> list[str]:
     lines: list[str] = []
     for path in sorted(run_dir.glob("**/metrics.jsonl")):
         lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return parse_metrics_jsonl(lines), parse_eval_traces(run_dir)
+    return lines
