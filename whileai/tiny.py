@@ -214,9 +214,16 @@ def cached(texts: Sequence[str], pairs: Sequence[Pair], warmup: dict[str, int], 
         return paths_in(final, sizes), False
     tmp = final.with_name(f".{key}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    built = build(tmp, texts=texts, sizes=sizes, seed=seed)
-    for i, (name, steps) in enumerate(warmup.items()):
-        warm_up(built[name], pairs, steps, seed=seed + i)
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # models this small gain little from a second thread, and on a
+    try:                      # busy machine two threads spin: measured 4x slower under load
+        built = build(tmp, texts=texts, sizes=sizes, seed=seed)
+        for i, (name, steps) in enumerate(warmup.items()):
+            warm_up(built[name], pairs, steps, seed=seed + i)
+    finally:
+        torch.set_num_threads(threads)
     (tmp / DONE).write_text(json.dumps({"key": key, "warmup": warmup}) + "\n", encoding="utf-8")
     if final.exists():  # an incomplete copy (no done.json) from an interrupted build
         shutil.rmtree(final, ignore_errors=True)

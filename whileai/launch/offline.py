@@ -58,13 +58,16 @@ class Offline:
                                    "the tiny teacher (loaded in-process; its URL is not used)")
         elif isinstance(teacher, str):
             m["teacher"] = sub("method.teacher", teacher, models["teacher"], "the tiny teacher")
-        m["max_tokens"] = sub("method.max_tokens", m["max_tokens"], self.max_tokens,
-                              "CPU-sized, and the same for every arm so the holdout is scored alike")
-        if m["samples"] > self.samples:
-            m["samples"] = sub("method.samples", m["samples"], max(self.samples, 2 if m["type"] == "grpo"
-                                                                   else 1), "CPU-sized (--samples)")
-        m["learning_rate"] = sub("method.learning_rate", m.get("learning_rate"), self.lr,
-                                 "tiny random models need a large step (--lr)")
+        if "max_tokens" in m:
+            m["max_tokens"] = sub("method.max_tokens", m["max_tokens"], self.max_tokens,
+                                  "CPU-sized, and the same for every arm so the holdout is scored alike")
+        if m.get("samples", 0) > self.samples:
+            floor = 2 if m["type"] == "grpo" else 1  # a GRPO group needs two
+            m["samples"] = sub("method.samples", m["samples"], max(self.samples, floor),
+                               "CPU-sized (--samples)")
+        if "learning_rate" in m:
+            m["learning_rate"] = sub("method.learning_rate", m["learning_rate"], self.lr,
+                                     "tiny random models need a large step (--lr)")
         overrides = self._overrides(name, run, subs)
         changes = {
             "model": sub("model", run.model, models["student"], TINY),

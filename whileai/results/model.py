@@ -66,7 +66,7 @@ class Health(_Model):
     series: str = Field(description="The series it was found in.")
     step: int | None = Field(description="The step it starts at.")
     collapse: bool = Field(description="True: the comparison's verdict is 'collapsed'.")
-    message: str
+    message: str = Field(description="What was found, with the values and steps.")
 
 
 class Delta(_Model):
@@ -84,7 +84,7 @@ class Delta(_Model):
     permutations: int = Field(default=0, description="Permutations behind p (exact: all).")
     permutation_exact: bool = Field(default=False, description="All permutations enumerated.")
     n_tasks: int = Field(description="Tasks paired (unpaired: the smaller sample).")
-    paired: bool
+    paired: bool = Field(description="Paired by task (false: fewer than min_pairs shared tasks).")
     draws: int = Field(description="Bootstrap draws.")
     seed: int = Field(description="Seed of the bootstrap and permutation draws.")
     noise_band: float | None = Field(
@@ -96,23 +96,26 @@ class Delta(_Model):
     collapsed: list[str] = Field(default_factory=list, description="Runs of either group that collapsed.")
     budget_ratio: dict[str, float] = Field(default_factory=dict,
                                            description="a / b per budget quantity both know.")
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list, description="Budget gaps, dropped tasks, "
+                                "an unpaired fallback.")
 
 
 class ArmResult(_Model):
-    name: str
+    """One run of one arm."""
+
+    name: str = Field(description="The run: the arm (spec file stem), 'arm@k' for repeat k.")
     group: str = Field(description="Repeats of one setting share a group (name before '@').")
-    method: str
-    state: Literal["planned", "pending", "done", "failed"]
-    attempts: int
-    seed: int | None = None
-    error: str | None = None
-    backend: str | None = None
-    returncode: int | None = None
-    seconds: float | None = None
-    image: str | None = None
-    gpu: str | None = None
-    config: ConfigInfo
+    method: str = Field(description="opd, opsd, grpo (or a later method's type).")
+    state: Literal["planned", "pending", "done", "failed"] = Field(description="Its launch state.")
+    attempts: int = Field(description="Times it was launched.")
+    seed: int | None = Field(default=None, description="The run seed (repeats differ by it).")
+    error: str | None = Field(default=None, description="Why it failed.")
+    backend: str | None = Field(default=None, description="local or modal.")
+    returncode: int | None = Field(default=None, description="Exit status of its process.")
+    seconds: float | None = Field(default=None, description="Wall seconds, evaluation included.")
+    image: str | None = Field(default=None, description="Container image or local interpreter.")
+    gpu: str | None = Field(default=None, description="GPU type and count (null offline).")
+    config: ConfigInfo = Field(description="The compiled config as launched and its report.")
     series: dict[str, list[Point]] = Field(
         description="Per-step [step, value]: eval_reward, train_reward, teacher_kl, train_loss, "
         "entropy where present; null where the run logged NaN or infinity.")
@@ -125,6 +128,8 @@ class ArmResult(_Model):
 
 
 class GroupNoise(_Model):
+    """The spread of one arm's repeated runs."""
+
     runs: list[str] = Field(description="Finished runs of the group.")
     run_means: list[float] = Field(description="Each run's mean per-task reward.")
     run_std: float | None = Field(description="Sample std of run_means; null for one run.")
@@ -133,16 +138,18 @@ class GroupNoise(_Model):
 class StatsInfo(_Model):
     """How every comparison was computed."""
 
-    bootstrap_draws: int
+    bootstrap_draws: int = Field(description="Percentile bootstrap resamples per CI.")
     permutations: int = Field(description="Random permutations per test (fewer when exact).")
-    seed: int
-    confidence: float = 0.95
+    seed: int = Field(description="Seed of every resampling.")
+    confidence: float = Field(default=0.95, description="Level of the CIs.")
     alpha: float = Field(default=0.05, description="better/worse needs p below this.")
     min_pairs: int = Field(description="Fewer shared tasks: an unpaired comparison.")
     noise_band: str = Field(description="Whether a noise band exists and from how many runs.")
 
 
 class BudgetInfo(_Model):
+    """Whether the arms were set to spend the same, and where they do not."""
+
     matched: str | None = Field(default=None, description="--budget the arms were set to, e.g. rollouts=640.")
     warnings: list[str] = Field(default_factory=list, description="Budgets differing more than 2x.")
 
@@ -150,11 +157,11 @@ class BudgetInfo(_Model):
 class Substitution(_Model):
     """A spec value the recipe replaced to run it where it ran (e.g. tiny models on a CPU)."""
 
-    arm: str
-    field: str
+    arm: str = Field(description="The arm it applies to.")
+    field: str = Field(description="The spec field (dotted).")
     spec: Any = Field(description="The value in the spec file.")
-    run: Any = Field(description="The value the arm ran with.")
-    reason: str
+    run: Any = Field(description="The value the arm ran with (null: dropped).")
+    reason: str = Field(description="Why.")
 
 
 class Results(_Model):
@@ -162,27 +169,29 @@ class Results(_Model):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"$id": SCHEMA_ID})
 
-    schema_version: Literal[2] = 2
-    tag: str
-    student: Names = None
-    teacher: Names = None
-    taskset: Names = None
-    holdout: Names = None
+    schema_version: Literal[2] = Field(default=2, description="2: comparisons, budgets, health.")
+    tag: str = Field(description="The run tag (names the runs and the folder).")
+    student: Names = Field(default=None, description="The student model (one, or a list if arms differ).")
+    teacher: Names = Field(default=None, description="Teacher model(s) of the arms that have one.")
+    taskset: Names = Field(default=None, description="The taskset id.")
+    holdout: Names = Field(default=None, description="What every arm is scored on.")
     metric: str | None = Field(default=None, description="What eval_reward and per_task measure.")
-    steps: int | list[int] | str | list[str] | None = None
+    steps: int | list[int] | str | list[str] | None = Field(
+        default=None, description="Steps per arm (a list when budgets set them apart).")
     models: str | None = Field(default=None, description="Set when the runs used stand-in models, "
                                "e.g. tiny random ones: then the numbers test the pipeline only.")
     versions: dict[str, str] = Field(default_factory=dict, description="Library versions/commits.")
     meta: dict[str, Any] = Field(default_factory=dict, description="Other run metadata.")
     baseline: str | None = Field(description="The group most comparisons are against (GRPO).")
-    arms: dict[str, ArmResult]
+    arms: dict[str, ArmResult] = Field(description="Every run, by name.")
     noise: dict[str, GroupNoise] = Field(description="Per group: its runs' spread.")
     comparisons: list[Delta] = Field(default_factory=list, description="Every pair compared.")
     vs_grpo: dict[str, Delta] = Field(description="The comparisons against the baseline, by arm.")
-    stats: StatsInfo | None = None
-    budget: BudgetInfo = Field(default_factory=BudgetInfo)
-    substitutions: list[Substitution] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    stats: StatsInfo | None = Field(default=None, description="How the comparisons were computed.")
+    budget: BudgetInfo = Field(default_factory=BudgetInfo, description="Budget matching and gaps.")
+    substitutions: list[Substitution] = Field(
+        default_factory=list, description="Spec values a recipe replaced (tiny models offline).")
+    warnings: list[str] = Field(default_factory=list, description="Every warning, one line each.")
 
 
 def json_schema() -> dict[str, Any]:

@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{n}: rejected by prime-rl\n{r.get('output')}", file=sys.stderr)
             return 1 if bad else 0
         modal_app.deploy()
-        launch(m, backend("modal"), relaunch_failed=args.relaunch_failed)
+        launch(m, backend("modal"), arms=list(compiled), relaunch_failed=args.relaunch_failed)
     except InfraError as e:
         print(f"Modal not reachable: {e}", file=sys.stderr)
         return EXIT_INFRA
