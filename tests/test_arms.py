@@ -173,3 +173,22 @@ def test_arms_verb_plans_checks_and_writes_a_manifest(tmp_path: Path) -> None:
     p = whileai("arms", str(BUNDLED[1]), str(MINE / "baseline.toml"))
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
     assert "taskset" in p.stderr and p.stdout == ""
+
+
+def test_the_tiny_model_cache_key_covers_what_determines_the_models(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from whileai import tiny
+
+    texts, pairs, warm = ["a b", "c"], [("a", "b")], {"teacher": 3, "student": 1}
+    key = tiny.cache_key(texts, pairs, warm)
+    assert tiny.cache_key(list(texts), list(pairs), dict(warm)) == key  # stable
+    changed = [tiny.cache_key(texts + ["d"], pairs, warm), tiny.cache_key(texts, [("a", "c")], warm),
+               tiny.cache_key(texts, pairs, warm | {"teacher": 4}),
+               tiny.cache_key(texts, pairs, warm, seed=1),
+               tiny.cache_key(texts, pairs, warm, sizes={"student": {"hidden_size": 32}})]
+    assert len({key, *changed}) == 6
+    monkeypatch.setenv("WHILEAI_CACHE", str(tmp_path))
+    assert tiny.cache_dir(key) == tmp_path / "tiny" / key
+    monkeypatch.delenv("WHILEAI_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert tiny.cache_root() == tmp_path / "xdg" / "whileai"

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -101,20 +101,30 @@ def read_metrics(path: str | Path) -> Metrics:
     return Metrics.model_validate_json(Path(path).read_text(encoding="utf-8"))
 
 
+def _rows(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(step, row) for each JSON line with an integer-like step; bad lines (a run killed
+    mid-write) are skipped."""
+    for line in lines:
+        try:
+            row = json.loads(line)
+            yield int(row["step"]), row
+        except (ValueError, KeyError, TypeError):
+            continue
+
+
+def _number(v: Any) -> TypeGuard[float]:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def parse_metrics_jsonl(lines: Iterable[str]) -> dict[str, list[Point]]:
     """prime-rl `metrics.jsonl` rows → our series; the first matching key pattern wins.
 
     Bad lines (a run killed mid-write) are skipped. A step logged twice keeps the last value.
     """
     found: dict[str, dict[int, dict[int, float]]] = {name: {} for name in SERIES_KEYS}
-    for line in lines:
-        try:
-            row = json.loads(line)
-            step = int(row["step"])
-        except (ValueError, KeyError, TypeError):
-            continue
+    for step, row in _rows(lines):
         for key, value in row.items():
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
+            if not _number(value):
                 continue
             for name, patterns in SERIES_KEYS.items():
                 for rank, pat in enumerate(patterns):
@@ -134,17 +144,10 @@ def parse_usage(lines: Iterable[str]) -> tuple[dict[str, float], dict[str, str]]
     output tokens, one value per step)."""
     total: float | None = None
     out_tokens: dict[int, float] = {}
-    for line in lines:
-        try:
-            row = json.loads(line)
-            step = int(row["step"])
-        except (ValueError, KeyError, TypeError):
-            continue
-        v = row.get(USAGE_KEYS["rollouts"])
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+    for step, row in _rows(lines):
+        if _number(v := row.get(USAGE_KEYS["rollouts"])):
             total = max(total or 0.0, float(v))
-        v = row.get(USAGE_KEYS["sampled_tokens"])
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if _number(v := row.get(USAGE_KEYS["sampled_tokens"])):
             out_tokens[step] = float(v)
     usage: dict[str, float] = {}
     how: dict[str, str] = {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
@@ -21,10 +22,13 @@ from typing import Any, NoReturn
 from whileai.arms import Arms, load_arms
 from whileai.budget import KINDS, Budget, mismatch, parse_budget, planned
 from whileai.errors import SpecError, raw
+from whileai.launch.backend import collect, launch
+from whileai.launch.local import LocalBackend
 from whileai.launch.manifest import MANIFEST, Manifest, load_manifest
+from whileai.results.plot import AXES
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-X_CHOICES = ("step", "rollouts", "tokens", "gpu-hours")
+X_CHOICES = tuple(AXES)
 
 
 class Parser(argparse.ArgumentParser):
@@ -48,16 +52,6 @@ def positive(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not allowed; a whole number >= 1")
     return n
-
-
-def fraction(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        x = 0.0
-    if not 0 < x < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; a number between 0 and 1")
-    return x
 
 
 def budget(text: str) -> Budget:
@@ -187,10 +181,44 @@ def result_lines(res: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def run_local(m: Manifest, be: LocalBackend, names: list[str], jobs: int, relaunch: bool,
+              console: Any) -> None:
+    """Launch up to `jobs` arms at a time; one progress bar per arm (from each run's
+    progress.json) until none is pending."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from whileai.launch.trl_eval import PROGRESS, read_progress
+
+    cols = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    seen: set[str] = set()
+    with Progress(*cols, console=console) as bars:
+        def log(msg: str) -> None:  # collect() logs its summary at every poll: show each line once
+            if msg not in seen:
+                seen.add(msg)
+                bars.console.print(msg)
+
+        ids, queue = {n: bars.add_task(n, total=None) for n in names}, list(names)
+        while queue or any(m.arms[n].state == "pending" for n in names):
+            while queue and sum(a.state == "pending" for a in m.arms.values()) < jobs:
+                arm = m.arms[queue.pop(0)]
+                if arm.state == "planned" or (arm.state == "failed" and relaunch):
+                    (Path(arm.dir) / PROGRESS).unlink(missing_ok=True)
+                launch(m, be, arms=[arm.spec.name], relaunch_failed=relaunch, log=log)
+            collect(m, be, log=log)
+            for n in names:
+                state, p = m.arms[n].state, read_progress(m.arms[n].dir)
+                if state == "pending" and p:
+                    bars.update(ids[n], description=f"{n}: {p['phase']}", completed=p["done"],
+                                total=p["total"])
+                elif state in ("done", "failed"):
+                    bars.update(ids[n], description=f"{n}: {state}", total=1, completed=1)
+            time.sleep(0.5)
+
+
 def _num(v: float | None) -> str:
     return "?" if v is None else f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
 __all__ = ["EXAMPLES", "Parser", "add_arm_options", "arms_from_args", "axes", "budget", "bundled",
-           "fraction", "manifest_to_collect", "parser", "plan_lines", "positive", "result_lines",
+           "manifest_to_collect", "parser", "plan_lines", "positive", "result_lines", "run_local",
            "spec_paths"]

@@ -32,14 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import whileai as wai
 from whileai import tiny
 from whileai.arms import Arms, match_budget, repeat, replace_run
 from whileai.budget import per_step
 from whileai.errors import SpecError
-from whileai.launch import LocalBackend, Manifest, arm_from_compiled, call_argv, collect, launch, plan
+from whileai.launch import LocalBackend, Manifest, arm_from_compiled, call_argv, collect, plan
 from whileai.launch.offline import TINY, Offline, metric, task_texts
 from whileai.launch.recipe import (
     add_arm_options,
@@ -49,8 +48,8 @@ from whileai.launch.recipe import (
     plan_lines,
     positive,
     result_lines,
+    run_local,
 )
-from whileai.launch.trl_eval import PROGRESS, read_progress
 from whileai.results import build, plot, write_results
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
@@ -135,34 +134,6 @@ def build_models(need: dict[str, Any]) -> None:
     console.print(f"models: {where} ({how})")
 
 
-def run_arms(m: Manifest, be: LocalBackend, names: list[str], jobs: int, relaunch: bool) -> None:
-    """Launch up to `jobs` arms at a time; one progress bar per arm until none is pending."""
-    cols = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    seen: set[str] = set()
-    with Progress(*cols, console=console) as bars:
-        def log(msg: str) -> None:  # collect() logs its summary at every poll: show each line once
-            if msg not in seen:
-                seen.add(msg)
-                bars.console.print(msg)
-
-        ids, queue = {n: bars.add_task(n, total=None) for n in names}, list(names)
-        while queue or any(m.arms[n].state == "pending" for n in names):
-            while queue and sum(a.state == "pending" for a in m.arms.values()) < jobs:
-                arm = m.arms[queue.pop(0)]
-                if arm.state == "planned" or (arm.state == "failed" and relaunch):
-                    (Path(arm.dir) / PROGRESS).unlink(missing_ok=True)
-                launch(m, be, arms=[arm.spec.name], relaunch_failed=relaunch, log=log)
-            collect(m, be, log=log)
-            for n in names:
-                state, p = m.arms[n].state, read_progress(m.arms[n].dir)
-                if state == "pending" and p:
-                    bars.update(ids[n], description=f"{n}: {p['phase']}", completed=p["done"],
-                                total=p["total"])
-                elif state in ("done", "failed"):
-                    bars.update(ids[n], description=f"{n}: {state}", total=1, completed=1)
-            time.sleep(0.5)
-
-
 def report(m: Manifest, out: Path, xs: tuple[str, ...]) -> int:
     res = build(m)
     write_results(out / "results.json", res)
@@ -232,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n{c}")
         return 0
     build_models(need)
-    run_arms(m, backend(a.jobs, need["paths"]), list(compiled), a.jobs, a.relaunch_failed)
+    run_local(m, backend(a.jobs, need["paths"]), list(compiled), a.jobs, a.relaunch_failed, console)
     return report(m, out, a.x)
 
 
