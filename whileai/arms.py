@@ -160,7 +160,12 @@ def replace_run(run: RunSpec, **changes: Any) -> RunSpec:
     data = run.model_dump(mode="python", by_alias=True) | changes
     if not data.get("overrides"):  # an empty table flattens to a key '' (spec._flatten)
         data.pop("overrides", None)
-    return build(RunSpec, data)  # type: ignore[no-any-return]
+    new: RunSpec = build(RunSpec, data)
+    # where the spec file was: a PrivateAttr (not a field) where spec.py declares one
+    origin = getattr(run, "_origin", None)
+    if origin is not None:
+        new._origin = origin  # type: ignore[attr-defined]
+    return new
 
 
 def match_budget(runs: Mapping[str, RunSpec], budget: Budget,

@@ -4,6 +4,7 @@ every bundled example (examples/*.toml: GRPO, OPD, OPSD on reverse-text) against
     python recipes/04-train/trl/run.py              # train and score every arm, then
                                                     # runs/trl-tiny/results.json + results.png
     python recipes/04-train/trl/run.py --dry-run    # write the run dirs, print the plan and reports
+    python recipes/04-train/trl/run.py --validate   # ... and check each with TRL's own parser
     python recipes/04-train/trl/run.py --collect    # poll arms launched before; exit 3 while any runs
     python recipes/04-train/trl/run.py my/*.toml --budget rollouts=640 --repeats 2 --tag mine
 
@@ -134,6 +135,21 @@ def build_models(need: dict[str, Any]) -> None:
     console.print(f"models: {where} ({how})")
 
 
+def validate(m: Manifest, names: list[str], paths: list[str]) -> int:
+    """TRL's own parser on every arm's folder (the reward modules import from the spec folders)."""
+    from whileai.backends.trl_check import check_dir
+
+    sys.path[:0] = paths
+    bad = 0
+    for name in names:
+        problems = check_dir(m.arms[name].dir)
+        bad += bool(problems)
+        print(f"{name}: {'REJECTED' if problems else 'ok'} (TRL's parser, unknown keys rejected)")
+        for p in problems:
+            print(f"  {p}", file=sys.stderr)
+    return 1 if bad else 0
+
+
 def report(m: Manifest, out: Path, xs: tuple[str, ...]) -> int:
     res = build(m)
     write_results(out / "results.json", res)
@@ -157,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = parser(__doc__)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="write the run dirs, print the reports")
+    mode.add_argument("--validate", action="store_true", help="write the run dirs, check each with "
+                      "TRL's own parser (unknown keys rejected)")
     mode.add_argument("--collect", action="store_true", help="poll arms; write results when done")
     add_arm_options(ap, default_tag="trl-tiny")
     ap.add_argument("--steps", type=positive, default=40, help="optimizer steps per arm (without --budget)")
@@ -202,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         for c in compiled.values():
             print(f"\n{c}")
         return 0
+    if a.validate:
+        return validate(m, list(compiled), need["paths"])
     build_models(need)
     run_local(m, backend(a.jobs, need["paths"]), list(compiled), a.jobs, a.relaunch_failed, console)
     return report(m, out, a.x)
