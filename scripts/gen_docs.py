@@ -2,7 +2,7 @@
 
 Usage:
 
-    python scripts/gen_docs.py            # rewrite docs/methods.md, field-maps.md, rules.md, inspect-json.md
+    python scripts/gen_docs.py            # rewrite docs/{methods,field-maps,rules,results,inspect-json}.md
     python scripts/gen_docs.py --check    # exit 1 if a committed page is stale
 
 - methods.md: every field of every method and of the run spec, with its type, default and the
@@ -12,6 +12,8 @@ Usage:
   Compiled.reads / ignores / fixed. A backend that does not import is left out.
 - rules.md: the warning rules, their conditions and sources (whileai.rules.RULES).
 - inspect-json.md: every field of `whileai inspect`'s JSON (whileai/inspect/model.py).
+- results.md: every field of results.json (whileai/results/model.py) and the collapse and
+  instability rules (whileai.results.health.RULES).
 
 docs/concepts.md and docs/inspect.md are written by hand and are not touched here.
 """
@@ -252,8 +254,42 @@ def inspect_json_md() -> str:
     return "".join(out)
 
 
+# -- results.md ----------------------------------------------------------------------------
+RESULT_MODELS = ("Results", "ArmResult", "ArmBudget", "Quantity", "Health", "Delta", "StatsInfo",
+                 "BudgetInfo", "Substitution", "GroupNoise", "ConfigInfo")
+
+
+def results_md() -> str:
+    from whileai.results.health import RULES
+    from whileai.results.model import json_schema
+
+    schema = json_schema()
+    defs = schema["$defs"] | {"Results": schema}
+    out = [STAMP.format(src="whileai/results/model.py and whileai/results/health.py"),
+           "# results.json\n\n",
+           "What the paired-arm recipes write when every arm has finished (`--collect`, or the end "
+           "of a run): one record per arm (its config, per-step series, per-task rewards, budget and "
+           "health) and one per comparison (each naming its two arms). The same manifest gives a "
+           "byte-identical file. Schema: `schemas/results.schema.json` (`whileai schema results`).\n",
+           "\n## Collapse and instability rules\n\n",
+           "Checked on every finished run's series; a finding with collapse `yes` turns the verdict of "
+           "any comparison involving that arm into `collapsed` (or `baseline collapsed`), is listed in "
+           "the arm's `health` and in `warnings`, and is marked on the plot (red: collapse, orange: "
+           "instability).\n\n",
+           table(["id", "collapse", "found when"],
+                 [[code(r.id), "yes" if r.collapse else "no", cell(r.condition)] for r in RULES])]
+    for name in RESULT_MODELS:
+        node = defs[name]
+        rows = [[code(k), cell(v.get("description", ""))] for k, v in node.get("properties", {}).items()]
+        title = (node.get("description") or "").splitlines()[:1]
+        out += [f"\n## `{name}`" + (f": {cell(title[0])}" if title else "") + "\n\n",
+                table(["field", "meaning"], rows)]
+    return "".join(out)
+
+
 PAGES: dict[str, Callable[[], str]] = {"methods.md": methods_md, "field-maps.md": field_maps_md,
-                                       "rules.md": rules_md, "inspect-json.md": inspect_json_md}
+                                       "rules.md": rules_md, "results.md": results_md,
+                                       "inspect-json.md": inspect_json_md}
 
 
 def render_all() -> dict[str, str]:
@@ -261,8 +297,7 @@ def render_all() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Generate docs/methods.md, field-maps.md, rules.md, "
-                                 "inspect-json.md.")
+    ap = argparse.ArgumentParser(description="Generate docs/{methods,field-maps,rules,results,inspect-json}.md.")
     ap.add_argument("--check", action="store_true", help="compare with docs/; write nothing")
     ap.add_argument("--out", type=Path, default=ROOT / "docs", help="directory (default: docs/)")
     args = ap.parse_args(argv)

@@ -70,3 +70,14 @@ def test_concepts_page_is_there_and_cites_its_sources() -> None:
     for method in ("OPD", "OPSD", "GRPO"):
         assert f"## {method}" in text
     assert len(re.findall(r"arXiv:\d{4}\.\d{5}", text)) >= 8
+
+
+def test_results_page_lists_every_health_rule_and_field() -> None:
+    from whileai.results.health import RULES
+    from whileai.results.model import Results
+
+    text = (DOCS / "results.md").read_text(encoding="utf-8")
+    for rule in RULES:
+        assert f"| `{rule.id}` |" in text
+    for field in Results.model_fields:
+        assert f"| `{field}` |" in text

@@ -235,6 +235,11 @@ def schema(
         print(json.dumps(generate(which), indent=2))
 
 
+from whileai.cli_arms import arms_cmd  # noqa: E402  (its own module: plans paired arms)
+
+app.command("arms")(arms_cmd)
+
+
 def main() -> None:
     """Console entry. Typer builds every command's parameters before it dispatches (a few ms
     each), so when argv names a command, a group holding just that command is run."""

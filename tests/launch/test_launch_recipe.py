@@ -1,15 +1,21 @@
-"""The prime-rl recipe as a subprocess: --dry-run plans; without a token, launch exits 4."""
+"""The prime-rl recipe as a subprocess: --dry-run plans; without a token, launch exits 4; any spec
+files are arms; bad options end in one line, exit 2, nothing written."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from whileai.launch import load_manifest
 
-RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "04-train" / "prime-rl" / "run.py"
+ROOT = Path(__file__).resolve().parents[2]
+RECIPE = ROOT / "recipes" / "04-train" / "prime-rl" / "run.py"
+MINE = ROOT / "tests" / "data" / "arms"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -26,6 +32,10 @@ def test_recipe_dry_run_then_launch_without_token(tmp_path: Path) -> None:
     opd = m.arms["opd"].spec
     assert opd.teacher and opd.teacher_port == 8001 and opd.argv[-2:] == ["@", "opd.toml"]
     assert (tmp_path / "rt" / "opd" / "opd.toml").exists() and m.meta["steps"] == 20
+    assert m.meta["comparisons"] == [["opd", "grpo"], ["opsd", "grpo"]] and m.meta["baseline"] == "grpo"
+    assert opd.per_step == {"rollouts": 256, "prompts": 64, "samples": 4, "max_tokens": 8192,
+                            "teacher": "teacher", "gpus": 2}
+    assert "warning: budgets differ 8.0x in rollouts" in p.stdout
     p = run("--out", str(tmp_path), "--arms", "grpo")
     assert p.returncode == 4 and "AuthError" in p.stderr
     assert {a.state for a in load_manifest(tmp_path / "rt").arms.values()} == {"planned"}
@@ -42,3 +52,51 @@ def test_recipe_dry_run_prints_reports_and_validate_runs_offline(tmp_path: Path)
     assert p.stdout.count(": ok (prime-rl 559b447") == 3
     assert "trainer.model.name" in p.stdout and "(shared model.name)" in p.stdout
     assert "orchestrator.batch_size                            256" in p.stdout
+
+
+def test_own_spec_files_with_a_matched_budget(tmp_path: Path) -> None:
+    specs = [str(p) for p in sorted(MINE.glob("*.toml"))]
+    p = run(*specs, "--baseline", "baseline", "--budget", "rollouts=8192", "--pair",
+            "distill:self-distill", "--dry-run", "--out", str(tmp_path), "--tag", "mine")
+    assert p.returncode == 0, p.stderr
+    m = load_manifest(tmp_path / "mine")
+    spent = {n: a.spec.steps * a.spec.per_step["rollouts"] for n, a in m.arms.items()}  # type: ignore[operator]
+    assert spent == {"baseline": 8192, "distill": 8192, "self-distill": 8192, "small-group": 8192}
+    assert m.meta["budget"] == "rollouts=8192" and ["distill", "self-distill"] in m.meta["comparisons"]
+    assert "budget matched" in p.stdout and "warning: budgets differ" not in p.stdout
+    toml = (tmp_path / "mine" / "self-distill" / "self-distill.toml").read_text()
+    assert "weight_decay = 0.0" in toml  # the prime-rl override reaches prime-rl
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--arms", "grpo,dpo"], ["--arms", "'dpo'", "grpo, opd, opsd"]),
+    (["--steps", "-3"], ["--steps", "'-3'", "whole number >= 1"]),
+    (["--repeats", "0"], ["--repeats", "'0'", ">= 1"]),
+    (["--budget", "gpus=3"], ["--budget", "'gpus=3'", "rollouts=N or tokens=N"]),
+    (["--collect", "--tag", "nonexistent"], ["--tag", "'nonexistent'", "a tag launched before"]),
+    (["--collect"], ["--tag", "'rt'", "none yet"]),
+    ([str(MINE / "distill.toml")], ["--baseline", "no GRPO arm", "rule 17"]),
+    ([str(ROOT / "examples" / "grpo.toml"), str(MINE / "distill.toml")], ["arms:", "taskset", "student"]),
+    (["--baseline", "ppo"], ["--baseline", "'ppo'", "an arm (grpo, opd, opsd) or a spec file"]),
+    (["--pair", "opd"], ["--pair", "'opd'", "A:B"]),
+])
+def test_bad_options_are_one_line_exit_2_nothing_written(tmp_path: Path, args: list[str],
+                                                         words: list[str]) -> None:
+    out = tmp_path / "runs"
+    p = run(*args, "--out", str(out))
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("error: ") and "Traceback" not in p.stderr
+    for w in words:
+        assert w in p.stderr, (w, p.stderr)
+    assert not out.exists() and p.stdout == ""
+
+
+def test_collect_before_any_launch_writes_nothing(tmp_path: Path) -> None:
+    assert run("--dry-run", "--out", str(tmp_path)).returncode == 0
+    before = sorted(p.name for p in (tmp_path / "rt").iterdir())
+    p = run("--collect", "--out", str(tmp_path))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1
+    assert "none launched" in p.stderr and "'rt'" in p.stderr
+    assert sorted(p.name for p in (tmp_path / "rt").iterdir()) == before  # no results.json
+    manifest = json.loads((tmp_path / "rt" / "manifest.json").read_text())
+    assert {a["state"] for a in manifest["arms"].values()} == {"planned"}

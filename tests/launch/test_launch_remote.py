@@ -33,10 +33,13 @@ if cmd == "rl":
         print("dry run ok"); sys.exit(int(os.environ.get("FAKE_RL_CODE", "0")))
     run = pathlib.Path("outputs/reverse-text--m--abc")
     run.mkdir(parents=True)
-    rows = [{"step": 1, "time": 0, "train/agg/all/agent/reward/mean": 0.2, "ref_kl/mean": 0.9},
+    rows = [{"step": 1, "time": 0, "train/agg/all/agent/reward/mean": 0.2, "ref_kl/mean": 0.9,
+             "progress/total_rollouts": 256, "progress/output_tokens": 1000},
             {"step": 2, "time": 0, "eval/reverse-text/all/agent/avg@1": 0.4,
              "eval/reverse-text/all/agent/reward/mean": 0.41},
-            {"step": 2, "time": 0, "train/agg/all/agent/reward/mean": 0.3, "ref_kl/mean": 0.5}]
+            {"step": 2, "time": 0, "train/agg/all/agent/reward/mean": 0.3, "ref_kl/mean": 0.5,
+             "progress/total_rollouts": 512, "progress/output_tokens": 900},
+            {"step": 2, "time": 0, "loss/mean": 0.7, "entropy/all/mean": 1.5}]
     (run / "metrics.jsonl").write_text("\n".join(map(json.dumps, rows)) + "\n{broken\n")
     for step in (0, 2):
         ev = run / "rollouts" / f"step_{step}" / "eval" / "all"
@@ -84,7 +87,13 @@ def test_train_job_serves_teacher_parses_and_writes_volume(fake_uv: Path, tmp_pa
                     teacher_timeout=30)
     assert rec["status"] == "ok", rec
     assert rec["series"] == {"train_reward": [[1, 0.2], [2, 0.3]], "eval_reward": [[2, 0.4]],
-                             "teacher_kl": [[1, 0.9], [2, 0.5]]}
+                             "teacher_kl": [[1, 0.9], [2, 0.5]], "train_loss": [[2, 0.7]],
+                             "entropy": [[2, 1.5]]}
+    usage = rec["usage"]
+    assert usage["rollouts"] == 512 and usage["sampled_tokens"] == 1900
+    assert usage["gpu_seconds"] == pytest.approx(2 * usage["train_seconds"], abs=0.11)
+    assert "progress/total_rollouts" in rec["usage_source"]["rollouts"]
+    assert "2 GPUs" in rec["usage_source"]["gpu_seconds"]
     assert rec["per_task"] == {"t0": 2.0, "t1": 2.1, "t2": 2.2, "t9": 0.5}  # last eval step
     assert commits == [1]
     assert read_metrics(tmp_path / "vol" / "tg-opd" / "metrics.json").per_task["t9"] == 0.5

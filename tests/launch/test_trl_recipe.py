@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from whileai.launch import load_manifest
-from whileai.launch.trl_eval import _BAR, PROGRESS, log_series, task_ids, train_and_evaluate
+from whileai.launch.trl_eval import _BAR, PROGRESS, log_series, task_ids, train_and_evaluate, usage
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipes" / "04-train" / "trl" / "run.py"
+MINE = ROOT / "tests" / "data" / "arms"
 HEAVY = ("torch", "transformers", "trl", "datasets", "numpy", "scipy", "matplotlib")
 EVAL = "whileai.launch.trl_eval:train_and_evaluate"
 
@@ -36,24 +37,56 @@ def test_dry_run_writes_the_run_dirs_without_torch(tmp_path: Path) -> None:
     loaded = {m.split(".")[0] for m in json.loads(p.stdout.strip().splitlines()[-1])}
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
     assert p.stdout.count("trl config: config.yaml") == 3
-    m = load_manifest(tmp_path)
-    assert list(m.arms) == ["grpo", "opsd", "opd"] and m.meta["steps"] == 4
+    m = load_manifest(tmp_path / "trl-tiny")
+    assert list(m.arms) == ["grpo", "opd", "opsd"] and m.meta["steps"] == 4
+    models = Path(m.meta["models_dir"])
+    assert models.parent.parent == Path(os.environ["WHILEAI_CACHE"]) and not models.exists()
     for arm in m.arms.values():
         spec = arm.spec
         assert spec.target == "trl" and spec.argv[-3:-1] == ["call", EVAL]
-        assert json.loads(spec.argv[-1]) == {"command": spec.commands[0]}
-        assert spec.student == str(tmp_path / "models" / "student")
+        assert json.loads(spec.argv[-1]) == {"command": spec.commands[0], "taskset": "reverse-text",
+                                             "reward": None}
+        assert spec.student == str(models / "student")
         assert (Path(arm.dir) / "config.yaml").exists()
         assert len((Path(arm.dir) / "data" / "test.jsonl").read_text().splitlines()) == 8
-    assert (tmp_path / "opsd" / "train.py").exists() and (tmp_path / "grpo" / "reverse_text.py").exists()
-    cfg = (tmp_path / "opd" / "config.yaml").read_text()
-    assert f"teacher_model_name_or_path: {tmp_path / 'models' / 'teacher'}" in cfg
+    out = tmp_path / "trl-tiny"
+    assert (out / "opsd" / "train.py").exists() and (out / "grpo" / "reverse_text.py").exists()
+    cfg = (out / "opd" / "config.yaml").read_text()
+    assert f"teacher_model_name_or_path: {models / 'teacher'}" in cfg
     import yaml
 
     assert yaml.safe_load(cfg)["save_steps"] == 1 and yaml.safe_load(cfg)["eval_strategy"] == "no"
-    assert not (tmp_path / "models").exists()
-    p = run("--dry-run", "--out", str(tmp_path), "--arms", "grpo,ppo")
-    assert p.returncode == 2 and "unknown arms ['ppo']" in p.stderr
+    assert "substituted model: 'PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT' ->" in p.stdout
+    subs = {(s["arm"], s["field"]) for s in m.meta["substitutions"]}
+    assert ("opd", "method.teacher.model") in subs and ("grpo", "steps") in subs
+    assert "warning: budgets differ 4.0x in rollouts" in p.stdout
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--arms", "grpo,ppo"], ["--arms", "'ppo'"]),
+    (["--holdout", "0"], ["--holdout", "'0'"]),
+    (["--collect", "--tag", "nonexistent"], ["--tag", "'nonexistent'"]),
+    (["--x", "step,epochs"], ["--x", "'step,epochs'", "gpu-hours"]),
+])
+def test_bad_options_exit_2_in_one_line(tmp_path: Path, args: list[str], words: list[str]) -> None:
+    p = run(*args, "--out", str(tmp_path / "runs"))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert all(w in p.stderr for w in words), p.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+def test_specs_it_cannot_run_offline_are_refused(tmp_path: Path) -> None:
+    wordle = tmp_path / "grpo.toml"
+    wordle.write_text('taskset = "wordle"\nmodel = "S"\n[method]\ntype = "grpo"\n')
+    p = run(str(wordle), "--dry-run", "--out", str(tmp_path / "runs"))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "taskset: 'wordle'" in p.stderr and "offline arms need tasks" in p.stderr
+    no_reward = tmp_path / "own.toml"
+    no_reward.write_text(f'taskset = "x"\nmodel = "S"\ndata = "{MINE / "tasks.jsonl"}"\n'
+                         '[method]\ntype = "opsd"\n')
+    p = run(str(no_reward), "--baseline", "own", "--dry-run", "--out", str(tmp_path / "runs"))
+    assert p.returncode == 2 and "reward" in p.stderr and "baseline's reward" in p.stderr, p.stderr
+    assert not (tmp_path / "runs").exists()
 
 
 def test_log_series_and_progress_bar() -> None:
@@ -62,9 +95,21 @@ def test_log_series_and_progress_bar() -> None:
     assert log_series(history, "grpo") == {"train_reward": [(1, 0.1), (2, 0.3)],
                                            "train_loss": [(1, 0.5), (2, 0.4)]}
     assert log_series(history, "distillation") == {"teacher_kl": [(1, 0.5), (2, 0.4)]}
+    history[0]["entropy"] = 2.5
+    assert log_series(history, "grpo")["entropy"] == [(1, 2.5)]
     out = b"\rLoading weights: 100%|##| 25/25 [00:00]\r 50%|#    | 2/4 [00:01<00:01,  1.9it/s]"
     assert [(m.group(1), m.group(2)) for m in _BAR.finditer(out)] == [(b"2", b"4")]
     assert task_ids(2) == ["test-0000", "test-0001"]
+
+
+def test_usage_from_the_trainer_log() -> None:
+    state = {"global_step": 4, "log_history": [
+        {"step": 1, "completions/mean_length": 10.0}, {"step": 2, "completions/mean_length": 14.0},
+        {"step": 4, "train_runtime": 3.0}]}
+    got, how = usage(state, {"per_device_train_batch_size": 8, "gradient_accumulation_steps": 2})
+    assert got == {"rollouts": 64.0, "sampled_tokens": 64 * 12.0}
+    assert "global_step 4" in how["rollouts"] and "mean_length" in how["sampled_tokens"]
+    assert usage({"global_step": 0}, {})[0] == {"rollouts": 0.0}  # nothing logged: no token count
 
 
 def test_a_failing_command_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,34 +123,67 @@ def test_a_failing_command_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.trl
+def test_validate_checks_every_arm_with_trls_parser(tmp_path: Path) -> None:
+    pytest.importorskip("trl")
+    specs = [str(p) for p in sorted(MINE.glob("*.toml"))]
+    p = run(*specs, "--baseline", "baseline", "--validate", "--out", str(tmp_path))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert p.stdout.count(": ok (TRL's parser, unknown keys rejected)") == 4
+    assert not Path(load_manifest(tmp_path / "trl-tiny").meta["models_dir"]).exists()
+
+
+@pytest.mark.trl
 @pytest.mark.slow
-def test_recipe_trains_tiny_models_end_to_end(tmp_path: Path) -> None:
+def test_four_own_specs_compare_offline_end_to_end_with_matched_budgets(tmp_path: Path) -> None:
+    """A user's four spec files (own data and reward, two GRPO variants, OPD, OPSD with a
+    prime-rl override) through the whole offline loop, budget-matched on rollouts."""
     pytest.importorskip("trl")
     pytest.importorskip("torch")
     jsonschema = pytest.importorskip("jsonschema")
     pytest.importorskip("matplotlib")
-    out = tmp_path / "run"
-    p = run("--out", str(out), "--steps", "2", "--holdout", "8", "--warmup", "20")
+    specs = [str(p) for p in sorted(MINE.glob("*.toml"))]
+    args = (*specs, "--baseline", "baseline", "--pair", "distill:self-distill", "--budget",
+            "rollouts=16", "--holdout", "8", "--max-tokens", "16", "--warmup", "20", "--out",
+            str(tmp_path), "--tag", "mine", "--x", "step,rollouts,tokens,gpu-hours")
+    p = run(*args)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    out = tmp_path / "mine"
     res = json.loads((out / "results.json").read_text())
     schema = json.loads((ROOT / "schemas" / "results.schema.json").read_text())
     jsonschema.validate(res, schema)
-    assert sorted(res["arms"]) == ["grpo", "opd", "opsd"] and res["baseline"] == "grpo"
+    assert sorted(res["arms"]) == ["baseline", "distill", "self-distill", "small-group"]
+    assert res["baseline"] == "baseline" and res["budget"]["matched"] == "rollouts=16"
+    steps = {"baseline": 1, "distill": 4, "self-distill": 4, "small-group": 2}
     for name, arm in res["arms"].items():
         assert arm["state"] == "done" and arm["returncode"] == 0, (name, arm["error"])
         assert sorted(arm["per_task"]) == task_ids(8)
-        assert all(0.0 <= v <= 1.0 for v in arm["per_task"].values())
-        assert [s for s, _ in arm["series"]["eval_reward"]] == [0, 1, 2]
-    assert [p[0] for p in res["arms"]["grpo"]["series"]["train_reward"]] == [1, 2]
-    assert [p[0] for p in res["arms"]["opd"]["series"]["teacher_kl"]] == [1, 2]
-    base = {a["series"]["eval_reward"][0][1] for a in res["arms"].values()}
-    assert len(base) == 1  # the same base model, greedy, on the same holdout
-    for group in ("opd", "opsd"):
-        d = res["vs_grpo"][group]
-        assert d["paired"] and d["n_tasks"] == 8 and d["baseline"] == "grpo"
+        assert [s for s, _ in arm["series"]["eval_reward"]][-1] == steps[name]
+        b = arm["budget"]
+        assert b["rollouts"] == {"value": 16.0, "source": "logged", "how": b["rollouts"]["how"]}
+        assert b["sampled_tokens"]["source"] == "logged" and b["device"] == "cpu"
+        assert b["device_seconds"]["source"] == "logged" and b["device_seconds"]["value"] > 0
+    assert res["arms"]["distill"]["budget"]["teacher_tokens"]["value"] > 0
+    assert res["arms"]["baseline"]["budget"]["teacher_tokens"]["value"] == 0
+    pairs = [(d["arm"], d["baseline"]) for d in res["comparisons"]]
+    assert pairs == [("distill", "baseline"), ("self-distill", "baseline"),
+                     ("small-group", "baseline"), ("distill", "self-distill")]
+    for d in res["comparisons"]:
+        assert d["paired"] and d["n_tasks"] == 8 and d["permutations"] > 0 and d["p_text"]
+        assert not any(w.startswith("budgets differ") for w in d["warnings"])
+    assert res["metric"] == "similarity.closeness (the baseline's reward)"
+    assert res["models"].startswith("tiny random") and res["stats"]["noise_band"].startswith("none")
+    subs = {(s["arm"], s["field"]) for s in res["substitutions"]}
+    assert {("distill", "method.teacher.model"), ("self-distill", "overrides.trainer.optim.weight_decay"),
+            ("baseline", "model"), ("small-group", "steps")} <= subs
     assert (out / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert (out / "grpo" / "run.log").exists() and "eval reward" in p.stdout
+    assert "models: " in p.stdout and "built in" in p.stdout
     before = (out / "results.json").read_bytes()
-    p = run("--collect", "--out", str(out))
+    p = run("--collect", "--out", str(tmp_path), "--tag", "mine")
     assert p.returncode == 0, p.stderr[-3000:]
     assert (out / "results.json").read_bytes() == before
+    models = Path(res["meta"]["models_dir"])
+    stamp = (models / "done.json").stat().st_mtime_ns
+    p = run(*args)  # a second launch: arms done are kept, the models come from the cache
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "cached: reused, not rebuilt" in p.stdout and "spawned on" not in p.stdout
+    assert (models / "done.json").stat().st_mtime_ns == stamp

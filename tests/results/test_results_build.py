@@ -115,3 +115,74 @@ def test_schema_file_is_current() -> None:
 def test_plot_writes_png(tmp_path: Path) -> None:
     out = plot(build(manifest(tmp_path)), tmp_path / "r.png")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+
+
+def test_stats_record_resampling_counts_and_the_noise_band(tmp_path: Path) -> None:
+    res = build(manifest(tmp_path))
+    opd = res["vs_grpo"]["opd"]
+    assert opd["permutations"] == 2 ** 12 and opd["permutation_exact"]  # 12 tasks: enumerated
+    assert opd["p_floor"] == pytest.approx(2 / 2 ** 12) and opd["p_text"]
+    assert res["stats"]["bootstrap_draws"] == 2000 and res["stats"]["permutations"] == 9999
+    assert res["stats"]["noise_band"].startswith("from 2 runs")
+    assert res["comparisons"] == list(res["vs_grpo"].values())
+    assert [(d["arm"], d["baseline"]) for d in res["comparisons"]] == [("opd", "grpo"), ("opsd", "grpo")]
+    big = manifest(tmp_path / "big", n_tasks=40)
+    for n in ("grpo@2", "opd@2"):
+        del big.arms[n]
+    d = build(big)["vs_grpo"]["opd"]
+    assert d["permutations"] == 9999 and not d["permutation_exact"] and d["noise_band"] is None
+    assert d["p_value"] == pytest.approx(2 / 10000) and d["p_text"].startswith("<= 2/10000")
+    assert build(big)["stats"]["noise_band"].startswith("none")
+
+
+def test_extra_pairs_are_compared_and_named(tmp_path: Path) -> None:
+    m = manifest(tmp_path)
+    res = build(m, pairs=[("opd", "grpo"), ("opd", "opsd")])
+    assert [(d["arm"], d["baseline"]) for d in res["comparisons"]] == [("opd", "grpo"), ("opd", "opsd")]
+    assert set(res["vs_grpo"]) == {"opd"} and res["comparisons"][1]["delta"] == pytest.approx(0.14, abs=0.02)
+    m.meta["comparisons"] = [["opsd", "opd"]]
+    m.meta["baseline"] = "opd"
+    res = build(m)
+    assert res["baseline"] == "opd" and list(res["vs_grpo"]) == ["opsd"]
+
+
+def budget_manifest(tmp_path: Path) -> Manifest:
+    step = {"rollouts": 16, "prompts": 4, "samples": 4, "max_tokens": 64, "teacher": None, "gpus": None}
+    opd_step = step | {"rollouts": 4, "samples": 1, "teacher": "teacher"}
+    m = plan({"grpo": ArmSpec(name="grpo", method="grpo", steps=40, per_step=step),
+              "opd": ArmSpec(name="opd", method="opd", steps=40, per_step=opd_step),
+              "gpu": ArmSpec(name="gpu", method="opsd", steps=10, per_step=opd_step | {"gpus": 2,
+                                                                                      "teacher": "self"})},
+             "b", tmp_path)
+    tasks = {f"t{i}": 0.1 * i for i in range(8)}
+    usage = {"rollouts": 640.0, "sampled_tokens": 20000.0, "cpu_seconds": 18.0}
+    how = {"rollouts": "trainer_state", "sampled_tokens": "mean length", "cpu_seconds": "getrusage"}
+    for n in m.arms:
+        m.arms[n].state = "done"
+        m.arms[n].result = Metrics(per_task=tasks, series={"eval_reward": [(0, 0.1), (40, 0.2)]},
+                                   seconds=30.0, gpu="H100 x2" if n == "gpu" else None,
+                                   usage=usage if n == "grpo" else {},
+                                   usage_source=how if n == "grpo" else {})
+    return m
+
+
+def test_budgets_are_logged_or_estimated_and_a_gap_is_warned(tmp_path: Path) -> None:
+    res = build(budget_manifest(tmp_path))
+    g, o, u = (res["arms"][n]["budget"] for n in ("grpo", "opd", "gpu"))
+    assert g["rollouts"] == {"value": 640.0, "source": "logged", "how": "trainer_state"}
+    assert g["teacher_tokens"]["value"] == 0 and g["teacher_tokens"]["source"] == "exact"
+    assert g["device"] == "cpu" and g["device_seconds"]["value"] == 18.0
+    assert o["rollouts"]["value"] == 160 and o["rollouts"]["source"] == "estimate"
+    assert "40 x 4 x 1" in o["rollouts"]["how"]
+    assert o["sampled_tokens"]["value"] == 160 * 64 and "upper bound" in o["sampled_tokens"]["how"]
+    assert o["teacher_tokens"]["value"] == o["sampled_tokens"]["value"]
+    assert u["device"] == "gpu" and u["device_seconds"]["value"] == 60.0
+    assert "x 2 GPUs" in u["device_seconds"]["how"]
+    d = res["vs_grpo"]["opd"]
+    assert d["budget_ratio"]["rollouts"] == pytest.approx(0.25)
+    assert any("opd spends 0.25x the rollouts" in w for w in res["budget"]["warnings"])
+    assert res["budget"]["warnings"][0] in res["warnings"]
+    out = plot(res, tmp_path / "b.png", xs=("step", "rollouts", "tokens", "gpu-hours"))
+    assert out.stat().st_size > 10_000
+    with pytest.raises(ValueError, match="unknown x"):
+        plot(res, tmp_path / "c.png", xs=("epochs",))

@@ -43,7 +43,11 @@ class ArmSpec(BaseModel):
     teacher_port: int | None = None
     taskset: str | None = None
     steps: int | None = None
+    seed: int | None = None
     target: str | None = Field(default=None, description="prime-rl | trl | a free label.")
+    per_step: dict[str, Any] = Field(
+        default_factory=dict, description="Planned spend per step (whileai.budget.per_step): "
+        "rollouts, prompts, samples, max_tokens, teacher, gpus.")
 
     def model_post_init(self, __context: Any) -> None:
         if not self.group:
@@ -106,6 +110,8 @@ def load_manifest(path: str | Path) -> Manifest:
 
 def arm_from_compiled(name: str, c: Compiled, argv: list[str] | None = None) -> ArmSpec:
     """An ArmSpec from a compiler result: its files, report, and first command."""
+    from whileai.budget import per_step
+
     d = c.to_dict()
     method = c.run.method
     teacher = getattr(method, "teacher", None)
@@ -123,7 +129,9 @@ def arm_from_compiled(name: str, c: Compiled, argv: list[str] | None = None) -> 
         teacher_port=teacher.port if teacher is not None else None,
         taskset=c.run.taskset,
         steps=c.run.steps,
+        seed=c.run.seed,
         target=c.backend,
+        per_step=per_step(c),
     )
 
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,9 +32,10 @@ from whileai.atomic import atomic_write as atomic_write_text  # one writer for e
 
 Point = tuple[int, float]
 
-# prime-rl metric keys (src/prime_rl/orchestrator/metrics.py, trainer/rl/loss.py at the pin):
-# eval  "eval/<env>/all/<agent>/avg@<k>" (or ".../reward/mean"), train
-# "train/agg/all/<agent>/reward/mean", teacher KL "ref_kl/mean" (opd/opsd loss type ref_kl).
+# prime-rl metric keys (src/prime_rl/orchestrator/metrics.py, trainer/rl/loss.py, train.py at the
+# pin): eval "eval/<env>/all/<agent>/avg@<k>" (or ".../reward/mean"), train
+# "train/agg/all/<agent>/reward/mean", teacher KL "ref_kl/mean" (opd/opsd loss type ref_kl),
+# the trainer's "loss/mean" and "entropy/all/mean".
 SERIES_KEYS: dict[str, tuple[re.Pattern[str], ...]] = {
     "eval_reward": (
         re.compile(r"^eval/[^/]+/all/[^/]+/avg@\d+$"),
@@ -42,7 +43,12 @@ SERIES_KEYS: dict[str, tuple[re.Pattern[str], ...]] = {
     ),
     "train_reward": (re.compile(r"^train/agg/all/[^/]+/reward/mean$"),),
     "teacher_kl": (re.compile(r"^ref_kl/mean$"),),
+    "train_loss": (re.compile(r"^loss/mean$"),),
+    "entropy": (re.compile(r"^entropy/all/mean$"),),
 }
+# orchestrator progress counters (src/prime_rl/orchestrator/orchestrator.py at the pin): running
+# totals, and per-step completion tokens of the batch that was trained on
+USAGE_KEYS = {"rollouts": "progress/total_rollouts", "sampled_tokens": "progress/output_tokens"}
 _TASK_KEYS = ("task_id", "example_id", "id", "name")
 
 
@@ -69,6 +75,14 @@ class Metrics(BaseModel):
     gpu: str | None = Field(default=None, description="GPU type and count the run got.")
     error: str | None = Field(default=None, description="Why the run failed (status 'error').")
     log_tail: str | None = Field(default=None, description="Last lines of the run's output.")
+    usage: dict[str, float] = Field(
+        default_factory=dict,
+        description="What the run spent, measured: any of rollouts, sampled_tokens, "
+        "teacher_tokens, train_seconds, cpu_seconds (the training process), gpu_seconds. "
+        "whileai.results.budget estimates what is missing and says so.",
+    )
+    usage_source: dict[str, str] = Field(
+        default_factory=dict, description="How each usage value was measured (log key, clock).")
 
 
 def error_record(error: str, **fields: Any) -> dict[str, Any]:
@@ -87,20 +101,30 @@ def read_metrics(path: str | Path) -> Metrics:
     return Metrics.model_validate_json(Path(path).read_text(encoding="utf-8"))
 
 
+def _rows(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(step, row) for each JSON line with an integer-like step; bad lines (a run killed
+    mid-write) are skipped."""
+    for line in lines:
+        try:
+            row = json.loads(line)
+            yield int(row["step"]), row
+        except (ValueError, KeyError, TypeError):
+            continue
+
+
+def _number(v: Any) -> TypeGuard[float]:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def parse_metrics_jsonl(lines: Iterable[str]) -> dict[str, list[Point]]:
     """prime-rl `metrics.jsonl` rows → our series; the first matching key pattern wins.
 
     Bad lines (a run killed mid-write) are skipped. A step logged twice keeps the last value.
     """
     found: dict[str, dict[int, dict[int, float]]] = {name: {} for name in SERIES_KEYS}
-    for line in lines:
-        try:
-            row = json.loads(line)
-            step = int(row["step"])
-        except (ValueError, KeyError, TypeError):
-            continue
+    for step, row in _rows(lines):
         for key, value in row.items():
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
+            if not _number(value):
                 continue
             for name, patterns in SERIES_KEYS.items():
                 for rank, pat in enumerate(patterns):
@@ -112,6 +136,27 @@ def parse_metrics_jsonl(lines: Iterable[str]) -> dict[str, list[Point]]:
             best = by_rank[min(by_rank)]
             out[name] = sorted(best.items())
     return out
+
+
+def parse_usage(lines: Iterable[str]) -> tuple[dict[str, float], dict[str, str]]:
+    """prime-rl `metrics.jsonl` rows → (usage, how each was measured): total rollouts (the
+    orchestrator's running total, its last value) and sampled tokens (the sum of its per-step
+    output tokens, one value per step)."""
+    total: float | None = None
+    out_tokens: dict[int, float] = {}
+    for step, row in _rows(lines):
+        if _number(v := row.get(USAGE_KEYS["rollouts"])):
+            total = max(total or 0.0, float(v))
+        if _number(v := row.get(USAGE_KEYS["sampled_tokens"])):
+            out_tokens[step] = float(v)
+    usage: dict[str, float] = {}
+    how: dict[str, str] = {}
+    if total is not None:
+        usage["rollouts"], how["rollouts"] = total, f"prime-rl log: last {USAGE_KEYS['rollouts']}"
+    if out_tokens:
+        usage["sampled_tokens"] = sum(out_tokens.values())
+        how["sampled_tokens"] = f"prime-rl log: sum of {USAGE_KEYS['sampled_tokens']} over steps"
+    return usage, how
 
 
 def _task_id(rec: dict[str, Any]) -> str | None:
@@ -168,7 +213,11 @@ def parse_eval_traces(run_dir: Path) -> dict[str, float]:
 
 def collect_prime_rl(run_dir: Path) -> tuple[dict[str, list[Point]], dict[str, float]]:
     """Series and per-task rewards from every `metrics.jsonl` under a prime-rl output folder."""
+    return parse_metrics_jsonl(metric_lines(run_dir)), parse_eval_traces(run_dir)
+
+
+def metric_lines(run_dir: Path) -> list[str]:
     lines: list[str] = []
     for path in sorted(run_dir.glob("**/metrics.jsonl")):
         lines += path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return parse_metrics_jsonl(lines), parse_eval_traces(run_dir)
+    return lines

@@ -9,6 +9,7 @@ never raises: failures come back as an error record, also written to the volume.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 import traceback
@@ -22,6 +23,8 @@ from whileai.launch.metrics import (
     Metrics,
     collect_prime_rl,
     error_record,
+    metric_lines,
+    parse_usage,
     read_metrics,
     write_metrics,
 )
@@ -110,12 +113,20 @@ def train_job(
                 start_new_session=True,
             )
             wait_for_models(port, teacher_timeout, teacher)
+        rl_start = time.monotonic()
         with open(log_path, "ab") as log:
             code = subprocess.run(rl_argv(cfg), cwd=work, stdout=log,
                                   stderr=subprocess.STDOUT).returncode
+        rl_seconds = round(time.monotonic() - rl_start, 1)
         series, per_task = collect_prime_rl(work)
+        usage, how = parse_usage(metric_lines(work))
+        usage["train_seconds"], how["train_seconds"] = rl_seconds, "wall clock of `rl`"
+        if (n := gpu_count(gpu)) is not None:
+            usage["gpu_seconds"] = round(rl_seconds * n, 1)
+            how["gpu_seconds"] = f"wall clock of `rl` x {n} GPUs held by the container"
         m = Metrics(series=series, per_task=per_task, returncode=code,
-                    seconds=round(time.monotonic() - start, 1), gpu=gpu, image=image)
+                    seconds=round(time.monotonic() - start, 1), gpu=gpu, image=image,
+                    usage=usage, usage_source=how)
         if code != 0:
             m = m.model_copy(update={"status": "error", "error": f"rl {describe_returncode(code)}",
                                      "log_tail": tail(log_path)})
@@ -137,6 +148,12 @@ def train_job(
     except Exception as e:  # a volume problem must not turn the result into an exception
         record["error"] = (record.get("error") or "") + f" (volume write failed: {e})"
     return record
+
+
+def gpu_count(label: str | None) -> int | None:
+    """'NVIDIA H100 80GB HBM3 x2' → 2 (the label _gpu_name gives); None when unknown."""
+    m = re.search(r" x(\d+)$", label or "")
+    return int(m.group(1)) if m else None
 
 
 def validate_job(job: dict[str, Any], work_root: Path) -> dict[str, Any]:

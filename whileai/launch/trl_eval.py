@@ -8,15 +8,19 @@
 max_completion_length, dataset_name), runs the command the compiler emitted, then scores the
 base model (step 0), every `checkpoint-N` this run saved (older ones are skipped) and the
 final model: greedy generation on `<dataset_name>/test.jsonl`, reward = the taskset's
-own reward function, one value per row (task ids `test-0000`, ... by row). It returns the
-metrics record (`Metrics`), which the runner writes to `$WHILEAI_METRICS`:
+own reward function (or `reward`, a 'module.function' in TRL's reward signature), one value
+per row (task ids `test-0000`, ... by row). It returns the metrics record (`Metrics`), which
+the runner writes to `$WHILEAI_METRICS`:
 
 - `eval_reward`: [step, mean holdout reward] at 0, at each saved checkpoint and at the end;
   per-step points need checkpoints (`save_strategy: steps`, `save_steps: k`), else only 0 and
   the end are scored;
 - `train_reward` (GRPO's `reward`), `teacher_kl` (OPD's loss: the divergence its `beta` picks;
-  OPSD's distillation loss) and `train_loss`, from the last checkpoint's trainer_state.json;
-- `per_task`: the final model's reward per task, the unit `whileai.results` pairs on.
+  OPSD's distillation loss), `train_loss` and `entropy`, from the last checkpoint's
+  trainer_state.json;
+- `per_task`: the final model's reward per task, the unit `whileai.results` pairs on;
+- `usage`: rollouts and sampled tokens from the trainer's log (`usage()`), the training
+  command's wall and CPU seconds (getrusage of the finished child).
 
 While it runs it keeps `progress.json` (phase, done, total) in the working directory for
 progress bars. torch, transformers and yaml are imported only inside the functions.
@@ -43,10 +47,11 @@ PROGRESS = "progress.json"
 _BAR = re.compile(rb"\r\s*\d+%\|[^|\r\n]*\|\s*(\d+)/(\d+) \[")
 # log_history key → our series name, per trainer (TRL 1.16.0)
 SERIES = {
-    "grpo": {"reward": "train_reward", "loss": "train_loss"},
-    "distillation": {"loss": "teacher_kl"},
+    "grpo": {"reward": "train_reward", "loss": "train_loss", "entropy": "entropy"},
+    "distillation": {"loss": "teacher_kl", "entropy": "entropy"},
     "sdft": {"self_distillation/distillation_loss": "teacher_kl", "loss": "train_loss"},
 }
+LENGTH = "completions/mean_length"  # logged by all three trainers, per logged step
 
 
 def task_ids(n: int) -> list[str]:
@@ -57,11 +62,16 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
 
 
-def reward_function(taskset: str) -> Callable[..., list[float]]:
+def reward_function(taskset: str, reward: str | None = None) -> Callable[..., list[float]]:
+    """`reward` ('module.function', importable here) when given, else the taskset's own."""
+    if reward:
+        module, _, name = reward.rpartition(".")
+        fn: Callable[..., list[float]] = getattr(import_module(module), name)
+        return fn
     from whileai.tasksets import resolve
 
     ts = resolve(taskset)
-    fn: Callable[..., list[float]] = getattr(import_module(f"whileai.tasksets.{ts.module}"), ts.reward)
+    fn = getattr(import_module(f"whileai.tasksets.{ts.module}"), ts.reward)
     return fn
 
 
@@ -82,7 +92,7 @@ def _load(model: str | Path, base: str | None) -> tuple[Any, Any]:
 
 
 def evaluate(
-    model: str | Path, data: str | Path, *, taskset: str = "reverse-text",
+    model: str | Path, data: str | Path, *, taskset: str = "reverse-text", reward: str | None = None,
     max_new_tokens: int = 64, batch_size: int = 32, base: str | None = None,
 ) -> dict[str, float]:
     """Greedy completions for every row of a holdout .jsonl → {task_id: reward}.
@@ -94,19 +104,26 @@ def evaluate(
 
     rows = read_rows(data)
     net, tok = _load(model, base)
-    reward = reward_function(taskset)
+    score = reward_function(taskset, reward)
     gen = GenerationConfig(do_sample=False, max_new_tokens=max_new_tokens,
                            eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
     texts: list[str] = []
     for i in range(0, len(rows), batch_size):
         batch = [r["prompt"] for r in rows[i:i + batch_size]]
-        enc = tok.apply_chat_template(batch, add_generation_prompt=True, padding=True,
-                                      return_tensors="pt", return_dict=True)
+        if isinstance(batch[0], str):  # text prompts: as TRL feeds them, without a template
+            enc = tok(batch, padding=True, return_tensors="pt")
+        else:
+            enc = tok.apply_chat_template(batch, add_generation_prompt=True, padding=True,
+                                          return_tensors="pt", return_dict=True)
         with torch.no_grad():
             out = net.generate(**enc, generation_config=gen)
         texts += tok.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
     columns = {k: [r.get(k) for r in rows] for k in rows[0] if k != "prompt"} if rows else {}
-    scores = reward(texts, **columns)
+    # the reward gets what TRL passes it: prompts, completions (chat prompts: assistant
+    # messages), and every other column as a keyword list
+    chat = bool(rows) and not isinstance(rows[0]["prompt"], str)
+    completions: list[Any] = [[{"role": "assistant", "content": t}] for t in texts] if chat else texts
+    scores = score(prompts=[r["prompt"] for r in rows], completions=completions, **columns)
     return dict(zip(task_ids(len(rows)), (float(s) for s in scores), strict=True))
 
 
@@ -120,6 +137,35 @@ def log_series(log_history: list[dict[str, Any]], trainer: str) -> dict[str, lis
             if isinstance(step, int) and isinstance(value, (int, float)):
                 out.setdefault(name, {})[step] = float(value)
     return {name: sorted(points.items()) for name, points in out.items()}
+
+
+def usage(state: dict[str, Any], cfg: dict[str, Any]) -> tuple[dict[str, float], dict[str, str]]:
+    """Rollouts and sampled tokens from a trainer_state.json: completions per optimizer step
+    (per_device_train_batch_size x gradient_accumulation_steps, one process) x global_step, and
+    x the mean of the logged completions/mean_length."""
+    per_step = int(cfg.get("per_device_train_batch_size", 8)) * int(cfg.get("gradient_accumulation_steps", 1))
+    steps = int(state.get("global_step", 0))
+    lengths = [float(r[LENGTH]) for r in state.get("log_history", [])
+               if isinstance(r.get(LENGTH), (int, float)) and "step" in r]
+    where = f"per_device_train_batch_size x gradient_accumulation_steps = {per_step} per step"
+    out = {"rollouts": float(per_step * steps)}
+    how = {"rollouts": f"trainer_state global_step {steps} x {where}"}
+    if lengths:
+        mean = sum(lengths) / len(lengths)
+        out["sampled_tokens"] = round(mean * per_step * steps, 1)
+        how["sampled_tokens"] = (f"rollouts x mean logged {LENGTH} ({mean:.1f} tokens, "
+                                 f"{len(lengths)} log rows)")
+    return out, how
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process's finished children (user + system)."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return 0.0
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def _trainer(cfg: dict[str, Any]) -> str:
@@ -183,31 +229,40 @@ def run_command(command: str, progress: _Progress, offset: int, steps: int) -> i
 
 def train_and_evaluate(
     command: str, *, config: str = "config.yaml", taskset: str = "reverse-text",
-    eval_base: bool = True, batch_size: int = 32,
+    reward: str | None = None, eval_base: bool = True, batch_size: int = 32,
 ) -> dict[str, Any]:
-    """Score the base model, run `command`, score each checkpoint and the final model."""
+    """Score the base model, run `command`, score each checkpoint and the final model.
+
+    reward: 'module.function' scoring the holdout (importable here) instead of the taskset's.
+    """
     import yaml
 
     cfg = yaml.safe_load(Path(config).read_text(encoding="utf-8"))
     base, steps = str(cfg["model_name_or_path"]), int(cfg.get("max_steps", 0))
     output_dir = Path(cfg.get("output_dir", "outputs"))
     data = Path(cfg.get("dataset_name", "data")) / "test.jsonl"
-    kw: dict[str, Any] = dict(taskset=taskset, max_new_tokens=int(cfg.get("max_completion_length", 256)),
-                              batch_size=batch_size, base=base)
+    kw: dict[str, Any] = dict(taskset=taskset, reward=reward, batch_size=batch_size, base=base,
+                              max_new_tokens=int(cfg.get("max_completion_length", 256)))
     save = int(cfg.get("save_steps", 0)) if cfg.get("save_strategy") == "steps" else 0
     planned = len(range(save, steps, save)) if save >= 1 else 0
     progress = _Progress(Path(PROGRESS), steps + int(eval_base) + planned + 1)
     progress.set("train", 0)
-    start = time.time()
+    start, clock, cpu = time.time(), time.monotonic(), _cpu_seconds()
     code = run_command(command, progress, 0, steps)
     if code != 0:
         raise RuntimeError(f"`{command}` exited with code {code} (its output is in the log)")
+    spent = {"train_seconds": round(time.monotonic() - clock, 2),
+             "cpu_seconds": round(_cpu_seconds() - cpu, 2)}
+    how = {"train_seconds": "wall clock of the training command",
+           "cpu_seconds": "user + system CPU time of the training command (getrusage)"}
     ckpts = [(s, p) for s, p in _checkpoints(output_dir) if p.stat().st_mtime >= start - 1]
     series: dict[str, list[Point]] = {}
     if ckpts:
         state = json.loads((ckpts[-1][1] / "trainer_state.json").read_text(encoding="utf-8"))
         series = log_series(state.get("log_history", []), _trainer(cfg))
         steps = int(state.get("global_step", steps))
+        logged, logged_how = usage(state, cfg)
+        spent, how = logged | spent, logged_how | how
     # torch is imported only now, so the trainer had the memory to itself
     todo = ([(0, Path(base))] if eval_base else []) + [(s, p) for s, p in ckpts if s < steps]
     evals: dict[int, float] = {}
@@ -217,8 +272,8 @@ def train_and_evaluate(
         evals[step] = sum(scores.values()) / max(len(scores), 1)
     progress.set("done", progress.total)
     series["eval_reward"] = sorted(evals.items())
-    return {"status": "ok", "series": series, "per_task": scores}
+    return {"status": "ok", "series": series, "per_task": scores, "usage": spent, "usage_source": how}
 
 
 __all__ = ["PROGRESS", "evaluate", "log_series", "read_progress", "read_rows", "reward_function", "task_ids",
-           "train_and_evaluate"]
+           "train_and_evaluate", "usage"]

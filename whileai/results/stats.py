@@ -4,7 +4,8 @@
 - CI: percentile bootstrap, 95 %, 2000 draws, fixed seed (`scipy.stats.bootstrap`, paired).
 - p-value: sign-flip permutation test on the paired differences (`scipy.stats.permutation_test`,
   permutation_type='samples'); exact enumeration when 2^n <= n_resamples, else
-  (extreme + 1) / (n_resamples + 1).
+  (extreme + 1) / (n_resamples + 1) per side, doubled (two-sided): its floor is
+  2 / (PERMUTATIONS + 1), reported as such (`p_floor`, `p_text`), never as a small number.
 - Fewer than MIN_PAIRS shared tasks: an unpaired comparison (independent bootstrap and
   permutation) with a warning.
 - Noise band when an arm or the baseline has repeated runs: t(df) · run_std · √(1/n_a + 1/n_b),
@@ -38,6 +39,28 @@ class DeltaStats:
     n_tasks: int
     paired: bool
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    permutations: int = 0  # resamples the p-value was computed from (exact: all of them)
+    exact: bool = False
+
+    @property
+    def p_floor(self) -> float | None:
+        """The smallest p-value this test can return (two-sided)."""
+        if not self.permutations:
+            return None
+        return min(1.0, 2 / self.permutations if self.exact else 2 / (self.permutations + 1))
+
+    @property
+    def p_text(self) -> str | None:
+        """p as a person should read it: at the floor, '<= 2/N' with how N came about."""
+        if self.p_value is None:
+            return None
+        floor = self.p_floor
+        if floor is not None and self.p_value <= floor * (1 + 1e-9):
+            if self.exact:
+                return f"= 2/{self.permutations} (the floor: all {self.permutations} permutations enumerated)"
+            return (f"<= 2/{self.permutations + 1} (the floor of {self.permutations} random "
+                    "permutations: none was as extreme)")
+        return f"{self.p_value:.4g}"
 
 
 @dataclass(frozen=True)
@@ -92,7 +115,9 @@ def paired_delta(a: Sequence[float], b: Sequence[float], *, draws: int = DRAWS,
     perm = stats.permutation_test((d,), _mean, permutation_type="samples", vectorized=True,
                                   n_resamples=PERMUTATIONS, alternative="two-sided",
                                   **_rng(stats.permutation_test, seed))
-    return replace(out, ci95=ci, p_value=float(perm.pvalue))
+    exact = 2 ** n <= PERMUTATIONS
+    return replace(out, ci95=ci, p_value=float(perm.pvalue), exact=exact,
+                   permutations=2 ** n if exact else PERMUTATIONS)
 
 
 def unpaired_delta(a: Sequence[float], b: Sequence[float], *, draws: int = DRAWS,
@@ -117,7 +142,10 @@ def unpaired_delta(a: Sequence[float], b: Sequence[float], *, draws: int = DRAWS
                                   vectorized=True, n_resamples=PERMUTATIONS,
                                   **_rng(stats.permutation_test, seed))
     ci = (float(res.confidence_interval.low), float(res.confidence_interval.high))
-    return replace(out, ci95=ci, p_value=float(perm.pvalue))
+    total = math.comb(len(x) + len(y), len(x))
+    exact = total <= PERMUTATIONS
+    return replace(out, ci95=ci, p_value=float(perm.pvalue), exact=exact,
+                   permutations=total if exact else PERMUTATIONS)
 
 
 def compare(a: Mapping[str, float], b: Mapping[str, float], *, draws: int = DRAWS,
@@ -161,11 +189,6 @@ def verdict(delta: float, ci95: tuple[float, float] | None, band: NoiseBand | No
         return "within noise"
     if p_value is not None and not p_value < alpha:
         return "within noise"
-    if ci95[0] > 0:
-        return "better"
-    if ci95[1] < 0:
-        return "worse"
-    return "within noise"
     if ci95[0] > 0:
         return "better"
     if ci95[1] < 0:

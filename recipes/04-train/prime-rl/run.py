@@ -1,47 +1,54 @@
-"""Paired GRPO / OPSD / OPD arms on reverse-text with prime-rl, on Modal (2 GPUs per arm).
+"""Paired arms from spec files with prime-rl on Modal (2 GPUs per arm); by default every bundled
+example (examples/*.toml: GRPO, OPD, OPSD on reverse-text), each compared against the GRPO arm.
 
-    python recipes/04-train/prime-rl/run.py --dry-run     # write the configs, print their reports
+    python recipes/04-train/prime-rl/run.py --dry-run     # write the configs, print reports and the plan
     python recipes/04-train/prime-rl/run.py --validate    # offline: pinned schema, loader rules, resolve
     python recipes/04-train/prime-rl/run.py --validate --on modal   # prime-rl's own `rl @ cfg --dry-run`
                                                                     # in a Modal CPU container
     python recipes/04-train/prime-rl/run.py               # deploy the app, spawn one call per arm
     python recipes/04-train/prime-rl/run.py --collect     # exit 3 while any arm runs; then
                                                           # results.json + results.png in runs/<tag>/
-Options: --arms grpo,opsd,opd  --tag rt  --steps 100  --repeats 1  --out runs  --relaunch-failed
+    python recipes/04-train/prime-rl/run.py my/grpo.toml my/opd.toml my/sft.toml \\
+        --budget rollouts=20480 --repeats 3 --pair opd:sft --tag mine
+
+Arms are spec files (SPEC... or --arms grpo,opd naming bundled ones). Every arm must share the
+baseline's taskset, holdout and student (--baseline picks it; default: the GRPO spec); each is
+compared against it, plus --pair A:B (opd:sft by default when both exist). --budget rollouts=N
+(or tokens=N) sets each arm's steps so all spend the same; --steps N sets every arm's steps.
+Options: --tag rt --out runs --repeats 1 --relaunch-failed --x step,rollouts
 A second launch skips arms already pending or done; --relaunch-failed re-spawns failed ones.
-Exit codes: 0 done, 3 still running, 4 Modal unreachable / no token (no arm is marked failed).
+Exit codes: 0 done, 2 bad input (one line), 3 still running, 4 Modal unreachable / no token.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import whileai as wai
-from whileai.launch import EXIT_INFRA, InfraError, backend, collect, launch, load_manifest, plan
+from whileai.arms import Arms, match_budget, repeat, replace_run
+from whileai.budget import per_step
+from whileai.errors import SpecError
+from whileai.launch import EXIT_INFRA, InfraError, Manifest, backend, collect, launch, plan
+from whileai.launch.recipe import (
+    add_arm_options,
+    arms_from_args,
+    manifest_to_collect,
+    parser,
+    plan_lines,
+    positive,
+    result_lines,
+)
 from whileai.results import build, plot, write_results
 
-STUDENT = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
-TEACHER = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL"
-TASKSET = "reverse-text"
 
+def compile_arms(arms: Arms, steps: int | None, budget: object, repeats: int) -> dict[str, wai.Compiled]:
+    from whileai.backends import prime_rl
 
-def method(kind: str) -> object:
-    if kind == "opd":
-        return wai.OPD(wai.Endpoint(url="http://localhost:8001/v1", model=TEACHER))
-    return {"grpo": wai.GRPO(), "opsd": wai.OPSD(privileged="answer")}[kind]
-
-
-def compile_arms(kinds: list[str], steps: int, repeats: int) -> dict[str, wai.Compiled]:
-    arms = {}
-    for kind in kinds:
-        for k in range(repeats):
-            name = kind if k == 0 else f"{kind}@{k + 1}"
-            run = wai.RunSpec(taskset=TASKSET, model=STUDENT, method=method(kind), steps=steps,
-                              seed=k)
-            arms[name] = wai.compile(run, "prime-rl")
-    return arms
+    runs = {n: replace_run(r, steps=steps) if steps else r for n, r in arms.runs.items()}
+    if budget is not None:
+        runs = match_budget(runs, budget, lambda r: per_step(prime_rl.compile(r)))  # type: ignore[arg-type]
+    return {n: prime_rl.compile(r, name=f"{n.split('@')[0]}.toml") for n, r in repeat(runs, repeats).items()}
 
 
 def validate_offline(arms: dict[str, wai.Compiled]) -> int:
@@ -62,49 +69,56 @@ def validate_offline(arms: dict[str, wai.Compiled]) -> int:
     return 1 if bad else 0
 
 
+def results(m: Manifest, out: Path, xs: tuple[str, ...]) -> None:
+    res = build(m)
+    write_results(out / "results.json", res)
+    plot(res, out / "results.png", xs=xs)
+    print("\n".join(result_lines(res)))
+    print(f"wrote {out / 'results.json'} and {out / 'results.png'}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="write configs and manifest only")
     mode.add_argument("--validate", action="store_true", help="dry-run each config (see --on)")
     mode.add_argument("--collect", action="store_true", help="poll arms; write results when done")
-    ap.add_argument("--arms", default="grpo,opsd,opd", help="comma-separated: grpo, opsd, opd")
-    ap.add_argument("--tag", default="rt", help="run tag; the folder is <out>/<tag>")
-    ap.add_argument("--steps", type=int, default=100)
-    ap.add_argument("--repeats", type=int, default=1, help="runs per arm (noise band when > 1)")
-    ap.add_argument("--out", type=Path, default=Path("runs"))
-    ap.add_argument("--relaunch-failed", action="store_true")
+    add_arm_options(ap, default_tag="rt")
+    ap.add_argument("--steps", type=positive, default=None, help="every arm's steps (default: its spec's)")
     ap.add_argument("--on", choices=["local", "modal"], default="local",
                     help="--validate: offline here (default) or prime-rl itself on Modal")
     args = ap.parse_args(argv)
     out = args.out / args.tag
-
+    try:
+        if args.collect:
+            m = manifest_to_collect(out, args.tag)
+        else:
+            arms = arms_from_args(args)
+            compiled = compile_arms(arms, args.steps, args.budget, args.repeats)
+    except SpecError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if args.collect:
-        m = load_manifest(out)
         code = collect(m, backend("modal"))
         if code == 0:
-            res = build(m)
-            write_results(out / "results.json", res)
-            plot(res, out / "results.png")
-            for g, d in res["vs_grpo"].items():
-                print(f"{g} vs {res['baseline']}: delta {d['delta']}, CI {d['ci95']}, "
-                      f"p {d['p_value']}, {d['verdict']}")
-            for w in res["warnings"]:
-                print(f"warning: {w}", file=sys.stderr)
-            print(f"wrote {out / 'results.json'} and {out / 'results.png'}")
+            results(m, out, args.x)
         return code
 
-    kinds = [k.strip() for k in args.arms.split(",") if k.strip()]
-    arms = compile_arms(kinds, args.steps, args.repeats)
-    m = plan(arms, args.tag, out, meta={"holdout": f"{TASKSET} (eval split)"})
+    base = compiled[arms.baseline].run
+    meta = {"holdout": f"{base.taskset} (eval split, {base.eval.examples} tasks)",
+            "metric": f"{base.taskset}'s own reward (its verifiers rubric)", "baseline": arms.baseline,
+            "comparisons": [list(p) for p in arms.pairs], "budget": str(args.budget) if args.budget else None}
+    m = plan(compiled, args.tag, out, meta=meta)
     for name, arm in m.arms.items():
         print(f"{name}: {Path(arm.dir) / (arm.spec.main or '')} [{arm.state}]")
+    print("\n".join(plan_lines({n: c.run.steps for n, c in compiled.items()},
+                               {n: per_step(c) for n, c in compiled.items()}, list(arms.pairs), args.budget)))
     if args.dry_run:
-        for c in arms.values():
+        for c in compiled.values():
             print(f"\n{c}")
         return 0
     if args.validate and args.on == "local":
-        return validate_offline(arms)
+        return validate_offline(compiled)
     try:
         from whileai.launch import modal_app
 
@@ -114,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{n}: rejected by prime-rl\n{r.get('output')}", file=sys.stderr)
             return 1 if bad else 0
         modal_app.deploy()
-        launch(m, backend("modal"), relaunch_failed=args.relaunch_failed)
+        launch(m, backend("modal"), arms=list(compiled), relaunch_failed=args.relaunch_failed)
     except InfraError as e:
         print(f"Modal not reachable: {e}", file=sys.stderr)
         return EXIT_INFRA

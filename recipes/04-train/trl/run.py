@@ -1,25 +1,31 @@
-"""Paired GRPO / OPSD / OPD arms on reverse-text with TRL, trained here on the CPU (tiny models).
+"""Paired arms from spec files with TRL, trained here on the CPU on tiny local models; by default
+every bundled example (examples/*.toml: GRPO, OPD, OPSD on reverse-text) against the GRPO arm.
 
-    python recipes/04-train/trl/run.py              # build tiny models, train and score 3 arms,
-                                                    # write runs/trl-tiny/results.json + results.png
-    python recipes/04-train/trl/run.py --dry-run    # write the run dirs, print their reports
+    python recipes/04-train/trl/run.py              # train and score every arm, then
+                                                    # runs/trl-tiny/results.json + results.png
+    python recipes/04-train/trl/run.py --dry-run    # write the run dirs, print the plan and reports
+    python recipes/04-train/trl/run.py --validate   # ... and check each with TRL's own parser
     python recipes/04-train/trl/run.py --collect    # poll arms launched before; exit 3 while any runs
-Options: --arms grpo,opsd,opd  --steps 40  --holdout 32  --warmup 300  --lr 5e-4  --jobs 3
-         --tag trl-tiny  --out runs/trl-tiny  --relaunch-failed
-Offline, no GPU: a tokenizer and random tiny student and teacher (whileai.tiny) go to <out>/models;
---warmup gives the teacher that many supervised steps on the train split (the student a fifth) so
-rewards start above zero. Tiny models test the pipeline, not the methods. Each arm folder is what
-`whileai compile --backend trl --cpu` writes; its own command (`trl grpo|distillation --config
-config.yaml`, `python train.py --config config.yaml`) runs under whileai.launch.trl_eval, which
-scores the base model, each checkpoint and the final model on data/test.jsonl (greedy, LCS-ratio
-reward per task) into the metrics file. A second launch skips arms done or running (Ctrl-C leaves
-them running; --collect picks them up). Exit codes: 0 done, 1 an arm failed, 3 still running.
+    python recipes/04-train/trl/run.py my/*.toml --budget rollouts=640 --repeats 2 --tag mine
+
+Any spec runs here: its student becomes the tiny student, an OPD (or SFT) teacher the tiny
+teacher, and --steps/--prompts/--max-tokens/--samples/--holdout/--lr size it for a CPU; every
+replacement is printed and kept in results.json (`substitutions`). Tasks must be on this
+machine: a built-in taskset or the spec's own `data` (scored with the baseline's `reward`).
+Arms, --baseline, --pair, --repeats and --budget work as in the prime-rl recipe.
+Options: --steps 40 --prompts 4 --max-tokens 64 --samples 4 --holdout 32 --warmup 300
+         --lr 5e-4 --jobs 3 --tag trl-tiny --out runs --x step,rollouts --relaunch-failed
+The tokenizer and the random student and teacher (whileai.tiny) are built once and cached
+(~/.cache/whileai/tiny/<key>, or $WHILEAI_CACHE); --warmup gives the teacher that many
+supervised steps on the train split (the student a fifth) so rewards start above zero. Each arm
+folder is what `whileai compile --backend trl --cpu` writes; whileai.launch.trl_eval runs its
+command and scores the base model, each checkpoint and the final model on data/test.jsonl.
+A second launch skips arms done or running. Exit codes: 0 done, 1 an arm failed, 2 bad input
+(one line), 3 still running.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 import time
@@ -27,179 +33,198 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 import whileai as wai
-from whileai.launch import LocalBackend, Manifest, arm_from_compiled, call_argv, collect, launch
-from whileai.launch.manifest import load_manifest, plan
-from whileai.launch.trl_eval import PROGRESS, read_progress
+from whileai import tiny
+from whileai.arms import Arms, match_budget, repeat, replace_run
+from whileai.budget import per_step
+from whileai.errors import SpecError
+from whileai.launch import LocalBackend, Manifest, arm_from_compiled, call_argv, collect, plan
+from whileai.launch.offline import TINY, Offline, metric, task_texts
+from whileai.launch.recipe import (
+    add_arm_options,
+    arms_from_args,
+    manifest_to_collect,
+    parser,
+    plan_lines,
+    positive,
+    result_lines,
+    run_local,
+)
 from whileai.results import build, plot, write_results
-from whileai.spec import Eval
 
-ARMS = ("grpo", "opsd", "opd")
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRL_EXPERIMENTAL_SILENCE": "1", "TOKENIZERS_PARALLELISM": "false"}
 EVAL = "whileai.launch.trl_eval:train_and_evaluate"
+# trl_eval scores the checkpoints, the same way for every arm: save a few, evaluate none in TRL
+RECIPE_OVERRIDES = {"gradient_checkpointing": False, "logging_steps": 1, "report_to": "none",
+                    "save_strategy": "steps", "save_only_model": True, "eval_strategy": "no"}
 console = Console()
 
 
-def method(kind: str, teacher: str, lr: float) -> wai.OPD | wai.OPSD | wai.GRPO:
-    """Sized for a CPU: 64 new tokens, GRPO groups of 4, one OPD sample per prompt."""
-    if kind == "opd":  # TRL loads the teacher in-process from its path; the URL is not used
-        return wai.OPD(wai.Endpoint(url="http://localhost:8001/v1", model=teacher), samples=1,
-                       max_tokens=64, learning_rate=lr)
-    if kind == "grpo":
-        return wai.GRPO(samples=4, max_tokens=64, learning_rate=lr)
-    return wai.OPSD(max_tokens=64, learning_rate=lr)
+def compile_arm(name: str, run: wai.RunSpec, subs: list[dict[str, Any]]) -> wai.Compiled:
+    """A checkpoint every quarter of the steps, each scored afterwards by trl_eval."""
+    interval = max(1, run.steps // 4)
+    forced = RECIPE_OVERRIDES | {"save_steps": interval}
+    for k, v in forced.items():
+        if k in run.overrides and run.overrides[k] != v:
+            subs.append({"arm": name, "field": f"overrides.{k}", "spec": run.overrides[k], "run": v,
+                         "reason": "the recipe saves checkpoints and trl_eval scores them"})
+    run = replace_run(run, eval={"interval": interval, "examples": run.eval.examples},
+                      overrides=dict(run.overrides) | forced)
+    return wai.compile(run, "trl", cpu=True)
 
 
-def compile_arms(a: argparse.Namespace, kinds: list[str], models: Path) -> dict[str, wai.Compiled]:
-    interval = max(1, a.steps // 4)  # a checkpoint every `interval` steps, each scored afterwards
-    overrides = {"gradient_checkpointing": False, "logging_steps": 1, "report_to": "none",
-                 "save_strategy": "steps", "save_steps": interval, "save_only_model": True,
-                 "eval_strategy": "no"}  # trl_eval scores the checkpoints, the same way for every arm
-    return {kind: wai.compile(wai.RunSpec(
-        taskset="reverse-text", model=str(models / "student"), steps=a.steps, prompts=4, lora=False,
-        method=method(kind, str(models / "teacher"), a.lr), overrides=overrides,
-        eval=Eval(interval=interval, examples=a.holdout)), "trl", cpu=True) for kind in kinds}
+def offline_arms(a: Any, arms: Arms) -> tuple[dict[str, wai.Compiled], dict[str, Any], dict[str, Any]]:
+    """Compiled arms on the tiny models, the manifest meta, and what building the models needs."""
+    off = Offline(prompts=a.prompts, max_tokens=a.max_tokens, samples=a.samples, holdout=a.holdout, lr=a.lr)
+    for n, r in arms.runs.items():
+        off.check(n, r)
+    base = arms.runs[arms.baseline]
+    if base.data is not None and base.reward is None:
+        raise SpecError("reward", None, "a 'module.function' in the baseline spec: arms on your own "
+                        "data are scored on its holdout with the baseline's reward",
+                        hint=f"baseline {arms.baseline}")
+    texts, pairs = task_texts(base)
+    warm = {"teacher": a.warmup, "student": a.warmup // 5}
+    models = tiny.paths_in(tiny.cache_dir(tiny.cache_key(texts, pairs, warm)))
+    runs: dict[str, wai.RunSpec] = {}
+    subs: list[dict[str, Any]] = []
+    for n, r in arms.runs.items():
+        runs[n], s = off.apply(n, r, models)
+        subs += s
+    if a.budget is not None:
+        runs = match_budget(runs, a.budget, lambda r: per_step(wai.compile(r, "trl", cpu=True)))
+    else:
+        runs = {n: replace_run(r, steps=a.steps) for n, r in runs.items()}
+    for n, r in runs.items():
+        if r.steps != arms.runs[n].steps:
+            why = f"--budget {a.budget}" if a.budget else "CPU-sized (--steps)"
+            subs.append({"arm": n, "field": "steps", "spec": arms.runs[n].steps, "run": r.steps,
+                         "reason": why})
+    compiled = {n: compile_arm(n, r, subs) for n, r in repeat(runs, a.repeats).items()}
+    ts = compiled[arms.baseline].run
+    held = (f"{ts.taskset} holdout" if ts.data is None else f"{Path(ts.data).name} test split")
+    meta = {"holdout": f"{held} ({ts.eval.examples} tasks)", "metric": metric(ts, base.reward),
+            "models": TINY, "warmup_steps": warm, "learning_rate": a.lr, "device": "cpu",
+            "baseline": arms.baseline, "comparisons": [list(p) for p in arms.pairs],
+            "budget": str(a.budget) if a.budget else None, "substitutions": subs,
+            "models_dir": str(Path(models["student"]).parent)}
+    need = {"texts": texts, "pairs": pairs, "warm": warm, "reward": base.reward,
+            "paths": sorted({str(p.resolve().parent) for p in arms.paths.values()})}
+    return compiled, meta, need
 
 
-def warm_up(path: str, steps: int, seed: int) -> None:
-    """Supervised steps on the train split (loss on the answer only), batches of 16."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from whileai.tasksets import reverse_text as rt
-
-    tok, net = AutoTokenizer.from_pretrained(path), AutoModelForCausalLM.from_pretrained(path)
-    rows, g, pad = rt.splits()[0], torch.Generator().manual_seed(seed), tok.pad_token_id
-    opt = torch.optim.AdamW(net.parameters(), lr=5e-3)
-    for _ in range(steps):
-        seqs = []
-        for i in torch.randint(len(rows), (16,), generator=g).tolist():
-            p = tok.apply_chat_template(rows[i]["prompt"], add_generation_prompt=True, tokenize=False)
-            ans = f"<reversed_text>\n{rows[i]['answer']}\n</reversed_text>{tok.eos_token}"
-            pi, ai = (tok(t, add_special_tokens=False)["input_ids"] for t in (p, ans))
-            seqs.append((pi + ai, [-100] * len(pi) + ai))
-        n = max(len(s) for s, _ in seqs)
-        ids = torch.tensor([s + [pad] * (n - len(s)) for s, _ in seqs])
-        labels = torch.tensor([lab + [-100] * (n - len(lab)) for _, lab in seqs])
-        net(input_ids=ids, attention_mask=ids != pad, labels=labels).loss.backward()
-        opt.step()
-        opt.zero_grad()
-    net.save_pretrained(path)
+def substituted(subs: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], list[str]]:
+    """Substitutions grouped: (field, spec value, run value, reason) -> arms."""
+    out: dict[tuple[str, str, str, str], list[str]] = {}
+    for s in subs:
+        out.setdefault((s["field"], repr(s["spec"]), repr(s["run"]), s["reason"]), []).append(s["arm"])
+    return out
 
 
-def build_models(models: Path, warmup: int) -> dict[str, Any]:
-    """Tokenizer, student and teacher in `models` (kept once complete); returns the warm-up steps."""
-    if (done := models / "warmup.json").exists():
-        console.print(f"models: {models} (kept; delete the folder to rebuild)")
-        return dict(json.loads(done.read_text()))
+def build_models(need: dict[str, Any]) -> None:
     from transformers.utils import logging
 
-    from whileai.tiny import build as build_tiny
-
     logging.disable_progress_bar()
-    record = {"teacher": warmup, "student": warmup // 5}
-    with console.status(f"building tiny models, supervised warm-up steps {record}"):
-        paths = build_tiny(models)
-        for i, (name, steps) in enumerate(record.items()):
-            warm_up(paths[name], steps, seed=i)
-    done.write_text(json.dumps(record) + "\n")
-    console.print(f"models: {models} (supervised warm-up steps {record})")
-    return record
+    start = time.monotonic()
+    with console.status(f"tiny models: building or reusing (warm-up steps {need['warm']})"):
+        paths, built = tiny.cached(need["texts"], need["pairs"], need["warm"])
+    where = Path(paths["student"]).parent
+    how = f"built in {time.monotonic() - start:.0f} s" if built else "cached: reused, not rebuilt"
+    console.print(f"models: {where} ({how})")
 
 
-def run_arms(m: Manifest, be: LocalBackend, names: list[str], jobs: int, relaunch: bool) -> None:
-    """Launch up to `jobs` arms at a time; one progress bar per arm until none is pending."""
-    cols = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    seen: set[str] = set()
-    with Progress(*cols, console=console) as bars:
-        def log(msg: str) -> None:  # collect() logs its summary at every poll: show each line once
-            if msg not in seen:
-                seen.add(msg)
-                bars.console.print(msg)
+def validate(m: Manifest, names: list[str], paths: list[str]) -> int:
+    """TRL's own parser on every arm's folder (the reward modules import from the spec folders)."""
+    from whileai.backends.trl_check import check_dir
 
-        ids, queue = {n: bars.add_task(n, total=None) for n in names}, list(names)
-        while queue or any(m.arms[n].state == "pending" for n in names):
-            while queue and sum(a.state == "pending" for a in m.arms.values()) < jobs:
-                arm = m.arms[queue.pop(0)]
-                if arm.state == "planned" or (arm.state == "failed" and relaunch):
-                    (Path(arm.dir) / PROGRESS).unlink(missing_ok=True)
-                launch(m, be, arms=[arm.spec.name], relaunch_failed=relaunch, log=log)
-            collect(m, be, log=log)
-            for n in names:
-                state, p = m.arms[n].state, read_progress(m.arms[n].dir)
-                if state == "pending" and p:
-                    bars.update(ids[n], description=f"{n}: {p['phase']}", completed=p["done"],
-                                total=p["total"])
-                elif state in ("done", "failed"):
-                    bars.update(ids[n], description=f"{n}: {state}", total=1, completed=1)
-            time.sleep(0.5)
+    sys.path[:0] = paths
+    bad = 0
+    for name in names:
+        problems = check_dir(m.arms[name].dir)
+        bad += bool(problems)
+        print(f"{name}: {'REJECTED' if problems else 'ok'} (TRL's parser, unknown keys rejected)")
+        for p in problems:
+            print(f"  {p}", file=sys.stderr)
+    return 1 if bad else 0
 
 
-def report(m: Manifest, out: Path) -> int:
-    """results.json and results.png from the manifest; a line per arm and per delta."""
+def report(m: Manifest, out: Path, xs: tuple[str, ...]) -> int:
     res = build(m)
     write_results(out / "results.json", res)
-    plot(res, out / "results.png")
-    for name, a in res["arms"].items():
-        ev = ", ".join(f"{s}: {v:.3f}" for s, v in a["series"].get("eval_reward", []))
-        console.print(f"{name:<5} {a['state']:<6} {a['seconds'] or 0:5.1f}s  eval reward {{step: mean}} "
-                      f"{{{ev}}}", soft_wrap=True)
-    for g, d in res["vs_grpo"].items():
-        ci = "none" if d["ci95"] is None else f"[{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
-        delta = "none" if d["delta"] is None else f"{d['delta']:+.4f}"
-        console.print(f"{g} vs {res['baseline']}: delta {delta}, 95% CI {ci}, p {d['p_value']}, "
-                      f"{d['n_tasks']} tasks (paired {d['paired']}): {d['verdict']}", soft_wrap=True)
-    for w in res["warnings"]:
-        console.print(f"warning: {w}", style="yellow", soft_wrap=True)
+    plot(res, out / "results.png", xs=xs)
+    for line in result_lines(res):
+        console.print(line, soft_wrap=True, style="yellow" if line.startswith("warning") else None)
     console.print(f"wrote {out / 'results.json'} and {out / 'results.png'}")
     return 1 if any(a["state"] == "failed" for a in res["arms"].values()) else 0
 
 
+def backend(jobs: int, paths: list[str]) -> LocalBackend:
+    env = {}
+    if jobs > 1 and "OMP_NUM_THREADS" not in os.environ:  # arms share the cores
+        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // jobs))
+    if paths:  # the spec folders: a reward module named in a spec imports from there
+        env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    return LocalBackend(env=env)
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap = parser(__doc__)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="write the run dirs, print the reports")
+    mode.add_argument("--validate", action="store_true", help="write the run dirs, check each with "
+                      "TRL's own parser (unknown keys rejected)")
     mode.add_argument("--collect", action="store_true", help="poll arms; write results when done")
-    ap.add_argument("--arms", default=",".join(ARMS), help="comma-separated: grpo, opsd, opd")
-    ap.add_argument("--tag", default="trl-tiny", help="run tag (names the runs in the manifest)")
-    ap.add_argument("--out", type=Path, default=Path("runs/trl-tiny"), help="the run folder")
-    ap.add_argument("--steps", type=int, default=40, help="optimizer steps per arm")
-    ap.add_argument("--holdout", type=int, default=32, help="holdout tasks scored per evaluation")
+    add_arm_options(ap, default_tag="trl-tiny")
+    ap.add_argument("--steps", type=positive, default=40, help="optimizer steps per arm (without --budget)")
+    ap.add_argument("--prompts", type=positive, default=4, help="prompts per step")
+    ap.add_argument("--max-tokens", type=positive, default=64, help="completion tokens (and eval tokens)")
+    ap.add_argument("--samples", type=positive, default=4, help="cap on completions per prompt")
+    ap.add_argument("--holdout", type=positive, default=32, help="holdout tasks scored per evaluation")
     ap.add_argument("--warmup", type=int, default=300, help="teacher SFT steps (student: a fifth)")
     ap.add_argument("--lr", type=float, default=5e-4, help="learning rate of every arm")
-    ap.add_argument("--jobs", type=int, default=3, help="arms trained at the same time")
-    ap.add_argument("--relaunch-failed", action="store_true")
+    ap.add_argument("--jobs", type=positive, default=3, help="arms trained at the same time")
     a = ap.parse_args(argv)
-    kinds = [k.strip() for k in a.arms.split(",") if k.strip()]
-    if set(kinds) - set(ARMS):
-        ap.error(f"unknown arms {sorted(set(kinds) - set(ARMS))}; choose from {', '.join(ARMS)}")
     for k, v in OFFLINE.items():
         os.environ.setdefault(k, v)
-    out = a.out.resolve()
-    share = a.jobs > 1 and "OMP_NUM_THREADS" not in os.environ  # arms share the cores
-    be = LocalBackend(env={"OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // a.jobs))} if share else {})
+    out = (a.out / a.tag).resolve()
+    try:
+        if a.collect:
+            m = manifest_to_collect(out, a.tag)
+        else:
+            arms = arms_from_args(a)
+            compiled, meta, need = offline_arms(a, arms)
+    except SpecError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if a.collect:
-        code = collect(m := load_manifest(out), be)
-        return report(m, out) if code == 0 else code
+        be = backend(a.jobs, [])
+        code = collect(m, be)
+        return report(m, out, a.x) if code == 0 else code
 
-    arms = compile_arms(a, kinds, out / "models")
-    specs = {n: arm_from_compiled(n, c, argv=call_argv(EVAL, command=c.commands[0])) for n, c in arms.items()}
-    warmup = build_models(out / "models", a.warmup) if not a.dry_run else {
-        "teacher": a.warmup, "student": a.warmup // 5}
-    meta = {"holdout": f"reverse-text holdout ({a.holdout} tasks)", "models": "whileai.tiny (random "
-            "Qwen3)", "warmup_steps": warmup, "learning_rate": a.lr, "device": "cpu"}
+    argv_of = {n: call_argv(EVAL, command=c.commands[0], taskset=c.run.taskset, reward=need["reward"])
+               for n, c in compiled.items()}
+    specs = {n: arm_from_compiled(n, c, argv=argv_of[n]) for n, c in compiled.items()}
     m = plan(specs, a.tag, out, meta=meta)
-    for n in kinds:
-        console.print(f"{n}: {m.arms[n].dir}/config.yaml [{m.arms[n].state}]  $ {arms[n].commands[0]}")
+    for (field, old, new, why), names in substituted(meta["substitutions"]).items():
+        who = "every arm" if len(names) == len(arms.runs) else ", ".join(names)
+        console.print(f"substituted {field}: {old} -> {new} ({who}: {why})", soft_wrap=True, highlight=False)
+    for n, c in compiled.items():
+        console.print(f"{n}: {m.arms[n].dir}/config.yaml [{m.arms[n].state}]  $ {c.commands[0]}",
+                      highlight=False)
+    for line in plan_lines({n: c.run.steps for n, c in compiled.items()},
+                           {n: per_step(c) for n, c in compiled.items()}, list(arms.pairs), a.budget):
+        console.print(line, soft_wrap=True, highlight=False)
     if a.dry_run:
-        for c in arms.values():
+        for c in compiled.values():
             print(f"\n{c}")
         return 0
-    run_arms(m, be, kinds, a.jobs, a.relaunch_failed)
-    return report(m, out)
+    if a.validate:
+        return validate(m, list(compiled), need["paths"])
+    build_models(need)
+    run_local(m, backend(a.jobs, need["paths"]), list(compiled), a.jobs, a.relaunch_failed, console)
+    return report(m, out, a.x)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,194 @@
+"""Arms from spec files: names, baseline, the shared-holdout check, pairs, repeats, budgets,
+the offline mapping onto tiny models, and `whileai arms`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import EXAMPLES
+
+from whileai.arms import DEFAULT_PAIRS, comparisons, load_arms, match_budget, repeat, replace_run
+from whileai.backends import prime_rl
+from whileai.budget import mismatch, parse_budget, per_step, steps_for
+from whileai.errors import SpecError
+from whileai.launch.offline import Offline, task_texts
+
+ROOT = Path(__file__).resolve().parents[1]
+MINE = ROOT / "tests" / "data" / "arms"
+FOUR = sorted(MINE.glob("*.toml"))
+BUNDLED = [EXAMPLES / f"{n}.toml" for n in ("grpo", "opd", "opsd")]
+
+
+def spec(tmp: Path, name: str, **top: str) -> Path:
+    fields = {"taskset": '"reverse-text"', "model": '"S"'} | top
+    text = "".join(f"{k} = {v}\n" for k, v in fields.items())
+    p = tmp / f"{name}.toml"
+    p.write_text(text + '[method]\ntype = "grpo"\n')
+    return p
+
+
+def test_bundled_examples_are_arms_against_grpo() -> None:
+    arms = load_arms(BUNDLED)
+    assert arms.baseline == "grpo" and list(arms.runs) == ["grpo", "opd", "opsd"]
+    assert arms.pairs == (("opd", "grpo"), ("opsd", "grpo"))
+
+
+def test_four_own_specs_need_a_named_baseline_and_take_extra_pairs() -> None:
+    assert len(FOUR) == 4
+    with pytest.raises(SpecError, match="several GRPO arms"):
+        load_arms(FOUR)
+    arms = load_arms(FOUR, baseline="baseline", pairs=["distill:self-distill"])
+    assert arms.baseline == "baseline"
+    assert arms.pairs[-1] == ("distill", "self-distill") and len(arms.pairs) == 4
+    assert arms.runs["distill"].data == str(MINE / "tasks.jsonl")  # relative to the spec file
+    with pytest.raises(SpecError, match="--pair"):
+        load_arms(FOUR, baseline="baseline", pairs=["distill:nope"])
+    assert load_arms(FOUR, baseline=str(MINE / "small-group.toml")).baseline == "small-group"
+
+
+@pytest.mark.parametrize("field, value, said", [
+    ("model", '"other"', "student"), ("taskset", '"wordle"', "taskset"),
+    ("data", f'"{MINE / "tasks.jsonl"}"', "data"),
+])
+def test_an_arm_off_the_baselines_holdout_is_refused_in_one_line(
+        tmp_path: Path, field: str, value: str, said: str) -> None:
+    base = spec(tmp_path, "grpo")
+    other = spec(tmp_path, "odd", **{field: value})
+    with pytest.raises(SpecError) as e:
+        load_arms([base, other])
+    msg = str(e.value)
+    assert "\n" not in msg and f"has {said} " in msg and "odd" in msg and "baseline grpo" in msg
+
+
+def test_eval_examples_are_part_of_the_holdout(tmp_path: Path) -> None:
+    base = spec(tmp_path, "grpo")
+    p = tmp_path / "small.toml"
+    p.write_text('taskset = "reverse-text"\nmodel = "S"\n[eval]\nexamples = 8\n[method]\ntype = "opsd"\n')
+    with pytest.raises(SpecError, match="eval.examples 8"):
+        load_arms([base, p])
+
+
+def test_names_and_bad_arms(tmp_path: Path) -> None:
+    (tmp_path / "b").mkdir()
+    a, b = spec(tmp_path, "grpo"), spec(tmp_path / "b", "grpo")
+    with pytest.raises(SpecError, match="two specs named 'grpo'"):
+        load_arms([a, b])
+    assert list(load_arms([a, a]).runs) == ["grpo"]  # the same file twice is one arm
+    with pytest.raises(SpecError, match="no GRPO arm"):
+        load_arms([EXAMPLES / "opd.toml"])
+    with pytest.raises(SpecError, match="--baseline"):
+        load_arms(BUNDLED, baseline="ppo")
+
+
+def test_default_pairs_compare_opd_with_sft_when_both_exist() -> None:
+    assert ("opd", "sft") in DEFAULT_PAIRS
+    methods = {"grpo": "grpo", "opd": "opd", "opsd": "opsd", "sft": "sft"}
+    got = comparisons(methods, "grpo")
+    assert got == [("opd", "grpo"), ("opsd", "grpo"), ("sft", "grpo"), ("opd", "sft")]
+    assert comparisons({"grpo": "grpo", "opd": "opd"}, "grpo") == [("opd", "grpo")]
+    assert comparisons(methods, "grpo", [("opd", "sft")]).count(("opd", "sft")) == 1
+
+
+def test_budget_sets_steps_so_arms_spend_the_same() -> None:
+    arms = load_arms(BUNDLED)
+
+    def step_of(r: object) -> dict[str, object]:
+        return per_step(prime_rl.compile(r))  # type: ignore[arg-type]
+
+    runs = match_budget(arms.runs, parse_budget("rollouts=25600"), step_of)
+    assert {n: r.steps for n, r in runs.items()} == {"grpo": 50, "opd": 100, "opsd": 400}
+    spent = {n: r.steps * step_of(r)["rollouts"] for n, r in runs.items()}  # type: ignore[operator]
+    assert set(spent.values()) == {25600}
+    tokens = match_budget(arms.runs, parse_budget("tokens=1_000_000_000"), step_of)
+    assert tokens["opd"].steps == round(1e9 / (256 * 8192))
+    assert steps_for(parse_budget("rollouts=1"), {"rollouts": 512}) == 1  # at least one step
+    for bad in ("rollouts", "rollouts=0", "gpu=5", "tokens=1e6", "rollouts=-3"):
+        with pytest.raises(SpecError, match="--budget"):
+            parse_budget(bad)
+
+
+def test_mismatch_warns_beyond_twice() -> None:
+    assert mismatch("rollouts", {"a": 100, "b": 190}) is None
+    w = mismatch("rollouts", {"grpo": 51200, "opsd": 6400})
+    assert w is not None and "8.0x" in w and "--budget" in w
+
+
+def test_repeats_vary_the_seed_and_replace_run_validates() -> None:
+    arms = load_arms(BUNDLED)
+    runs = repeat(arms.runs, 3)
+    assert list(runs)[:3] == ["grpo", "grpo@2", "grpo@3"]
+    assert [runs[n].seed for n in ("opd", "opd@2", "opd@3")] == [0, 1, 2]
+    assert replace_run(arms.runs["opd"], steps=7).method == arms.runs["opd"].method
+    with pytest.raises(SpecError, match="steps"):
+        replace_run(arms.runs["opd"], steps=0)
+    with pytest.raises(SpecError, match="--repeats"):
+        repeat(arms.runs, 0)
+
+
+def test_offline_maps_any_spec_onto_the_tiny_models_and_says_what_changed() -> None:
+    arms = load_arms(FOUR, baseline="baseline")
+    off = Offline(prompts=4, max_tokens=16, samples=4, holdout=8, lr=1e-3)
+    models = {"student": "/m/student", "teacher": "/m/teacher"}
+    run, subs = off.apply("distill", arms.runs["distill"], models)
+    assert run.model == "/m/student" and run.method.teacher.model == "/m/teacher"  # type: ignore[union-attr]
+    assert run.method.divergence == "forward_kl" and run.method.top_k is None  # type: ignore[union-attr]
+    assert run.data == arms.runs["distill"].data and run.eval.examples == 8 and not run.lora
+    fields = {s["field"]: (s["spec"], s["run"]) for s in subs}
+    assert fields["model"] == ("acme/student-1b", "/m/student")
+    assert fields["method.max_tokens"] == (512, 16) and fields["prompts"] == (32, 4)
+    run, subs = off.apply("self-distill", arms.runs["self-distill"], models)
+    assert run.overrides == {} and run.method.anchor == "initial"  # type: ignore[union-attr]
+    dropped = [s for s in subs if s["field"] == "overrides.trainer.optim.weight_decay"]
+    assert dropped and "not a TRL key" in dropped[0]["reason"]
+    texts, pairs = task_texts(arms.runs["baseline"])
+    assert ("Write backwards: light green\nBackwards:", "neerg thgil") in pairs
+    assert any("Backwards:" in t for t in texts)
+    bad = replace_run(arms.runs["baseline"], data=None, taskset="wordle")
+    with pytest.raises(SpecError, match="offline arms need tasks on this machine"):
+        off.check("baseline", bad)
+
+
+def whileai(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "whileai", *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_arms_verb_plans_checks_and_writes_a_manifest(tmp_path: Path) -> None:
+    p = whileai("arms", *map(str, FOUR), "--baseline", "baseline", "--budget", "rollouts=4096", "--json")
+    assert p.returncode == 0, p.stderr
+    plan = json.loads(p.stdout)
+    assert plan["baseline"] == "baseline" and plan["budget"] == "rollouts=4096"
+    spent = {n: a["steps"] * a["per_step"]["rollouts"] for n, a in plan["arms"].items()}
+    assert spent == {"baseline": 4096, "distill": 4096, "self-distill": 4096, "small-group": 4096}
+    p = whileai("arms", *map(str, BUNDLED), "-o", str(tmp_path / "plan"), "--repeats", "2")
+    assert p.returncode == 0, p.stderr
+    assert "warning: budgets differ 8.0x in rollouts" in p.stdout
+    manifest = json.loads((tmp_path / "plan" / "manifest.json").read_text())
+    assert sorted(manifest["arms"]) == ["grpo", "grpo@2", "opd", "opd@2", "opsd", "opsd@2"]
+    assert manifest["meta"]["comparisons"] == [["opd", "grpo"], ["opsd", "grpo"]]
+    p = whileai("arms", str(BUNDLED[1]), str(MINE / "baseline.toml"))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+    assert "taskset" in p.stderr and p.stdout == ""
+
+
+def test_the_tiny_model_cache_key_covers_what_determines_the_models(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from whileai import tiny
+
+    texts, pairs, warm = ["a b", "c"], [("a", "b")], {"teacher": 3, "student": 1}
+    key = tiny.cache_key(texts, pairs, warm)
+    assert tiny.cache_key(list(texts), list(pairs), dict(warm)) == key  # stable
+    changed = [tiny.cache_key(texts + ["d"], pairs, warm), tiny.cache_key(texts, [("a", "c")], warm),
+               tiny.cache_key(texts, pairs, warm | {"teacher": 4}),
+               tiny.cache_key(texts, pairs, warm, seed=1),
+               tiny.cache_key(texts, pairs, warm, sizes={"student": {"hidden_size": 32}})]
+    assert len({key, *changed}) == 6
+    monkeypatch.setenv("WHILEAI_CACHE", str(tmp_path))
+    assert tiny.cache_dir(key) == tmp_path / "tiny" / key
+    monkeypatch.delenv("WHILEAI_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert tiny.cache_root() == tmp_path / "xdg" / "whileai"
