@@ -297,7 +297,8 @@ def render_all() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="Generate docs/{methods,field-maps,rules,results,inspect-json}.md.")
+    ap = argparse.ArgumentParser(
+        description="Generate docs/{methods,field-maps,rules,results,inspect-json}.md.")
     ap.add_argument("--check", action="store_true", help="compare with docs/; write nothing")
     ap.add_argument("--out", type=Path, default=ROOT / "docs", help="directory (default: docs/)")
     args = ap.parse_args(argv)
