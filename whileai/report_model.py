@@ -51,23 +51,20 @@ class Finding(_Row):
     citation: str = Field(description="The paper, code or issue the rule rests on.")
 
 
-class GpuHours(_Row):
-    """GPU-hours of compute per stage (FLOPs / (peak x MFU) / 3600)."""
+class Flops(_Row):
+    """One number per stage (FLOPs, or GPU-hours of compute = FLOPs / (peak x MFU) / 3600)."""
 
     train: float = Field(description="Student training: 6 x N x tokens.")
     sample: float | None = Field(description="Sampling: 2 x N x tokens (null without inference).")
     teacher: float | None = Field(description="Teacher scoring: 2 x N_teacher x tokens (OPD), "
                                   "2 x N x tokens (OPSD's self-teacher); null for GRPO or an "
                                   "unknown teacher size.")
+
+
+class GpuHours(Flops):
+    """GPU-hours of compute per stage, and their sum."""
+
     total: float = Field(description="The sum of the stages.")
-
-
-class Flops(_Row):
-    """FLOPs per stage."""
-
-    train: float = Field(description="Student training.")
-    sample: float | None = Field(description="Sampling.")
-    teacher: float | None = Field(description="Teacher scoring.")
 
 
 class Cost(_Row):
