@@ -253,6 +253,8 @@ def test_teacher_placement_follows_the_stated_rule() -> None:
     with pytest.raises(SpecError, match="fits beside the run"):
         prime_rl.compile(opd("http://localhost:8001/v1", "Qwen/Qwen3-235B-A22B", model="Qwen/Qwen3-8B",
                              gpus=4))
+    with pytest.raises(SpecError, match="port other than 8100"):
+        prime_rl.compile(opd("http://localhost:8100/v1", "Qwen/Qwen3-1.7B", model="Qwen/Qwen3-1.7B"))
     with pytest.raises(SpecError, match="not localhost") as e:
         prime_rl.compile(opd("http://localhost:8001/v1", BIG, nodes=2))
     assert e.value.field == "method.teacher.url"

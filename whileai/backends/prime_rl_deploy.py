@@ -12,7 +12,7 @@ from shlex import quote
 from typing import Any
 
 from whileai import cost, sizes
-from whileai.errors import SpecError
+from whileai.errors import SpecError, raw
 from whileai.fieldmap import Drop, Fix, Row, To, get_path
 from whileai.layout import Slurm
 from whileai.report import Fixed, Ignore, Read
@@ -159,8 +159,9 @@ def check(run: RunSpec, overrides: dict[str, Any]) -> None:
     if run.inference_tp is not None:
         return  # the layout rules (whileai.layout) checked it
     if single(run) and (tp > run.infer_gpus or run.infer_gpus % tp):
-        raise SpecError("inference_gpus" if run.inference_gpus else "gpus", run.infer_gpus,
-                        f"inference GPUs in whole engines of {tp}: {why}",
+        raise SpecError("inference_gpus" if run.inference_gpus else "gpus",
+                        raw(f"{run.infer_gpus} inference GPU{'s' if run.infer_gpus > 1 else ''} of "
+                            f"{run.total_gpus}"), f"inference GPUs in whole engines of {tp}: {why}",
                         hint="raise gpus / inference_gpus, or set inference_tp")
     if multi(run) and (tp > run.gpus_per_node or run.gpus_per_node % tp):
         raise SpecError("inference_tp", None, f"set explicitly: {why}, and prime-rl's multi-node "

@@ -26,6 +26,7 @@ from whileai.spec import OPD, RunSpec
 
 TEACHER_GPU_MEMORY = 0.4  # prime-rl's ci opd config: teacher and policy share GPU 0
 LOCAL = ("localhost", "127.0.0.1", "0.0.0.0")
+POLICY_PORT = 8000  # rl's inference server (its router); the engine behind it: + 100
 
 
 class Plan(NamedTuple):
@@ -78,6 +79,10 @@ def plan(run: RunSpec, stem: str) -> Plan | None:
                         f"{host}: the orchestrator runs on a trainer node whose GPUs train",
                         hint=f"serve the teacher on its own node (whileai writes {name} for it "
                         "when the URL names a host) and put that host in the URL")
+    if host in LOCAL and port in (POLICY_PORT - 100, POLICY_PORT + 100):
+        raise SpecError("method.teacher.url", t.url, f"a port other than {port}: a local server "
+                        f"takes its port and port + 100 (its engine), and the policy's server "
+                        f"takes {POLICY_PORT} and {POLICY_PORT + 100}", hint="e.g. port 8001")
     if host in LOCAL:
         if size is None or sizes.fits_share(size.total_b, TEACHER_GPU_MEMORY):
             return Plan(t.model, t.url, size, need, "share", f"teacher {t.model}: {what}; served "
