@@ -98,7 +98,7 @@ class Estimate(NamedTuple):
             "rollouts_per_step": w.rollouts_per_step, "rollouts": rollouts,
             "tokens_per_rollout": self.tokens_per_rollout,
             "tokens_per_step": w.rollouts_per_step * self.tokens_per_rollout,
-            "sampled_tokens": rollouts * w.max_tokens,
+            "sampled_tokens": rollouts * w.max_tokens if "sample" in w.stages else 0,
             "teacher_tokens": rollouts * w.max_tokens if w.scorer and "teacher" in w.stages else 0,
             "student_params_b": w.student.total_b if w.student else None,
             "student_active_params_b": w.student.active_b if w.student else None,

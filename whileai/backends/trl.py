@@ -16,16 +16,15 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
-from whileai import __version__, cost, sizes
+from whileai import __version__
 from whileai.backends import overrides as ov
 from whileai.backends import trl_accelerate as accel
-from whileai.backends import trl_catalog, trl_reward
+from whileai.backends import trl_catalog, trl_cost, trl_reward
 from whileai.backends.trl_map import (
     CPU_ROWS,
     FIELD_MAP,
     anchor_kind,
     completions,
-    max_prompt,
     privileged_key,
 )
 from whileai.errors import SpecError, raw
@@ -147,7 +146,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
         backend="trl", target=TARGET, run=spec, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, data), commands=tuple(commands(run, out, path)), out=out, data=data,
-        cost=estimate(run, doc), **_teacher(run),
+        cost=trl_cost.estimate(run, doc), **trl_cost.teacher(run),
     )
     files["README.md"] = _readme(compiled, path)
     return compiled
@@ -159,38 +158,6 @@ def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None
     if run.method.type == "opsd":
         return accel.commands(run, "python train.py --config config.yaml", where)
     return accel.commands(run, f"trl {command_name(run)} --config config.yaml", where, env)
-
-
-def _teacher(run: RunSpec) -> dict[str, Any]:
-    """OPD's teacher is loaded into every training process (its URL is not used)."""
-    t = getattr(run.method, "teacher", None)
-    if t is None:
-        return {}
-    size = sizes.params(t.model)
-    shard = (f"; {accel.processes(run)} processes shard it ({accel.strategy(run)[0]})"
-             if accel.distributed(run) else "")
-    what = size.text() if size else "size unknown from its name"
-    note = f"teacher {t.model}: {what}; loaded into every training process{shard}"
-    return {"notes": (note,), "teacher": {
-        "model": t.model, "url": t.url, "mode": "in-process",
-        "params_b": size.total_b if size else None, "active_params_b": size.active_b if size else None,
-        "gpus": None, "held_gpus": None, "file": None, "formula": sizes.SERVE_FORMULA, "note": note}}
-
-
-def estimate(run: RunSpec, doc: dict[str, Any]) -> cost.Estimate:
-    """Sampling, teacher scoring and training all run in the training processes, in turn."""
-    n = accel.processes(run)
-    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
-                * n)
-    prompt = max_prompt(run) if run.method.type == "opsd" else run.prompt_tokens
-    teacher = getattr(getattr(run.method, "teacher", None), "model", None)
-    work = cost.Work(doc.get("max_steps", run.steps), per_step, prompt,
-                     doc.get("max_completion_length", run.method.max_tokens), sizes.params(run.model),
-                     sizes.params(teacher) if teacher else None,
-                     {"opd": "teacher", "opsd": "self"}.get(run.method.type), run.model, teacher)
-    where = {"train": "processes", "sample": "processes", "teacher": "processes"}
-    return cost.estimate(work, cost.Pools(n, accel.machines(run), run.gpus_per_node if n > 1 else n,
-                                          {"processes": n}, where))
 
 
 def dumps(doc: dict[str, Any]) -> str:
