@@ -16,12 +16,16 @@ checkout (it imports nothing from prime-rl). For each variant of the battery
   `python -m whileai check FILE`.
 
 Every resulting document then goes through scripts/prime_rl_loader.py in one $LOADER process
-(`entry` per variant, default rl). The fixture (tests/fixtures/prime-rl/loader-verdicts.json)
-lists per variant: name, kind, input, compiled_toml_or_doc, whileai_verdict {accepted, error},
-loader_accepted, loader_error, loader_entry, loader_warnings, launch_error, agree, by_design,
-note. `loader_accepted` and `agree` are null when no document exists (whileai refused the spec
-and there were no overrides to apply by hand). `by_design` (from the battery) marks a case where
-whileai means to differ from the loader (e.g. an unknown hub taskset passes through).
+(`entry` per variant, default rl; `args`, e.g. ["--dry-run"], are passed after `@ file` as the
+command line would). A compile variant may name further files the compile writes beside the main
+one, each with its entry point: `also = {"teacher.toml" = "inference"}` loads
+`<name>.teacher.toml` with `uv run inference`'s parser; their verdicts are listed under `also`.
+The fixture (tests/fixtures/prime-rl/loader-verdicts.json) lists per variant: name, kind, input,
+compiled_toml_or_doc, whileai_verdict {accepted, error}, loader_accepted, loader_error,
+loader_entry, loader_warnings, launch_error, agree, by_design, note. `loader_accepted` and `agree`
+are null when no document exists (whileai refused the spec and there were no overrides to apply by
+hand). `by_design` (from the battery) marks a case where whileai means to differ from the loader
+(e.g. an unknown hub taskset passes through).
 """
 
 from __future__ import annotations
@@ -106,6 +110,8 @@ def run_compile(v: dict[str, Any], work: Path) -> dict[str, Any]:
     verdict = {"accepted": done.returncode == 0, "exit_code": done.returncode,
                "error": "" if done.returncode == 0 else first_lines(done.stderr or done.stdout)}
     doc_text = out.read_text() if done.returncode == 0 and out.is_file() else None
+    also = {suffix: (work / f"{v['name']}.{suffix}").read_text() for suffix in v.get("also", {})
+            if done.returncode == 0 and (work / f"{v['name']}.{suffix}").is_file()}
     if doc_text is None and sets:
         base = work / f"{v['name']}.base.toml"
         plain = whileai(["compile", str(spec), "-o", str(base), "--plain", "--force"], work)
@@ -115,7 +121,8 @@ def run_compile(v: dict[str, Any], work: Path) -> dict[str, Any]:
                 key, _, rhs = s.partition("=")
                 assign(doc, key.strip(), parse_value(rhs.strip()))
             doc_text = dumps(doc)
-    return {"input": {"spec": spec_input, "set": sets}, "doc": doc_text, "whileai": verdict}
+    return {"input": {"spec": spec_input, "set": sets}, "doc": doc_text, "whileai": verdict,
+            "also": also}
 
 
 def run_check(v: dict[str, Any], work: Path) -> dict[str, Any]:
@@ -151,8 +158,13 @@ def main() -> int:
             results[v["name"]] = run(v, work)
             verdict = "accepts" if results[v["name"]]["whileai"]["accepted"] else "refuses"
             print(f"{v['name']}: whileai {verdict}", file=sys.stderr)
-        docs = {n: {"toml": r["doc"], "entry": next(v.get("entry", "rl") for v in battery if v["name"] == n)}
+        by_name = {v["name"]: v for v in battery}
+        docs = {n: {"toml": r["doc"], "entry": by_name[n].get("entry", "rl"),
+                    "args": list(by_name[n].get("args", []))}
                 for n, r in results.items() if r["doc"] is not None}
+        for n, r in results.items():
+            for suffix, text in r.get("also", {}).items():
+                docs[f"{n}:{suffix}"] = {"toml": text, "entry": by_name[n]["also"][suffix], "args": []}
         (work / "docs.json").write_text(json.dumps(docs))
         loaded = subprocess.run([args.loader_python, str(LOADER_SCRIPT), "--json", str(work / "docs.json"),
                                  "--timing"], capture_output=True, text=True, timeout=1200)
@@ -179,11 +191,20 @@ def main() -> int:
             "launch_error": lv.get("launch_error", "") if lv else "",
             "agree": None if loader_ok is None else loader_ok == r["whileai"]["accepted"],
             "by_design": v.get("by_design", ""),
+            **({"args": v["args"]} if v.get("args") else {}),
+            **({"also": [{"file": f"{v['name']}.{suffix}", "entry": entry, "toml": r["also"].get(suffix),
+                          "loader_accepted": verdicts.get(f"{v['name']}:{suffix}", {}).get("accepted"),
+                          "loader_error": verdicts.get(f"{v['name']}:{suffix}", {}).get(
+                              "error", "not written"),
+                          "agree": verdicts.get(f"{v['name']}:{suffix}", {}).get("accepted") is True}
+                         for suffix, entry in v["also"].items()]} if v.get("also") else {}),
         })
     meta = {"battery": args.battery.relative_to(ROOT).as_posix() if args.battery.is_relative_to(ROOT)
             else str(args.battery), "prime_rl": "559b44772e471d1538537b8805cc77f3824a5e64",
             "variants": len(fixture),
-            "disagreements": sorted(f["name"] for f in fixture if f["agree"] is False),
+            "disagreements": sorted([f["name"] for f in fixture if f["agree"] is False]
+                                    + [a["file"] for f in fixture for a in f.get("also", [])
+                                       if not a["agree"]]),
             "no_document": sorted(f["name"] for f in fixture if f["agree"] is None)}
     text = json.dumps({"meta": meta, "variants": fixture}, indent=1, sort_keys=True) + "\n"
     if args.out is None and args.only:

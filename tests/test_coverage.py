@@ -33,8 +33,19 @@ def variants(kind: str) -> list[RunSpec]:
                 monitor={"project": "p", "entity": "e", "name": "n", "group": "g", "tags": ["t"]},
                 output_dir="runs/x", data=str(TASKS), reward="my_rewards.contains_answer")
     live = dict(common, method=dict(base, anchor="live")) if kind == "opsd" else None
-    runs = [RunSpec.model_validate(dict(common, method=base)), RunSpec.model_validate(full)]
+    remote = {"teacher": {"url": "http://teacher-node:8001/v1", "model": "Qwen/Qwen3-32B"}}
+    nodes = dict(common, method=dict(base, **(remote if kind == "opd" else {})), nodes=4,
+                 gpus=32, gpus_per_node=8, inference_nodes=2, inference_replicas=1, inference_tp=2,
+                 nodes_per_fsdp_group=1, slurm=SLURM)
+    runs = [RunSpec.model_validate(dict(common, method=base)), RunSpec.model_validate(full),
+            RunSpec.model_validate(nodes)]
     return runs + ([RunSpec.model_validate(live)] if live else [])
+
+
+SLURM = {"job_name": "j", "partition": "gpu", "account": "a", "time": "1-00:00:00",
+         "nodelist": "n[1-4]", "exclude": "n9", "template_path": "t.sbatch.j2",
+         "project_dir": "/shared/prime-rl", "pre_run_command": "echo hi",
+         "cleanup_grace_period": 60, "shared_fs": True}
 
 
 def backend(name: str):  # type: ignore[no-untyped-def]

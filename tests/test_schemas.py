@@ -161,7 +161,7 @@ def test_every_spec_table_rejects_unknown_keys() -> None:
     """extra="forbid" on every model → additionalProperties false on every table but overrides."""
     spec = generate("spec")
     tables = [spec, *spec["$defs"].values()]
-    assert len(tables) == 7
+    assert len(tables) == 8  # RunSpec, OPD, OPSD, GRPO, Endpoint, Eval, Monitor, Slurm
     for node in tables:
         assert node["additionalProperties"] is False, node.get("title", node.get("description"))
     assert spec["properties"]["overrides"]["additionalProperties"] is True  # checked per target

@@ -74,7 +74,7 @@ def _run(taskset: str, method: Any, model: str, fields: dict[str, Any]) -> RunSp
 
 def prime_rl_config(
     taskset: str, method: Any, *, model: str, out: str | Path | None = None, steps: int = 100,
-    prompts: int = 64, gpus: int = 2, lora: bool = True, overrides: dict[str, Any] | None = None,
+    prompts: int = 64, gpus: int | None = None, lora: bool = True, overrides: dict[str, Any] | None = None,
     force: bool = False, **fields: Any,
 ) -> Compiled:
     """A prime-rl TOML for `method` on `taskset`; `print()` the result for the report."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from whileai.cost import Estimate
 from whileai.errors import mask
 from whileai.spec import RunSpec
 
@@ -60,6 +61,9 @@ class Compiled:
     commands: tuple[str, ...]
     out: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    cost: Estimate | None = None  # whileai.cost: size and GPU-hours before launch
+    notes: tuple[str, ...] = ()  # further summary lines (e.g. where an OPD teacher is served)
+    teacher: dict[str, Any] | None = None  # where and on how many GPUs a teacher is served
 
     @property
     def text(self) -> str:
@@ -75,7 +79,7 @@ class Compiled:
         as its facts (`data`) state them; the spec's values only where a fact is missing."""
         r, m, d = self.run, self.run.method, self.data
         weights = d.get("weights") or (f"LoRA rank {r.lora_rank}" if r.lora else "full weights")
-        layout = d.get("layout", f"{r.gpus} GPUs ({r.infer_gpus} inference, {r.train_gpus} trainer)")
+        layout = d.get("layout", r.layout.text())
         steps, prompts = d.get("steps", r.steps), d.get("prompts", r.prompts)
         samples = d.get("samples_effective", m.samples)
         note = "" if samples == m.samples else f" (samples {m.samples} not honoured)"
@@ -86,6 +90,8 @@ class Compiled:
             f"{weights}",
             f"{steps} steps x {prompts} prompts x {samples} rollouts{note} = "
             f"{per_step} rollouts per step, {asynchrony}",
+            *([self.cost.line()] if self.cost is not None else []),
+            *self.notes,
         ]
 
     def __str__(self) -> str:
@@ -105,6 +111,8 @@ class Compiled:
             "warnings": [x._asdict() for x in self.warnings],
             "run": list(self.commands),
             "files": dict(self.files),
+            "cost": self.cost.to_dict() if self.cost is not None else None,
+            "teacher": self.teacher,
         }
 
 

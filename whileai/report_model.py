@@ -51,6 +51,72 @@ class Finding(_Row):
     citation: str = Field(description="The paper, code or issue the rule rests on.")
 
 
+class Flops(_Row):
+    """One number per stage (FLOPs, or GPU-hours of compute = FLOPs / (peak x MFU) / 3600)."""
+
+    train: float = Field(description="Student training: 6 x N x tokens.")
+    sample: float | None = Field(description="Sampling: 2 x N x tokens (null without inference).")
+    teacher: float | None = Field(description="Teacher scoring: 2 x N_teacher x tokens (OPD), "
+                                  "2 x N x tokens (OPSD's self-teacher); null for GRPO or an "
+                                  "unknown teacher size.")
+
+
+class GpuHours(Flops):
+    """GPU-hours of compute per stage, and their sum."""
+
+    total: float = Field(description="The sum of the stages.")
+
+
+class Cost(_Row):
+    """The run's size and an estimate of its compute before launch (docs/cost.md)."""
+
+    gpus: int = Field(description="GPUs the run holds (trainer + inference; TRL: processes).")
+    nodes: int = Field(description="Machines.")
+    gpus_per_node: int = Field(description="GPUs in each machine.")
+    teacher_gpus: int | None = Field(description="GPUs held for a teacher served apart (its own "
+                                     "GPUs or SLURM job); null when it shares the run's or is "
+                                     "served elsewhere.")
+    steps: int = Field(description="Optimizer steps.")
+    rollouts_per_step: int = Field(description="Completions sampled per step.")
+    rollouts: int = Field(description="Completions sampled in the whole run.")
+    tokens_per_rollout: int = Field(description="prompt_tokens + max_tokens: both caps.")
+    tokens_per_step: int = Field(description="rollouts_per_step x tokens_per_rollout.")
+    sampled_tokens: int = Field(description="rollouts x max_tokens: an upper bound.")
+    teacher_tokens: int = Field(description="Sampled tokens a teacher (or self-teacher) scores; "
+                                "0 for GRPO.")
+    student_params_b: float | None = Field(description="Student parameters, billions; null: unknown.")
+    student_active_params_b: float | None = Field(description="Parameters a token passes through "
+                                                  "(MoE: the active ones).")
+    teacher_params_b: float | None = Field(description="Teacher parameters, billions (OPD).")
+    teacher_active_params_b: float | None = Field(description="Teacher's active parameters.")
+    flops: Flops | None = Field(description="FLOPs per stage; null when the student's size is unknown.")
+    gpu_hours: GpuHours | None = Field(description="GPU-hours of compute per stage and in total.")
+    gpu_seconds: float | None = Field(description="gpu_hours.total x 3600.")
+    wall_hours: float | None = Field(description="Hours the slowest pool of GPUs is busy.")
+    held_gpu_hours: float | None = Field(description="wall_hours x the GPUs held (the run's and "
+                                         "a teacher's own): what the allocation costs.")
+    formula: str = Field(description="The formula, in one line.")
+    assumptions: list[str] = Field(description="GPU peak, MFU per stage and what is not counted.")
+    unknown: str = Field(description="What could not be estimated and why; '' when nothing.")
+
+
+class Teacher(_Row):
+    """Where an OPD teacher is served and on how many GPUs (its size from its name)."""
+
+    model: str = Field(description="The teacher model.")
+    url: str = Field(description="Where the run reaches it.")
+    mode: str = Field(description="share (beside the policy on GPU 0), local (GPUs of its own on "
+                      "the run's node), job (its own SLURM job), endpoint (already served), "
+                      "in-process (TRL loads it into every training process).")
+    params_b: float | None = Field(description="Parameters, billions; null: unknown from the name.")
+    active_params_b: float | None = Field(description="Active parameters (MoE).")
+    gpus: int | None = Field(description="GPUs one server needs: bf16 weights plus KV headroom.")
+    held_gpus: int | None = Field(description="GPUs held for it besides the run's.")
+    file: str | None = Field(description="The `uv run inference` config whileai wrote for it.")
+    formula: str = Field(description="How `gpus` is computed.")
+    note: str = Field(description="The report's line about it.")
+
+
 class Report(_Row):
     """What `whileai compile --json` prints for one spec (for several, a JSON array of these)."""
 
@@ -66,3 +132,5 @@ class Report(_Row):
     warnings: list[Finding] = Field(description="Research-backed warnings for this run.")
     run: list[str] = Field(description="Shell commands that start the run, in order.")
     files: dict[str, str] = Field(description="Every emitted file: name relative to the output -> text.")
+    cost: Cost | None = Field(description="The run's size and GPU-hour estimate (docs/cost.md).")
+    teacher: Teacher | None = Field(description="Where an OPD teacher is served; null otherwise.")

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from whileai.report import Finding
+from whileai.sizes import size_b  # noqa: F401  (re-exported: rules read sizes from names)
 from whileai.spec import OPD, OPSD, RunSpec
 
 Facts = dict[str, Any]
@@ -25,12 +26,6 @@ class Rule(NamedTuple):
     def __call__(self, run: RunSpec, facts: Facts) -> Finding | None:
         msg = self.check(run, facts)
         return Finding(self.id, msg, self.citation) if msg else None
-
-
-def size_b(model: str) -> float | None:
-    """Parameter count in billions from a model name ('Qwen3-0.6B' → 0.6; 'A3B' ignored)."""
-    hits = re.findall(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)[Bb](?![A-Za-z0-9])", model.split("/")[-1])
-    return float(hits[0]) if hits else None
 
 
 _FAMILIES = [
@@ -245,3 +240,9 @@ RULES: list[Rule] = [
 
 def findings(run: RunSpec, facts: Facts) -> tuple[Finding, ...]:
     return tuple(f for rule in RULES if (f := rule(run, facts)) is not None)
+
+
+# the rules about a run's scale build on Rule above (whileai.rules_scale imports this module)
+from whileai.rules_scale import SCALE_RULES  # noqa: E402
+
+RULES += SCALE_RULES

@@ -176,6 +176,11 @@ def inspect_schema() -> Node:
 # -- representative runs -------------------------------------------------------------------
 _TEACHER = "vllm:PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL@http://localhost:8001/v1"
 _REMOTE = {"url": "http://teacher.internal:8001/v1", "model": "Qwen/Qwen3-8B", "api_key_env": "TEACHER_KEY"}
+_CLUSTER = {"url": "http://teacher-node:8001/v1", "model": "Qwen/Qwen3-32B"}
+_SLURM = {"job_name": "grpo-32b", "partition": "gpu", "account": "team", "time": "2-00:00:00",
+          "nodelist": "gpu[01-04]", "exclude": "gpu09", "template_path": "my_rl.sbatch.j2",
+          "project_dir": "/shared/prime-rl", "pre_run_command": "echo start",
+          "cleanup_grace_period": 600, "shared_fs": True}
 _MONITOR = {"project": "whileai", "entity": "team", "name": "arm", "group": "pair-1", "tags": ["a"]}
 
 
@@ -184,7 +189,8 @@ _OWN_DATA = str(Path(__file__).resolve().parents[1] / "examples" / "own-data" / 
 
 def sample_runs() -> dict[str, _spec.RunSpec]:
     """Runs that between them set every spec field (all methods, LoRA and full weights, W&B
-    monitor, eval set and unset): the catalogue checks and the field-map docs compile these."""
+    monitor, eval set and unset, several nodes on SLURM): the catalogue checks and the field-map
+    docs compile these."""
     base = {"taskset": "reverse-text", "model": "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"}
     opd = {"type": "opd", "teacher": _TEACHER}
     runs: dict[str, dict[str, Any]] = {
@@ -200,5 +206,11 @@ def sample_runs() -> dict[str, _spec.RunSpec]:
                       "seed": 7, "output_dir": "runs/grpo"},
         "grpo-own-data": {"method": {"type": "grpo", "samples": 4}, "data": _OWN_DATA,
                           "reward": "rewards.contains_answer"},
+        "grpo-nodes": {"method": {"type": "grpo"}, "model": "Qwen/Qwen3-32B", "lora": False,
+                       "nodes": 4, "inference_nodes": 2, "inference_replicas": 1,
+                       "nodes_per_fsdp_group": 1, "output_dir": "/shared/runs", "slurm": _SLURM},
+        "opd-nodes": {"method": {"type": "opd", "teacher": _CLUSTER}, "model": "Qwen/Qwen3-8B",
+                      "nodes": 2, "gpus": 16, "gpus_per_node": 8, "inference_tp": 1,
+                      "output_dir": "/shared/runs", "slurm": {"partition": "gpu"}},
     }
     return {name: _spec.RunSpec.model_validate(base | fields) for name, fields in runs.items()}

@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from whileai import paths, values
+from whileai import layout, paths, values
+from whileai.layout import Slurm
 from whileai.methods import (  # noqa: F401  (re-exported: the public spec names)
     GRPO,
     METHODS,
@@ -30,6 +31,7 @@ from whileai.methods import (  # noqa: F401  (re-exported: the public spec names
 _TASKSET = re.compile(r"(?:[a-z0-9][a-z0-9_.\-]*/)?[a-z0-9][a-z0-9_.\-]*(?:@[A-Za-z0-9_.\-]+)?")
 MAX_STEPS = 10_000_000  # sane upper bounds: far beyond any run, well inside every target's int
 MAX_GPUS = 4096
+MAX_NODES = 512
 PATH_LEN = 4096
 
 
@@ -87,13 +89,55 @@ class RunSpec(_Spec):
         "Prompts per step; rollouts per step = prompts x samples.",
         "Lu 2025; tinker-cookbook (64 for small runs)", default=64, ge=1, le=1 << 16,
     )
-    gpus: int = src(
-        "GPUs for the run (inference + trainer; an OPD teacher is served separately).",
-        "prime-rl default layout: 2", default=2, ge=2, le=MAX_GPUS,
+    gpus: int | None = src(
+        "GPUs for the run (inference + trainer; an OPD teacher is served separately). Unset: 2 "
+        "on one node for prime-rl (1 inference + 1 trainer), one process for TRL; with nodes, "
+        "every GPU of every node (nodes x gpus_per_node).",
+        "prime-rl default layout: 2", default=None, ge=2, le=MAX_GPUS,
     )
     inference_gpus: int | None = src(
-        "GPUs given to inference; the rest train. Unset: half, rounded down.",
+        "GPUs given to inference on one node; the rest train. Unset: half, rounded down.",
         "prime-rl deployment defaults (1 + 1)", default=None, ge=1, le=MAX_GPUS,
+    )
+    nodes: int | None = src(
+        "Machines for the run. Unset: one. More than one: prime-rl's multi_node deployment on "
+        "SLURM (trainer and inference on whole nodes); TRL: accelerate on that many machines.",
+        "whileai (one node)", default=None, ge=1, le=MAX_NODES,
+    )
+    gpus_per_node: int = src(
+        "GPUs in each machine.", "prime-rl deployment default gpus_per_node = 8 (an HGX node)",
+        default=8, ge=1, le=64,
+    )
+    inference_nodes: int | None = src(
+        "With nodes > 1: the nodes that serve the policy for sampling; the rest train. Unset: "
+        "half the nodes, rounded down (at least one). 0 runs no inference, only a trainer "
+        "benchmark on fake data, and needs an explicit trainer.data.fake override.",
+        "prime-rl examples/advanced: inference takes half the nodes or more (qwen3-30b-a3b 2 + 2, "
+        "nemotron-3-super 4 + 4)", default=None, ge=0, le=MAX_NODES,
+    )
+    inference_replicas: int | None = src(
+        "With nodes > 1: independent inference servers the inference nodes form, all behind "
+        "one router; each takes inference_nodes / inference_replicas whole nodes. Unset: one "
+        "per inference node.",
+        "prime-rl examples/advanced nemotron-3-super and glm-4.5-air (1 node per replica)",
+        default=None, ge=1, le=MAX_NODES,
+    )
+    inference_tp: int | None = src(
+        "Tensor-parallel GPUs per inference engine (vLLM tensor_parallel_size); engines fill the "
+        "inference GPUs. Unset: the fewest GPUs, a power of two, that hold the student's bf16 "
+        "weights plus KV headroom (from the model's size; 1 when the size is unknown).",
+        "whileai.sizes (docs/cost.md)", default=None, ge=1, le=64,
+    )
+    nodes_per_fsdp_group: int | None = src(
+        "With nodes > 1: trainer nodes per FSDP island; the trainer replicates across islands "
+        "(prime-rl sets trainer.model.dp_replicate = trainer nodes / this). Unset: one island "
+        "over all trainer nodes.",
+        "prime-rl default (no islands)", default=None, ge=1, le=MAX_NODES,
+    )
+    slurm: Slurm | None = src(
+        "SLURM submission. Needed by prime-rl for several nodes (unset there: a [slurm] table "
+        "with the job name only); on one node it submits a single-node job.",
+        "", default=None,
     )
     lora: bool = src("Train LoRA adapters (true) or full weights (false).", "anchor default", default=True)
     lora_rank: int = src(
@@ -159,19 +203,25 @@ class RunSpec(_Spec):
 
     @model_validator(mode="after")
     def _split(self) -> RunSpec:
-        if self.inference_gpus is not None and self.inference_gpus >= self.gpus:
-            raise ValueError(
-                f"inference_gpus must leave at least one of the {self.gpus} GPUs for the trainer"
-            )
+        layout.check(self)
         return self
 
     @property
+    def layout(self) -> layout.Layout:
+        """Nodes, GPUs and the trainer / inference split (whileai.layout)."""
+        return layout.layout(self)
+
+    @property
+    def total_gpus(self) -> int:
+        return self.layout.gpus
+
+    @property
     def infer_gpus(self) -> int:
-        return self.inference_gpus if self.inference_gpus is not None else max(1, self.gpus // 2)
+        return self.layout.inference_gpus
 
     @property
     def train_gpus(self) -> int:
-        return self.gpus - self.infer_gpus
+        return self.layout.trainer_gpus
 
     @property
     def rollouts(self) -> int:

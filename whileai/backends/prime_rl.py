@@ -13,6 +13,9 @@ import tomli_w
 
 from whileai import __version__
 from whileai.backends import overrides as ov
+from whileai.backends import prime_rl_deploy as deploy
+from whileai.backends import prime_rl_teacher as teacher
+from whileai.backends.prime_rl_deploy_rules import check_inference_document
 from whileai.backends.prime_rl_rules import check_document, rename_hint, renderer_for
 from whileai.catalog import prime_rl
 from whileai.errors import SpecError, raw
@@ -24,7 +27,7 @@ from whileai.spec import OPD, RunSpec
 COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 VERSION = "0.8.0"
 TARGET = f"prime-rl {COMMIT[:7]} ({VERSION})"
-TEACHER_GPU_MEMORY = 0.4  # prime-rl's ci opd config: teacher and policy share GPU 0
+TEACHER_GPU_MEMORY = teacher.TEACHER_GPU_MEMORY
 
 TRAIN = "orchestrator.train.source[0]"
 EVAL = "orchestrator.eval.source[0]"
@@ -53,8 +56,9 @@ def _lora(r: RunSpec) -> bool:
 
 
 def _local_teacher(r: RunSpec) -> bool:
-    return isinstance(r.method, OPD) and r.method.teacher.url.split("/")[2].split(":")[0] in (
-        "localhost", "127.0.0.1", "0.0.0.0")
+    """The teacher shares GPU 0 with the policy server (whileai.backends.prime_rl_teacher)."""
+    p = teacher.plan(r, r.method.type)
+    return p is not None and p.mode == "share"
 
 
 def _renderer(r: RunSpec) -> str:
@@ -82,13 +86,9 @@ FIELD_MAP: list[Row] = [
     To("prompts", "orchestrator.batch_size", lambda r: r.rollouts,
        note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"),
     To("method.samples", "orchestrator.group_size"),
-    To("gpus", "deployment.num_train_gpus", lambda r: r.train_gpus,
-       note=lambda r: f"{r.gpus} GPUs minus {r.infer_gpus} for inference"),
-    To("gpus", "deployment.num_infer_gpus", lambda r: r.infer_gpus,
-       note="half of the GPUs, rounded down"),
-    To("inference_gpus", "deployment.num_infer_gpus"),
-    Fix("deployment.type", "single_node", "one machine; inference takes the first GPUs"),
-    Fix("inference", {}, "rl launches the policy's inference server"),
+    *deploy.DEPLOY_ROWS,
+    Fix("inference", {}, "rl launches the policy's inference server", when=deploy.serves),
+    *deploy.ENGINE_ROWS,
     To("lora", "inference.vllm.enable_lora", lambda r: True, when=_lora),
     To("lora", "orchestrator.model.lora.name", lambda r: f"whileai-r{r.lora_rank}", when=_lora,
        note="the adapter name inference serves"),
@@ -167,7 +167,6 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         return out
     steps = get_path(doc, "orchestrator.max_steps", get_path(doc, "max_steps"))
     batch, group = get_path(doc, "orchestrator.batch_size"), get_path(doc, "orchestrator.group_size")
-    infer, train = get_path(doc, "deployment.num_infer_gpus"), get_path(doc, "deployment.num_train_gpus")
     rank = get_path(doc, "trainer.model.lora.rank")
     out |= {
         "model": get_path(doc, "model.name", run.model),
@@ -176,8 +175,8 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "samples_effective": group,
         "prompts": batch // group if isinstance(batch, int) and isinstance(group, int) and group
         else "?",
-        "layout": f"{infer + train} GPUs ({infer} inference, {train} trainer)"
-        if isinstance(infer, int) and isinstance(train, int) else "GPUs as overridden",
+        "layout": deploy.layout_fact(doc),
+        **deploy.facts(run, doc),
         "weights": f"LoRA rank {rank}" if rank is not None else "full weights",
         "asynchrony": f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}",
         "learning_rate": get_path(doc, "trainer.optim.lr", run.learning_rate),
@@ -190,12 +189,12 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
 
 def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
     """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing."""
-    if run.gpus > 8:
-        raise SpecError("gpus", run.gpus, "at most 8: prime-rl's single_node deployment holds "
-                        "gpus_per_node GPUs; whileai does not write multi-node configs")
     if isinstance(run.method, OPD) and run.method.teacher.port == 8000:
         raise SpecError("method.teacher.url", run.method.teacher.url,
                         "a port other than 8000, where rl serves the policy itself")
+    deploy.check(run, run.overrides)
+    fname = name or f"{run.method.type}.toml"
+    plan = teacher.plan(run, fname.removesuffix(".toml")) if deploy.serves(run) else None
     applied = apply(FIELD_MAP, run)
     doc = applied.doc
     doc.setdefault("trainer", {})
@@ -203,47 +202,39 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
     catalog = prime_rl()
     ov.apply_overrides(doc, run.overrides, catalog, hint=rename_hint)
     ov.override_reads(reads, ignores, fixed, run.overrides)
+    deploy.without_inference(run, doc, reads, ignores, fixed)
     problems = check_document(doc, catalog)
+    if plan is not None and plan.doc is not None:
+        problems += [p._replace(path=f"{plan.file}: {p.path}") for p in check_inference_document(plan.doc)]
     if problems:
         p = problems[0]
         raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
                         f"it: {p.message}")
-    fname = name or f"{run.method.type}.toml"
-    commands = _commands(run, fname)
+    commands = teacher.commands(plan) + deploy.run_commands(run, fname)
     known = facts(run, doc)
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
+    files = {fname: text} | ({plan.file: plan.text} if plan and plan.file and plan.text else {})
     return Compiled(
-        backend="prime-rl", target=TARGET, run=run, files={fname: text}, main=fname,
+        backend="prime-rl", target=TARGET, run=run, files=files, main=fname,
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, known), commands=tuple(commands), data=known,
+        cost=deploy.estimate(run, doc, plan), notes=(plan.note,) if plan else (),
+        teacher=plan.to_dict() if plan else None,
     )
 
 
-def _commands(run: RunSpec, fname: str) -> list[str]:
-    cmds = []
-    if isinstance(run.method, OPD):
-        t = run.method.teacher
-        if _local_teacher(run):
-            cmds.append(f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {quote(t.model)} "
-                        f"--server.port {t.port or 80} --vllm.gpu-memory-utilization "
-                        f"{TEACHER_GPU_MEMORY} &  # serve the teacher at {t.url}")
-        else:
-            cmds.append(f"# first serve {t.model} at {t.url} (vLLM with prompt logprobs; "
-                        f"key in ${t.api_key_env})")
-    cmds.append(f"uv run rl @ {quote(fname)}")
-    return cmds
-
-
 def _header(run: RunSpec, fname: str) -> str:
+    how = (f"uv run rl @ {quote(fname)} --dry-run (writes the sbatch script), then without "
+           "--dry-run to submit" if deploy.on_slurm(run) else f"uv run rl @ {quote(fname)}")
     return (
         f"# written by whileai {__version__} for {TARGET}: {run.method.type} on {run.taskset}\n"
-        f"# run: uv run rl @ {quote(fname)}    (what each key does: whileai explain <spec>)\n\n"
+        f"# run: {how}    (what each key does: whileai explain <spec>)\n\n"
     )
 
 
 def _ordered(doc: dict[str, Any]) -> dict[str, Any]:
     """Scalars first, then tables in a fixed, readable order."""
-    order = ["model", "deployment", "trainer", "orchestrator", "inference", "monitors", "ckpt"]
+    order = ["model", "deployment", "slurm", "trainer", "orchestrator", "inference", "monitors", "ckpt"]
     scalars = {k: v for k, v in doc.items() if not isinstance(v, dict)}
     tables = {k: doc[k] for k in order if k in doc and isinstance(doc[k], dict)}
     rest = {k: v for k, v in doc.items() if k not in scalars and k not in tables}

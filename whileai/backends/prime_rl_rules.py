@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from whileai.backends.prime_rl_deploy_rules import deployment_rules
 from whileai.catalog import Catalog, Problem, prime_rl
 from whileai.paths import get_path
 
@@ -160,7 +161,7 @@ def check_document(doc: dict[str, Any], catalog: Catalog | None = None) -> list[
         hint = rename_hint(p.path) if p.message.startswith("unknown key") else None
         problems.append(Problem(p.path, f"unknown key: {hint}") if hint else p)
     renderers = cat.schema.get("x-prime-rl", {}).get("model_renderers", {})
-    loader = loader_rules(doc, renderers) + out_of_range(doc)
+    loader = loader_rules(doc, renderers) + deployment_rules(doc) + out_of_range(doc)
     said = {p.path for p in loader}  # the loader's message is the more specific one
     return loader + [p for p in problems if p.path not in said]
 

@@ -18,8 +18,15 @@ from typing import Any
 
 from whileai import __version__
 from whileai.backends import overrides as ov
-from whileai.backends import trl_catalog, trl_reward
-from whileai.backends.trl_map import CPU_ROWS, FIELD_MAP, anchor_kind, privileged_key
+from whileai.backends import trl_accelerate as accel
+from whileai.backends import trl_catalog, trl_cost, trl_reward
+from whileai.backends.trl_map import (
+    CPU_ROWS,
+    FIELD_MAP,
+    anchor_kind,
+    completions,
+    privileged_key,
+)
 from whileai.errors import SpecError, raw
 from whileai.fieldmap import apply
 from whileai.report import Compiled, Ignore, Read, render_text
@@ -53,13 +60,15 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "top_p": 1.0,
         "samples_effective": 1 if m.type == "opd" else m.samples,
         "command": command_name(run),
-        "layout": "processes from accelerate (gpus not read)",
+        "layout": (f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
+                   if accel.distributed(run) else "one process"),
         "asynchrony": "synchronous (on-policy every step)",
     }
     if doc is None:
         return out
     samples = 1 if m.type == "opd" else doc.get("num_generations", m.samples)
-    per_step = doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+                * accel.processes(run))
     steps = doc.get("max_steps", -1)
     out |= {
         "model": doc.get("model_name_or_path", run.model),
@@ -91,6 +100,11 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
     cpu: add `use_cpu: true` and `bf16: false` (TRL's configs default to bf16, which needs
     a GPU). out: the directory the files will be written to (only used in the commands).
     """
+    spec, run, cpu_ignores = accel.for_cpu(run) if cpu else (run, run, [])
+    n = accel.processes(run)
+    if completions(run) % n:
+        raise SpecError("prompts", run.prompts, f"a step whose {completions(run)} completions split "
+                        f"evenly over the {n} training processes (one per GPU)")
     taskset = for_run(run)
     key = privileged_key(run)
     if key is not None and key not in taskset.fields:
@@ -104,13 +118,17 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
     applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run)
     doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
     reads: list[Read] = list(applied.reads)
-    ignores: list[Ignore] = list(applied.ignores)
+    ignores: list[Ignore] = cpu_ignores + list(applied.ignores)
     fixed = list(applied.fixed)
     ov.apply_overrides(doc, run.overrides, trl_catalog.catalog(cmd))
     ov.override_reads(reads, ignores, fixed, run.overrides)
     _check_batch(doc, run)
 
     files = {"config.yaml": _header(run, cmd) + dumps(doc)}
+    launch = accel.config(run)
+    if launch is not None:
+        files[accel.FILE] = (f"# written by whileai {__version__} for accelerate: "
+                             f"{accel.readme(run)}\n\n" + dumps(launch))
     train, holdout = _data(run)
     files["data/train.jsonl"] = train
     files["data/test.jsonl"] = holdout
@@ -125,9 +143,10 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
     data = facts(run, doc)
     path = reward.pythonpath if reward is not None else None
     compiled = Compiled(
-        backend="trl", target=TARGET, run=run, files=files, main="config.yaml",
+        backend="trl", target=TARGET, run=spec, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, data), commands=tuple(commands(run, out, path)), out=out, data=data,
+        cost=trl_cost.estimate(run, doc), **trl_cost.teacher(run),
     )
     files["README.md"] = _readme(compiled, path)
     return compiled
@@ -137,8 +156,8 @@ def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None
     where = f"cd {shlex.quote(out)} && " if out else ""
     env = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
     if run.method.type == "opsd":
-        return [f"{where}python train.py --config config.yaml"]
-    return [f"{where}{env}trl {command_name(run)} --config config.yaml"]
+        return accel.commands(run, "python train.py --config config.yaml", where)
+    return accel.commands(run, f"trl {command_name(run)} --config config.yaml", where, env)
 
 
 def dumps(doc: dict[str, Any]) -> str:
@@ -227,9 +246,7 @@ def _readme(c: Compiled, pythonpath: str | None = None) -> str:
         f"`pip install trl=={TRL_VERSION}" + (" peft" if run.lora else "") + "`. "
         "For a fully offline run (local model paths) "
         f"prefix the command with `{OFFLINE_ENV}`.\n"
-        "More than one GPU: `accelerate launch --num_processes N` (for OPSD: "
-        "`accelerate launch --num_processes N train.py --config config.yaml`); each step then "
-        "holds N times the batch below.\n\n"
+        f"{accel.readme(run)}\n\n"
         f"## Files\n\n{names}\n\n"
         "## What whileai read, ignored and set\n\n```text\n" + render_text(here) + "\n```\n\n"
         f"Keys whileai set that no spec field produced:\n\n{fixed}\n"

@@ -11,6 +11,8 @@ from __future__ import annotations
 import string
 from typing import Any
 
+from whileai.backends.trl_accelerate import ROWS as ACCELERATE_ROWS
+from whileai.backends.trl_accelerate import processes
 from whileai.fieldmap import Drop, Fix, Row, To
 from whileai.spec import OPD, OPSD, RunSpec, anchor_rate
 from whileai.tasksets import for_run
@@ -31,14 +33,20 @@ def completions(run: RunSpec) -> int:
     return run.prompts * (1 if run.method.type == "opd" else run.method.samples)
 
 
+def per_process(run: RunSpec) -> int:
+    """Completions each training process makes per step (whileai.backends.trl checks that the
+    step splits evenly over the processes)."""
+    return max(1, completions(run) // processes(run))
+
+
 def per_device(run: RunSpec) -> int:
-    """Largest divisor of the step's completions that fits the micro-batch cap."""
-    total = completions(run)
+    """Largest divisor of a process's completions that fits the micro-batch cap."""
+    total = per_process(run)
     return max(d for d in range(1, min(total, BATCH_CAP) + 1) if total % d == 0)
 
 
 def accumulation(run: RunSpec) -> int:
-    return completions(run) // per_device(run)
+    return per_process(run) // per_device(run)
 
 
 def eval_batch(run: RunSpec) -> int:
@@ -92,12 +100,13 @@ def _batch_note(run: RunSpec) -> str:
     else:
         head = (f"TRL counts completions per process: {run.prompts} prompts x "
                 f"{run.method.samples} generations = {completions(run)}")
-    return (f"{head} = {per_device(run)} per device x {accumulation(run)} accumulation steps on "
-            "one process; with N processes (accelerate) a step is N times larger")
+    n = processes(run)
+    where = "on one process" if n == 1 else f"on each of {n} processes (accelerate)"
+    return f"{head} = {per_device(run)} per device x {accumulation(run)} accumulation steps {where}"
 
 
-_ONE_PROCESS = ("TRL's process count comes from accelerate (`accelerate launch --num_processes`, "
-                "or its config), not from the YAML; generation runs inside the training processes")
+_ONE_PROCESS = ("TRL's process count comes from accelerate, not from the YAML; generation runs "
+                "inside the training processes")
 
 FIELD_MAP: list[Row] = [
     Drop("schema_", "an editor hint ($schema), not part of the run"),
@@ -125,7 +134,7 @@ FIELD_MAP: list[Row] = [
     To("steps", "max_steps"),
     To("prompts", "per_device_train_batch_size", per_device, note=_batch_note),
     To("prompts", "gradient_accumulation_steps", accumulation),
-    Drop("gpus", _ONE_PROCESS),
+    *ACCELERATE_ROWS,
     Drop("inference_gpus", _ONE_PROCESS + ": there are no separate inference GPUs"),
     To("lora", "use_peft", note=lambda r: "needs peft; LoRA on peft's default target modules for the "
        "architecture (override lora_target_modules to change)" if r.lora else "full weights"),

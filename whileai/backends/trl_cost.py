@@ -1,0 +1,49 @@
+"""What a TRL run costs (whileai.cost) and where its OPD teacher is: in every training process.
+
+TRL samples, scores and trains in the same processes, one stage after another, so the
+processes are one pool and its wall time is the sum of the stages over the processes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whileai import cost, sizes
+from whileai.backends import trl_accelerate as accel
+from whileai.backends.trl_map import max_prompt
+from whileai.spec import RunSpec
+
+
+def teacher(run: RunSpec) -> dict[str, Any]:
+    """OPD's teacher is loaded into every training process (its URL is not used)."""
+    t = getattr(run.method, "teacher", None)
+    if t is None:
+        return {}
+    size = sizes.params(t.model)
+    shard = (f"; {accel.processes(run)} processes shard it ({accel.strategy(run)[0]})"
+             if accel.distributed(run) else "")
+    what = size.text() if size else "size unknown from its name"
+    note = f"teacher {t.model}: {what}; loaded into every training process{shard}"
+    return {"notes": (note,), "teacher": {
+        "model": t.model, "url": t.url, "mode": "in-process",
+        "params_b": size.total_b if size else None, "active_params_b": size.active_b if size else None,
+        "gpus": None, "held_gpus": None, "file": None, "formula": sizes.SERVE_FORMULA, "note": note}}
+
+
+def estimate(run: RunSpec, doc: dict[str, Any]) -> cost.Estimate:
+    """Sampling, teacher scoring and training all run in the training processes, in turn."""
+    n = accel.processes(run)
+    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+                * n)
+    prompt = max_prompt(run) if run.method.type == "opsd" else run.prompt_tokens
+    model = getattr(getattr(run.method, "teacher", None), "model", None)
+    work = cost.Work(doc.get("max_steps", run.steps), per_step, prompt,
+                     doc.get("max_completion_length", run.method.max_tokens), sizes.params(run.model),
+                     sizes.params(model) if model else None,
+                     {"opd": "teacher", "opsd": "self"}.get(run.method.type), run.model, model)
+    where = {"train": "processes", "sample": "processes", "teacher": "processes"}
+    return cost.estimate(work, cost.Pools(n, accel.machines(run), run.gpus_per_node if n > 1 else n,
+                                          {"processes": n}, where))
+
+
+__all__ = ["estimate", "teacher"]
