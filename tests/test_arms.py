@@ -106,6 +106,7 @@ def test_budget_sets_steps_so_arms_spend_the_same() -> None:
     tokens = match_budget(arms.runs, parse_budget("tokens=1_000_000_000"), step_of)
     assert tokens["opd"].steps == round(1e9 / (256 * 8192))
     assert steps_for(parse_budget("rollouts=1"), {"rollouts": 512}) == 1  # at least one step
+    assert step_of(arms.runs["grpo"])["gpus"] == 2  # the default layout, though `gpus` is unset
     for bad in ("rollouts", "rollouts=0", "gpu=5", "tokens=1e6", "rollouts=-3"):
         with pytest.raises(SpecError, match="--budget"):
             parse_budget(bad)

@@ -68,7 +68,7 @@ def per_step(c: Compiled) -> dict[str, Any]:
         "samples": samples,
         "max_tokens": run.method.max_tokens,
         "teacher": teacher_role(run),
-        "gpus": run.gpus if c.backend == "prime-rl" else None,
+        "gpus": run.total_gpus if c.backend == "prime-rl" else None,
     }
 
 
