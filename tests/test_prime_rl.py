@@ -71,7 +71,9 @@ def test_learning_rates_and_lengths_are_explicit() -> None:
     ("Qwen/Qwen3-8B", "qwen3"),
     ("Qwen/Qwen3-4B-Instruct-2507-my-finetune", "qwen3"),
     ("someone/Qwen3-1.7B-math", "qwen3"),
-    ("meta-llama/Llama-3.1-8B-Instruct", "llama-3"),
+    ("meta-llama/Llama-3.1-8B-Instruct", "default"),  # no map key: the package never guesses
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "default"),  # the package's rule (+ think)
+    ("deepseek-ai/DeepSeek-R1-0528", "deepseek-r1"),
     ("/models/my-custom-model", "default"),
 ])
 def test_renderer_is_always_explicit_and_loader_safe(model: str, expected: str) -> None:

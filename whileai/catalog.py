@@ -75,7 +75,7 @@ class Catalog:
         for seg in parse(path) if isinstance(path, str) else path:
             nxt: list[Node] = []
             for n in nodes:
-                for b in self.branches(n):
+                for b in self.branches(n) + self._unknown_plugin(n):
                     if isinstance(seg, int):
                         if b.get("type") == "array":
                             nxt.append(b.get("items", {}))
@@ -94,6 +94,13 @@ class Catalog:
                 return []
             nodes = nxt
         return nodes
+
+    def _unknown_plugin(self, node: Node) -> list[Node]:
+        """The open branch a plugin-narrowed node takes for an id the catalogue does not know
+        (an env of an unknown taskset passes through): a path below it may exist."""
+        spec = self.resolve(node).get("x-prime-rl-narrow")
+        unknown = spec.get("unknown") if isinstance(spec, dict) else None
+        return self.branches({"$ref": f"#/$defs/{unknown}"}) if unknown in self.defs else []
 
     def paths(self, depth: int = 7) -> list[str]:
         """Every dotted path of the catalogue (arrays as their items), for suggestions."""
@@ -158,6 +165,10 @@ class Catalog:
         return self._check_one(value, node, path)
 
     def _check_one(self, value: Any, node: Node, path: str) -> list[Problem]:
+        if isinstance(node.get("not"), dict) and not self.check(value, node["not"], path):
+            return [Problem(path, f"{_show(value)} is not accepted here" + (
+                " (prime-rl reads the string 'None' as null, and this field cannot be null)"
+                if value == "None" else ""))]
         if "const" in node and value != node["const"]:
             return [Problem(path, f"{_show(value)} must be {node['const']!r}")]
         if "enum" in node and value not in node["enum"]:
@@ -201,6 +212,13 @@ class Catalog:
     def validate(self, doc: dict[str, Any]) -> list[Problem]:
         return self.check(doc, self.schema)
 
+    def rooted(self, root: str) -> Catalog:
+        """The same catalogue with another root: `x-prime-rl.roots` names one per entry point
+        (rl, sft, inference, ...), each a `#/$defs/<Class>` reference."""
+        ref = self.schema.get("x-prime-rl", {}).get("roots", {}).get(root, f"#/$defs/{root}")
+        return Catalog({"$ref": ref, "$defs": self.defs, "x-prime-rl": self.schema.get("x-prime-rl", {})},
+                       f"{self.name} ({root})")
+
 
 _BOUNDS = {
     "minimum": lambda v, b: v >= b,
@@ -230,7 +248,7 @@ def _discriminate(alts: list[Node], value: Any) -> list[Node]:
     return []
 
 
-def _plugin(ident: Any) -> str:
+def plugin_key(ident: Any) -> str:
     """A plugin id as the catalogue keys it: no owner/ or @version, kebab-case, lowercase."""
     return str(ident).rsplit("/", 1)[-1].split("@", 1)[0].replace("_", "-").lower()
 
@@ -243,12 +261,12 @@ def _narrow(spec: Any, value: Any) -> str | None:
         taskset = value.get("taskset")
         tid = taskset.get("id") if isinstance(taskset, dict) else None
         if value.get("id"):
-            return spec["env_id"].get(_plugin(value["id"])) or spec.get("unknown")
+            return spec["env_id"].get(plugin_key(value["id"])) or spec.get("unknown")
         if tid:
-            return spec["taskset"].get(_plugin(tid)) or spec.get("unknown")
+            return spec["taskset"].get(plugin_key(tid)) or spec.get("unknown")
         return None
     ident = value.get("id") or spec.get("default")
-    return spec["map"].get(_plugin(ident)) if ident else None
+    return spec["map"].get(plugin_key(ident)) if ident else None
 
 
 def _describe(alts: list[Node]) -> str:

@@ -184,7 +184,8 @@ _OWN_DATA = str(Path(__file__).resolve().parents[1] / "examples" / "own-data" / 
 
 def sample_runs() -> dict[str, _spec.RunSpec]:
     """Runs that between them set every spec field (all methods, LoRA and full weights, W&B
-    monitor, eval set and unset): the catalogue checks and the field-map docs compile these."""
+    monitor, eval set, unset and off, checkpoints, tasksets beyond reverse-text with their
+    arguments and roles): the catalogue checks and the field-map docs compile these."""
     base = {"taskset": "reverse-text", "model": "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"}
     opd = {"type": "opd", "teacher": _TEACHER}
     runs: dict[str, dict[str, Any]] = {
@@ -200,5 +201,18 @@ def sample_runs() -> dict[str, _spec.RunSpec]:
                       "seed": 7, "output_dir": "runs/grpo"},
         "grpo-own-data": {"method": {"type": "grpo", "samples": 4}, "data": _OWN_DATA,
                           "reward": "rewards.contains_answer"},
+        # other tasksets (prime-rl reads them; TRL trains from the data file)
+        "opd-gsm8k": {"taskset": "gsm8k", "model": "Qwen/Qwen3-0.6B", "method": opd,
+                      "data": _OWN_DATA, "eval": {"examples": -1},
+                      "checkpoint": {"interval": 20, "keep_last": 2}},
+        "grpo-alphabet-sort": {"taskset": "alphabet-sort", "model": "Qwen/Qwen3-0.6B",
+                               "method": {"type": "grpo"}, "data": _OWN_DATA,
+                               "reward": "rewards.contains_answer",
+                               "taskset_args": {"min_turns": 3, "max_turns": 5},
+                               "eval": {"enabled": False}, "checkpoint": {"enabled": False}},
+        "grpo-own-env": {"taskset": "my-org/my-env@0.1", "roles": ["player"], "method": {"type": "grpo"},
+                         "data": _OWN_DATA, "reward": "rewards.contains_answer",
+                         "taskset_args": {"level": 2},
+                         "eval": {"taskset": "gsm8k", "taskset_args": {"split": "test"}}},
     }
     return {name: _spec.RunSpec.model_validate(base | fields) for name, fields in runs.items()}
