@@ -146,6 +146,10 @@ class Catalog:
     def check(self, value: Any, node: Node, path: str = "") -> list[Problem]:
         """Problems of `value` against `node`; [] when it is accepted."""
         node = self.resolve(node)
+        tag = node.get("x-prime-rl-tag-required")
+        if isinstance(tag, str) and isinstance(value, dict) and tag not in value:
+            return [Problem(_join(path, tag), f"is required: the loader picks the table's kind by "
+                                             f"its {tag} (no default is filled in)")]
         narrowed = _narrow(node.get("x-prime-rl-narrow"), value)
         if narrowed:
             return self.check(value, {"$ref": f"#/$defs/{narrowed}"}, path)
@@ -169,7 +173,7 @@ class Catalog:
             return [Problem(path, f"{_show(value)} is not accepted here" + (
                 " (prime-rl reads the string 'None' as null, and this field cannot be null)"
                 if value == "None" else ""))]
-        if "const" in node and value != node["const"]:
+        if "const" in node and value != node["const"] and not _same_plugin(path, value, node["const"]):
             return [Problem(path, f"{_show(value)} must be {node['const']!r}")]
         if "enum" in node and value not in node["enum"]:
             return [Problem(path, f"{_show(value)} is not one of {node['enum']}")]
@@ -251,6 +255,12 @@ def _discriminate(alts: list[Node], value: Any) -> list[Node]:
 def plugin_key(ident: Any) -> str:
     """A plugin id as the catalogue keys it: no owner/ or @version, kebab-case, lowercase."""
     return str(ident).rsplit("/", 1)[-1].split("@", 1)[0].replace("_", "-").lower()
+
+
+def _same_plugin(path: str, value: Any, const: Any) -> bool:
+    """A plugin's `id` written as the loader resolves it: 'owner/name@version', '_' for '-'."""
+    return (path.rsplit(".", 1)[-1] == "id" and isinstance(value, str) and isinstance(const, str)
+            and bool(const) and plugin_key(value) == const)
 
 
 def _narrow(spec: Any, value: Any) -> str | None:

@@ -71,9 +71,13 @@ def detect(doc: dict[str, Any]) -> tuple[str, list[Problem]]:
 
 
 def rule_sets() -> list[RuleSet]:
-    """Every rule set, once (for `whileai rules`-style listings and tests)."""
+    """Every rule set, once: those an entry point runs and those its rules delegate to."""
+    from whileai.backends.prime_rl_loader import orchestrator
+
     seen: dict[int, RuleSet] = {}
     for spec in ENTRIES.values():
         for rule_set, _, _ in spec.rules:
             seen.setdefault(id(rule_set), rule_set)
+    for nested in (orchestrator.SOURCE, orchestrator.EVAL, orchestrator.ALGO):
+        seen.setdefault(id(nested), nested)
     return list(seen.values())

@@ -194,21 +194,23 @@ def _same(doc: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
 
 
 TRAINER_SETS = [(trainer.TRAINER, "", False), (trainer.TRAINER_ONLY, "", False),
-                (trainer.STEPS, "", False), (trainer.MODEL, "model", False)]
+                (trainer.STEPS, "", False), (trainer.MODEL, "model", False),
+                (trainer.RESUME, "resume", True)]
 ENTRIES: dict[str, Entry] = {
     "rl": Entry("rl", "uv run rl @ {file}", [
         (rl.RL, "", False),
         *[(rules, f"trainer.{t}" if t else "trainer", False) for rules, t, _ in TRAINER_SETS],
-        (orch.ORCH, "orchestrator", False), (INFERENCE, "inference", True)], _rl),
+        (orch.ORCH, "orchestrator", False), (trainer.RESUME, "orchestrator.resume", True),
+        (trainer.RESUME, "resume", True), (INFERENCE, "inference", True)], _rl),
     "sft": Entry("sft", "uv run sft @ {file}", [
         (SFT, "", False), (trainer.TRAINER, "", False), (trainer.STEPS, "", False),
-        (trainer.MODEL, "model", False), (orch.EVAL, "eval", True), (INFERENCE, "inference", True)],
-        _sft),
+        (trainer.MODEL, "model", False), (trainer.RESUME, "resume", True), (orch.EVAL, "eval", True),
+        (INFERENCE, "inference", True)], _sft),
     "evals": Entry("evals", "uv run evals @ {file}", [(EVALS, "", False), (orch.EVAL, "eval", True)],
                    _same),
     "inference": Entry("inference", "uv run inference @ {file}", [(INFERENCE, "", False)], _same),
-    "orchestrator": Entry("orchestrator", "uv run orchestrator @ {file}", [(orch.ORCH, "", False)],
-                          _same),
+    "orchestrator": Entry("orchestrator", "uv run orchestrator @ {file}",
+                          [(orch.ORCH, "", False), (trainer.RESUME, "resume", True)], _same),
     "trainer": Entry("trainer", "uv run trainer @ {file}", TRAINER_SETS, _same),
     "env-server": Entry("env-server", "uv run env-server @ {file}", [(ENV_SERVER, "", False)], _same),
 }

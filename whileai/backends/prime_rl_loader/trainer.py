@@ -5,12 +5,16 @@ TrainerConfig validators, which `rl` (at `trainer`), `trainer` (the whole file) 
 
 from __future__ import annotations
 
+import re
+from pathlib import PurePosixPath
+
 from whileai.backends.prime_rl_loader.view import Found, RuleSet, View
 
 MODEL = RuleSet("trainer ModelConfig")
 TRAINER = RuleSet("TrainerConfig and SFTConfig alike")
 TRAINER_ONLY = RuleSet("TrainerConfig only")
 STEPS = RuleSet("scheduler and traces against max_steps")  # TrainerConfig and SFTConfig alike
+RESUME = RuleSet("ResumeConfig")
 CUSTOM = ("custom", "auto")
 
 
@@ -183,6 +187,16 @@ def _scheduler(t: View) -> Found:
             return "max_steps", "a cosine scheduler needs max_steps"
         if isinstance(steps, int) and warmup >= steps:
             return "scheduler.warmup_steps", f"warmup_steps ({warmup}) must be below max_steps ({steps})"
+    return None
+
+
+@RESUME("resume-step-or-dir", "shared.py:58")
+def _resume(r: View) -> Found:
+    directory = r["dir"]
+    if r["step"] is not None and directory is not None:
+        return "dir", "resume.step and resume.dir exclude each other (the step is the directory's)"
+    if isinstance(directory, str) and not re.fullmatch(r"step_\d+", PurePosixPath(directory).name):
+        return "dir", f"{directory!r} must be a checkpoint step directory (.../step_<N>)"
     return None
 
 

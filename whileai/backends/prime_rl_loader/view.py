@@ -21,6 +21,8 @@ from whileai.paths import Seg, join, parse
 
 MISSING: Any = object()
 STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("whileai_strict_rules", default=False)
+# the tests collect which rules found something ("<rule set>: <rule id>") over the battery
+FIRED: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("whileai_fired", default=None)
 # what a rule returns: a message at the table itself, (key, message), Problems with full
 # paths (from rules it delegates to), or a list of these; nothing when the rule holds
 Found = str | tuple[str, str] | Problem | list[Any] | None
@@ -184,8 +186,12 @@ class RuleSet:
                 if STRICT.get() and os.environ.get("WHILEAI_STRICT_RULES"):
                     raise  # the tests: a document the schema accepts never trips a rule
                 continue  # a value of the wrong shape: the schema check names it
-            out += [x if isinstance(x, Problem) else Problem(view.path(x[0]), x[1])
-                    for x in _items(found)]
+            found_here = [x if isinstance(x, Problem) else Problem(view.path(x[0]), x[1])
+                          for x in _items(found)]
+            fired = FIRED.get()
+            if found_here and fired is not None:
+                fired.add(f"{self.name}: {rule.id}")
+            out += found_here
         return out
 
 
