@@ -11,11 +11,11 @@ import); `pending` marks one another branch settles (the multi-node rules).
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+import tomllib
 from helpers import ROOT
 
 from whileai.backends import prime_rl
