@@ -2,7 +2,7 @@
 
 Usage:
 
-    python scripts/gen_docs.py            # rewrite docs/methods.md, field-maps.md, rules.md, inspect-json.md
+    python scripts/gen_docs.py            # rewrite docs/methods.md, field-maps.md, rules.md, inspect-json.md, tasksets.md
     python scripts/gen_docs.py --check    # exit 1 if a committed page is stale
 
 - methods.md: every field of every method and of the run spec, with its type, default and the
@@ -12,6 +12,8 @@ Usage:
   Compiled.reads / ignores / fixed. A backend that does not import is left out.
 - rules.md: the warning rules, their conditions and sources (whileai.rules.RULES).
 - inspect-json.md: every field of `whileai inspect`'s JSON (whileai/inspect/model.py).
+- tasksets.md: the pinned taskset catalogue, the entry points `whileai check` knows, the renderer
+  choice and one example compiled end to end (scripts/docs_tasksets.py).
 
 docs/concepts.md and docs/inspect.md are written by hand and are not touched here.
 """
@@ -252,8 +254,12 @@ def inspect_json_md() -> str:
     return "".join(out)
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docs_tasksets import tasksets_md  # noqa: E402  (a sibling script: scripts/docs_tasksets.py)
+
 PAGES: dict[str, Callable[[], str]] = {"methods.md": methods_md, "field-maps.md": field_maps_md,
-                                       "rules.md": rules_md, "inspect-json.md": inspect_json_md}
+                                       "rules.md": rules_md, "inspect-json.md": inspect_json_md,
+                                       "tasksets.md": tasksets_md}
 
 
 def render_all() -> dict[str, str]:

@@ -70,3 +70,17 @@ def test_concepts_page_is_there_and_cites_its_sources() -> None:
     for method in ("OPD", "OPSD", "GRPO"):
         assert f"## {method}" in text
     assert len(re.findall(r"arXiv:\d{4}\.\d{5}", text)) >= 8
+
+
+def test_readme_and_docs_show_the_taskset_example_as_compiled() -> None:
+    """The non-reverse-text example end to end (spec, report, TOML) in README.md and
+    docs/tasksets.md is exactly the example file and its golden report and TOML."""
+    spec = (ROOT / "examples" / "tasksets" / "gsm8k-opd.toml").read_text(encoding="utf-8")
+    golden = ROOT / "tests" / "golden" / "prime-rl" / "tasksets"
+    report = (golden / "gsm8k-opd.report.txt").read_text(encoding="utf-8")
+    toml = (golden / "gsm8k-opd.toml").read_text(encoding="utf-8")
+    for page in (ROOT / "README.md", DOCS / "tasksets.md"):
+        text = page.read_text(encoding="utf-8")
+        assert f"```toml\n{spec}```" in text, page.name
+        assert f"```text\n{report}```" in text, page.name
+        assert f"```toml\n{toml}```" in text, page.name
