@@ -2,7 +2,7 @@
 
 Usage:
 
-    python scripts/gen_docs.py            # rewrite docs/methods.md, field-maps.md, rules.md, inspect-json.md, tasksets.md
+    python scripts/gen_docs.py            # rewrite the generated pages of docs/ (listed below)
     python scripts/gen_docs.py --check    # exit 1 if a committed page is stale
 
 - methods.md: every field of every method and of the run spec, with its type, default and the
