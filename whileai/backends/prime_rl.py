@@ -6,6 +6,7 @@ derived from it. Output is checked against the pinned catalogue and the loader's
 
 from __future__ import annotations
 
+import re
 from shlex import quote
 from typing import Any
 
@@ -105,7 +106,7 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
     if problems:
         p = problems[0]
         raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
-                        f"it: {p.message}")
+                        f"it: {p.message}", hint=_hint(p.path, p.message, doc))
     fname = name or f"{run.method.type}.toml"
     commands = _commands(run, fname)
     known = facts(run, doc)
@@ -115,6 +116,19 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, known), commands=tuple(commands), data=known,
     )
+
+
+def _hint(path: str, message: str, doc: dict[str, Any]) -> str:
+    """What the spec offers instead, for the problems a spec field answers."""
+    m = re.match(r"(orchestrator\.(?:train|eval)\.source\[\d+\]\.env)\.taskset\.[^.]+$", path)
+    if m and message.startswith("unknown key"):
+        tid = get_path(doc, f"{m.group(1)}.taskset.id")
+        names = tc.argument_names(tid) if isinstance(tid, str) and tc.entry(tid) else []
+        return (f"{tid}'s arguments: {', '.join(names)}; in a spec write them in taskset_args"
+                if names else "")
+    if path.startswith("orchestrator.eval"):
+        return "to run no evaluation, write [eval] enabled = false in the spec"
+    return ""
 
 
 def _commands(run: RunSpec, fname: str) -> list[str]:
