@@ -195,28 +195,29 @@ def _steps(r: View) -> Found:
     return None
 
 
+def _both_sides(r: View, table: str, key: str, what: str) -> Found:
+    """validation.py:194, :238: a table on the trainer needs it on the orchestrator too (and
+    the reverse), with the same `key`."""
+    trainer, orch = r.present(f"trainer.{table}"), r.present(f"orchestrator.{table}")
+    if trainer != orch:
+        return (f"{'orchestrator' if trainer else 'trainer'}.{table}",
+                f"{what} must be configured on both trainer and orchestrator (use [{table}])")
+    if trainer and r[f"trainer.{table}.{key}"] != r[f"orchestrator.{table}.{key}"]:
+        return f"orchestrator.{table}.{key}", f"differs from trainer.{table}.{key}"
+    return None
+
+
 @RL("shared-ckpt", "validation.py:194")
 def _ckpt(r: View) -> Found:
-    trainer, orch = r.present("trainer.ckpt"), r.present("orchestrator.ckpt")
-    if trainer != orch:
-        return ("trainer.ckpt" if orch else "orchestrator.ckpt",
-                "checkpoints must be configured on both trainer and orchestrator (use [ckpt])")
-    if trainer and r["trainer.ckpt.interval"] != r["orchestrator.ckpt.interval"]:
-        return "orchestrator.ckpt.interval", "differs from trainer.ckpt.interval"
-    if not r.present("resume") and r["trainer.resume"] != r["orchestrator.resume"]:
+    found = _both_sides(r, "ckpt", "interval", "checkpoints")
+    if not found and not r.present("resume") and r["trainer.resume"] != r["orchestrator.resume"]:
         return "orchestrator.resume", "differs from trainer.resume (use the shared [resume])"
-    return None
+    return found
 
 
 @RL("shared-wandb", "validation.py:238")
 def _wandb(r: View) -> Found:
-    trainer, orch = r.present("trainer.monitors.wandb"), r.present("orchestrator.monitors.wandb")
-    if trainer != orch:
-        return ("orchestrator.monitors.wandb" if trainer else "trainer.monitors.wandb",
-                "W&B must be configured on both trainer and orchestrator (use [monitors.wandb])")
-    if trainer and r["trainer.monitors.wandb.project"] != r["orchestrator.monitors.wandb.project"]:
-        return "orchestrator.monitors.wandb.project", "differs from the trainer's W&B project"
-    return None
+    return _both_sides(r, "monitors.wandb", "project", "W&B")
 
 
 @RL("lora-filesystem", "rl.py:449")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from whileai.catalog import Catalog, Node, Problem, _narrow
-from whileai.paths import Seg, join, parse
+from whileai.paths import Seg, get_path, join, parse
 
 MISSING: Any = object()
 STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("whileai_strict_rules", default=False)
@@ -44,17 +44,8 @@ class View:
         return join((*self.prefix, *parse(rel))) if rel else join(self.prefix)
 
     def raw(self, rel: str) -> Any:
-        node = self.doc
-        for seg in parse(rel):
-            if isinstance(seg, int):
-                if not isinstance(node, list) or seg >= len(node):
-                    return MISSING
-                node = node[seg]
-            elif isinstance(node, dict) and seg in node:
-                node = node[seg]
-            else:
-                return MISSING
-        return node
+        """The document's own value (MISSING where it writes none)."""
+        return get_path(self.doc, rel, MISSING)
 
     def has(self, rel: str) -> bool:
         return self.raw(rel) is not MISSING
