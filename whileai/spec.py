@@ -243,11 +243,7 @@ class RunSpec(_Spec):
             raise SpecError("roles", self.roles, f"unset: {self.taskset}'s roles come from the "
                             f"pinned taskset catalogue ({', '.join(known)})")
         tc.check_args(self.taskset, self.taskset_args, "taskset_args")
-        if self.eval.taskset is None:
-            tc.check_args(self.taskset, self.taskset_args | self.eval.taskset_args,
-                          "eval.taskset_args")
-        else:
-            tc.check_args(self.eval.taskset, self.eval.taskset_args, "eval.taskset_args")
+        tc.check_args(self.eval_taskset, self.eval_args, "eval.taskset_args")
         return self
 
     @property
@@ -271,9 +267,15 @@ class RunSpec(_Spec):
         return self.eval.taskset or self.taskset
 
     @property
+    def eval_same_taskset(self) -> bool:
+        from whileai.catalog import plugin_key
+
+        return self.eval.taskset is None or plugin_key(self.eval.taskset) == plugin_key(self.taskset)
+
+    @property
     def eval_args(self) -> dict[str, Any]:
         """The eval source's taskset arguments: the run's with eval's on top (same taskset)."""
-        if self.eval.taskset is not None:
+        if not self.eval_same_taskset:
             return dict(self.eval.taskset_args)
         return self.taskset_args | self.eval.taskset_args
 

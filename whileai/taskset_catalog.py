@@ -125,7 +125,7 @@ def split_plan(taskset: str, train_args: dict[str, Any], eval_taskset: str | Non
             train = "train"
             train_reason = (f"{name} offers {arg} {' | '.join(map(repr, choices))} and reads "
                             f"{default!r} by default: whileai trains on 'train'")
-        if not other and arg not in eval_args and arg not in train_args:
+        if not other and arg not in eval_args and train == "train":
             evaluate = held[0]
             eval_reason = f"the held-out {arg} {held[0]!r} of {name} (training reads 'train')"
     return SplitPlan(arg, train, evaluate, train_reason, eval_reason,

@@ -197,9 +197,9 @@ def _sources(run: RunSpec) -> list[Row]:
     out += _role_rows(run, TRAIN, run.taskset)
     if not run.eval.enabled:
         return out
-    if run.eval.taskset is None:
+    if run.eval_same_taskset:
         for key, value in run.taskset_args.items():
-            if key not in run.eval.taskset_args:
+            if key not in run.eval.taskset_args and not (plan.eval_reason and key == plan.arg):
                 out.append(To("taskset_args", f"{EVAL}.env.taskset.{key}", _const(value)))
     for key, value in run.eval.taskset_args.items():
         out.append(To("eval.taskset_args", f"{EVAL}.env.taskset.{key}", _const(value),
