@@ -64,6 +64,12 @@ def entry_rows() -> list[list[str]]:
     return rows
 
 
+def rule_rows() -> list[list[str]]:
+    from whileai.backends.prime_rl_loader import rule_sets
+
+    return [[_cell(s.name), f"`{r.id}`", _cell(r.source)] for s in rule_sets() for r in s.rules]
+
+
 def example() -> str:
     from whileai.backends import prime_rl
     from whileai.load import load_spec
@@ -110,5 +116,12 @@ def tasksets_md() -> str:
         "and that entry point's load-time rules; without `--entry` it picks the entry point as "
         "prime-rl's own test does (the first that accepts the file).\n\n",
         _table(["entry", "root class", "command", "rules"], entry_rows()),
+        "\nThe rules, each mirroring the pinned validator it names (prime-rl 559b447's "
+        "`packages/prime-rl-configs/src/prime_rl/configs/`; `validation.py` is its `utils/`), or "
+        "marked `whileai` where whileai refuses on purpose what loads but cannot run. A shared "
+        "field set beside a different sub-config value is refused first (`validation.py:10`). "
+        "`tests/fixtures/prime-rl/battery.toml` holds a case for each, with prime-rl's own "
+        "verdict:\n\n",
+        _table(["config class", "rule", "source"], rule_rows()),
         example(),
     ])
