@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from whileai.cli import app
 from whileai.errors import SpecError
-from whileai.load import load_spec
 from whileai.inspect import data, stats
 from whileai.inspect.model import (
     Completion,
@@ -25,6 +24,7 @@ from whileai.inspect.model import (
     Token,
 )
 from whileai.inspect.page import render, shown
+from whileai.load import load_spec
 
 
 def tok(i: int, signal: float, full: float | None = None, rank: int | None = 1) -> Token:

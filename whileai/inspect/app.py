@@ -75,11 +75,11 @@ def run_inspect(spec: Path, *, opts: Options, out: Path | None, force: bool, dev
                 timeout: float, console: Console, progress: bool = True, **flags: Any) -> list[str]:
     """The whole command; returns the paths written. Bad input raises SpecError before any
     model is loaded, and nothing is written unless the report is complete."""
-    from whileai.load import load_spec
-    from whileai.write import Output, check_out, write
     from whileai.inspect import data
     from whileai.inspect.page import render
     from whileai.inspect.summary import print_summary, progress_bar
+    from whileai.load import load_spec
+    from whileai.write import Output, check_out, write
 
     run = load_spec(spec)
     ad = adapter(run)
