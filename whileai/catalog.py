@@ -1,11 +1,12 @@
 """Pinned target catalogues: look up dotted paths, check values, suggest the near miss.
 
 A catalogue is a JSON Schema (the subset pydantic emits: $ref, anyOf, properties,
-additionalProperties, type, const, enum, bounds, items), plus `x-prime-rl-narrow`: a node whose
-branch the loader picks by a plugin id (a source's env by env id / taskset id, a harness or judge
-by its id) is checked against that one branch. This module validates a document
-against it without any third-party validator, so `whileai compile` stays light; the tests
-cross-check it with `jsonschema` (Draft 2020-12).
+additionalProperties, type, const, enum, not, bounds, items), plus prime-rl's marks: a node
+whose branch the loader picks by a plugin id (`x-prime-rl-narrow`: a source's env by env id /
+taskset id, a harness or judge by its id) is checked against that one branch, and a union whose
+tag the loader never fills (`x-prime-rl-tag-required`) needs it. This module validates a document
+without any third-party validator, so `whileai compile` stays light; the tests cross-check it
+with `jsonschema` (Draft 2020-12).
 """
 
 from __future__ import annotations
@@ -217,19 +218,14 @@ class Catalog:
         return self.check(doc, self.schema)
 
     def rooted(self, root: str) -> Catalog:
-        """The same catalogue with another root: `x-prime-rl.roots` names one per entry point
-        (rl, sft, inference, ...), each a `#/$defs/<Class>` reference."""
-        ref = self.schema.get("x-prime-rl", {}).get("roots", {}).get(root, f"#/$defs/{root}")
-        return Catalog({"$ref": ref, "$defs": self.defs, "x-prime-rl": self.schema.get("x-prime-rl", {})},
-                       f"{self.name} ({root})")
+        """The catalogue rooted at an entry point's class (`x-prime-rl.roots`: rl, sft, ...)."""
+        meta = self.schema.get("x-prime-rl", {})
+        ref = meta.get("roots", {}).get(root, f"#/$defs/{root}")
+        return Catalog({"$ref": ref, "$defs": self.defs, "x-prime-rl": meta}, f"{self.name} ({root})")
 
 
-_BOUNDS = {
-    "minimum": lambda v, b: v >= b,
-    "maximum": lambda v, b: v <= b,
-    "exclusiveMinimum": lambda v, b: v > b,
-    "exclusiveMaximum": lambda v, b: v < b,
-}
+_BOUNDS = {"minimum": lambda v, b: v >= b, "maximum": lambda v, b: v <= b,
+           "exclusiveMinimum": lambda v, b: v > b, "exclusiveMaximum": lambda v, b: v < b}
 
 
 def _is_type(value: Any, t: str | list[str]) -> bool:
@@ -282,11 +278,8 @@ def _narrow(spec: Any, value: Any) -> str | None:
 def _describe(alts: list[Node]) -> str:
     parts = []
     for a in alts:
-        tag = next(
-            (a["properties"][t]["const"] for t in ("type", "name")
-             if "const" in a.get("properties", {}).get(t, {})),
-            None,
-        )
+        tag = next((a["properties"][t]["const"] for t in ("type", "name")
+                    if "const" in a.get("properties", {}).get(t, {})), None)
         parts.append(repr(tag) if tag else str(a.get("type", "object")))
     return ", ".join(dict.fromkeys(parts))
 

@@ -175,7 +175,9 @@ class Entry(NamedTuple):
 
 def _rl(doc: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     out, conflicts = rl.propagate(doc)
-    return out, rl.conflict_problems(conflicts)
+    return out, [(target, f"conflicts with the shared {shared} = {value!r} (set each value in "
+                  "one place: prime-rl copies shared fields into the sub-configs)")
+                 for shared, target, value in conflicts]
 
 
 def _sft(doc: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:

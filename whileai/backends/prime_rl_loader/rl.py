@@ -293,9 +293,3 @@ def _client_port(r: View) -> Found:
 
 
 RL("env-vars-protected", "shared.py:27")(protected_env_vars)
-
-
-def conflict_problems(conflicts: list[tuple[str, str, Any]]) -> list[tuple[str, str]]:
-    return [(target, f"conflicts with the shared {shared} = {value!r} (set each value in one "
-             "place: prime-rl copies shared fields into the sub-configs)")
-            for shared, target, value in conflicts]
