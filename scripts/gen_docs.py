@@ -2,7 +2,7 @@
 
 Usage:
 
-    python scripts/gen_docs.py            # rewrite docs/{methods,field-maps,rules,results,inspect-json}.md
+    python scripts/gen_docs.py            # rewrite the generated pages of docs/ (listed below)
     python scripts/gen_docs.py --check    # exit 1 if a committed page is stale
 
 - methods.md: every field of every method and of the run spec, with its type, default and the
@@ -14,6 +14,8 @@ Usage:
 - inspect-json.md: every field of `whileai inspect`'s JSON (whileai/inspect/model.py).
 - results.md: every field of results.json (whileai/results/model.py) and the collapse and
   instability rules (whileai.results.health.RULES).
+- tasksets.md: the pinned taskset catalogue, the entry points `whileai check` knows, the renderer
+  choice and one example compiled end to end (scripts/docs_tasksets.py).
 
 docs/concepts.md and docs/inspect.md are written by hand and are not touched here.
 """
@@ -287,9 +289,12 @@ def results_md() -> str:
     return "".join(out)
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docs_tasksets import tasksets_md  # noqa: E402  (a sibling script: scripts/docs_tasksets.py)
+
 PAGES: dict[str, Callable[[], str]] = {"methods.md": methods_md, "field-maps.md": field_maps_md,
                                        "rules.md": rules_md, "results.md": results_md,
-                                       "inspect-json.md": inspect_json_md}
+                                       "inspect-json.md": inspect_json_md, "tasksets.md": tasksets_md}
 
 
 def render_all() -> dict[str, str]:
@@ -298,7 +303,7 @@ def render_all() -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        description="Generate docs/{methods,field-maps,rules,results,inspect-json}.md.")
+        description="Generate the generated pages of docs/.")
     ap.add_argument("--check", action="store_true", help="compare with docs/; write nothing")
     ap.add_argument("--out", type=Path, default=ROOT / "docs", help="directory (default: docs/)")
     args = ap.parse_args(argv)

@@ -12,8 +12,10 @@ checkout (it imports nothing from prime-rl). For each variant of the battery
   PYTHONPATH). When whileai refuses, the document the user asked for is still built (the spec
   compiled without the overrides, then each override applied as a plain dotted assignment) so
   the loader can say whether refusing was right;
-- kind "check": a raw prime-rl document (`doc`, or `doc_file` from the repo root) is checked with
-  `python -m whileai check FILE`.
+- kind "check": a raw prime-rl document (`doc`, `doc_file` from the repo root, or `base`: a named
+  document of the battery's [base] table with `set` assignments applied) is checked with
+  `python -m whileai check FILE --entry ENTRY` (`entry` of the variant, default rl; "auto" lets
+  both whileai and the loader pick the entry point).
 
 Every resulting document then goes through scripts/prime_rl_loader.py in one $LOADER process
 (`entry` per variant, default rl; `args`, e.g. ["--dry-run"], are passed after `@ file` as the
@@ -25,7 +27,8 @@ compiled_toml_or_doc, whileai_verdict {accepted, error}, loader_accepted, loader
 loader_entry, loader_warnings, launch_error, agree, by_design, note. `loader_accepted` and `agree`
 are null when no document exists (whileai refused the spec and there were no overrides to apply by
 hand). `by_design` (from the battery) marks a case where whileai means to differ from the loader
-(e.g. an unknown hub taskset passes through).
+(e.g. an unknown hub taskset passes through); `pending` one that another branch is to settle
+(tests/test_loader_fixture.py lets it differ).
 """
 
 from __future__ import annotations
@@ -54,7 +57,9 @@ def whileai(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300)
 
 
-def first_lines(text: str, n: int = 6) -> str:
+def first_lines(text: str, work: Path, n: int = 6) -> str:
+    """The first lines of an error, without the temporary folder (the fixture is reproducible)."""
+    text = text.replace(str(work) + "/", "").replace(str(work), "")
     lines = [ln.rstrip() for ln in text.strip().splitlines() if ln.strip()]
     return "\n".join(lines[:n])
 
@@ -108,7 +113,7 @@ def run_compile(v: dict[str, Any], work: Path) -> dict[str, Any]:
         args += ["--set", s]
     done = whileai(args, work)
     verdict = {"accepted": done.returncode == 0, "exit_code": done.returncode,
-               "error": "" if done.returncode == 0 else first_lines(done.stderr or done.stdout)}
+               "error": "" if done.returncode == 0 else first_lines(done.stderr or done.stdout, work)}
     doc_text = out.read_text() if done.returncode == 0 and out.is_file() else None
     also = {suffix: (work / f"{v['name']}.{suffix}").read_text() for suffix in v.get("also", {})
             if done.returncode == 0 and (work / f"{v['name']}.{suffix}").is_file()}
@@ -125,14 +130,23 @@ def run_compile(v: dict[str, Any], work: Path) -> dict[str, Any]:
             "also": also}
 
 
-def run_check(v: dict[str, Any], work: Path) -> dict[str, Any]:
-    text = v["doc"] if "doc" in v else (ROOT / v["doc_file"]).read_text()
+def run_check(v: dict[str, Any], work: Path, bases: dict[str, str]) -> dict[str, Any]:
+    if "base" in v:  # a named document of the battery's [base] table with `set` applied
+        doc = tomllib.loads(bases[v["base"]])
+        for s in v.get("set", []):
+            key, _, rhs = s.partition("=")
+            assign(doc, key.strip(), parse_value(rhs.strip()))
+        text = dumps(doc)
+    else:
+        text = v["doc"] if "doc" in v else (ROOT / v["doc_file"]).read_text()
     path = work / f"{v['name']}.toml"
     path.write_text(text)
-    done = whileai(["check", str(path)], work)
+    entry = v.get("entry", "rl")
+    done = whileai(["check", str(path), "--entry", entry], work)
     verdict = {"accepted": done.returncode == 0, "exit_code": done.returncode,
-               "error": "" if done.returncode == 0 else first_lines(done.stderr or done.stdout)}
-    source = {"doc_file": v["doc_file"]} if "doc_file" in v else {"doc": text}
+               "error": "" if done.returncode == 0 else first_lines(done.stderr or done.stdout, work)}
+    source = ({"doc_file": v["doc_file"]} if "doc_file" in v else
+              {"base": v["base"], "set": v.get("set", [])} if "base" in v else {"doc": text})
     return {"input": source, "doc": text, "whileai": verdict}
 
 
@@ -144,7 +158,8 @@ def main() -> int:
     ap.add_argument("--only", help="a regular expression: run the variants whose name matches")
     args = ap.parse_args()
 
-    battery = tomllib.loads(args.battery.read_text())["variant"]
+    data = tomllib.loads(args.battery.read_text())
+    battery, bases = data["variant"], data.get("base", {})
     names = [v["name"] for v in battery]
     if len(set(names)) != len(names):
         raise SystemExit(f"duplicate variant names in {args.battery}")
@@ -154,8 +169,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="whileai-fixture-") as tmp:
         work = Path(tmp)
         for v in battery:
-            run = run_compile if v["kind"] == "compile" else run_check
-            results[v["name"]] = run(v, work)
+            results[v["name"]] = (run_compile(v, work) if v["kind"] == "compile"
+                                  else run_check(v, work, bases))
             verdict = "accepts" if results[v["name"]]["whileai"]["accepted"] else "refuses"
             print(f"{v['name']}: whileai {verdict}", file=sys.stderr)
         by_name = {v["name"]: v for v in battery}
@@ -198,6 +213,7 @@ def main() -> int:
                               "error", "not written"),
                           "agree": verdicts.get(f"{v['name']}:{suffix}", {}).get("accepted") is True}
                          for suffix, entry in v["also"].items()]} if v.get("also") else {}),
+            "pending": v.get("pending", ""),
         })
     meta = {"battery": args.battery.relative_to(ROOT).as_posix() if args.battery.is_relative_to(ROOT)
             else str(args.battery), "prime_rl": "559b44772e471d1538537b8805cc77f3824a5e64",
@@ -205,7 +221,9 @@ def main() -> int:
             "disagreements": sorted([f["name"] for f in fixture if f["agree"] is False]
                                     + [a["file"] for f in fixture for a in f.get("also", [])
                                        if not a["agree"]]),
-            "no_document": sorted(f["name"] for f in fixture if f["agree"] is None)}
+            "no_document": sorted(f["name"] for f in fixture if f["agree"] is None),
+            "by_design": sorted(f["name"] for f in fixture if f["by_design"]),
+            "pending": sorted(f["name"] for f in fixture if f["pending"])}
     text = json.dumps({"meta": meta, "variants": fixture}, indent=1, sort_keys=True) + "\n"
     if args.out is None and args.only:
         sys.stdout.write(text)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 from helpers import EXAMPLES, needs_reference
 from typer.testing import CliRunner
 
@@ -145,7 +146,8 @@ def test_explain_lists_every_emitted_key_with_its_origin() -> None:
     for key in ("orchestrator.algo.teacher.base_url", "orchestrator.renderer.name",
                 "orchestrator.train.source[0].env.agent.runtime.type", "orchestrator.batch_size"):
         assert key in out
-    assert "spec teacher.url" in out and "whileai: loader rule" in out
+    assert "spec teacher.url" in out and "whileai: " in out
+    assert "spec model: base model of a fine-tune" in out  # where the renderer came from
 
 
 def test_check_accepts_references_and_names_renames(tmp_path: Path) -> None:
@@ -173,7 +175,7 @@ def test_check_loader_rules_beyond_the_schema(tmp_path: Path) -> None:
         '[orchestrator.algo]\ntype = "opd"\n[orchestrator.algo.teacher]\nname = "t"\n[inference]\n')
     code, _, err = run("check", str(cfg))
     assert code == 2
-    assert "'auto' is rejected" in err and "prime-qwen3" in err
+    assert "'auto' is refused" in err and "prime-qwen3" in err
     assert "not divisible by group_size" in err and "base_url" in err
 
 
@@ -205,9 +207,11 @@ def test_prime_rl_output_must_be_toml_and_check_refuses_a_spec(tmp_path: Path) -
 def test_check_reports_each_problem_once(tmp_path: Path) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text('[model]\nname = "x"\n')
-    code, _, err = run("check", str(cfg))
+    code, _, err = run("check", "--entry", "rl", str(cfg))
     assert code == 2
-    assert err.count("trainer:") == 1 and "[trainer] must be present" in err
+    assert err.count("trainer:") == 1 and "trainer: is required" in err
+    code, out, _ = run("check", str(cfg))  # as prime-rl's own test does: the first that accepts
+    assert code == 0 and "is a prime-rl trainer config (uv run trainer @" in out
 
 
 def test_trl_check_says_clearly_when_trl_is_missing(tmp_path: Path) -> None:
@@ -222,3 +226,76 @@ def test_trl_check_says_clearly_when_trl_is_missing(tmp_path: Path) -> None:
     assert "pip install trl==1.16.0" in r.stderr and "Traceback" not in r.stderr
     assert "whileai[trl]" not in r.stderr  # that name on PyPI is an unrelated package
     assert (tmp_path / "opd" / "config.yaml").exists()  # compiled and written; only the check failed
+
+
+ENTRY_DOCS = {
+    "sft": '[model]\nname = "PrimeIntellect/Qwen3-0.6B"\n[data]\nbatch_size = 32\nseq_len = 1024\n',
+    "inference": '[server]\nport = 8001\n[vllm]\nmodel = "Qwen/Qwen3-8B"\nmax_model_len = 4096\n',
+    "evals": 'model = "Qwen/Qwen3-0.6B"\n[[eval.source]]\n[eval.source.env.taskset]\nid = "gsm8k"\n'
+             '[eval.source.env.agent.runtime]\ntype = "subprocess"\n',
+    "orchestrator": 'batch_size = 16\ngroup_size = 4\n[model]\nname = "Qwen/Qwen3-0.6B"\n'
+                    '[[train.source]]\n[train.source.env.taskset]\nid = "wordle"\n',
+    "env-server": '[env.taskset]\nid = "gsm8k"\nsplit = "train"\n[env.agent.runtime]\ntype = "subprocess"\n',
+    "rl": '[model]\nname = "Qwen/Qwen3-0.6B"\n[trainer]\n[orchestrator]\n[[orchestrator.train.source]]\n'
+          '[orchestrator.train.source.env.taskset]\nid = "alphabet-sort"\nmin_turns = 3\n',
+}
+
+
+def test_check_takes_several_files_and_names_each_entry_point(tmp_path: Path) -> None:
+    files = []
+    for entry, text in ENTRY_DOCS.items():
+        files.append(tmp_path / f"{entry}.toml")
+        files[-1].write_text(text)
+    code, out, err = run("check", *map(str, files))
+    assert code == 0, err
+    for entry, f in zip(ENTRY_DOCS, files, strict=True):
+        assert f"ok: {f} is a prime-rl {entry} config (uv run {entry} @ {f})" in out
+    bad = tmp_path / "bad.toml"
+    bad.write_text(ENTRY_DOCS["rl"].replace("min_turns", "min_turn"))
+    code, out, err = run("check", str(files[0]), str(bad))
+    assert code == 2 and f"ok: {files[0]}" in out
+    assert "min_turn: unknown key; did you mean" in err and "not a valid prime-rl rl config" in err
+
+
+def test_check_runs_an_entry_points_own_rules_only(tmp_path: Path) -> None:
+    """An sft file with an sft problem gets the sft rule's line, not rl's unknown keys."""
+    cfg = tmp_path / "sft.toml"
+    cfg.write_text('[model]\nname = "my-org/my-model"\n[data]\nbatch_size = 30\nmicro_batch_size = 4\n')
+    code, _, err = run("check", str(cfg))
+    assert code == 2
+    assert "data.batch_size: 30 must be a multiple of micro_batch_size 4" in err
+    assert "SFT needs a typed renderer" in err and "not a valid prime-rl sft config" in err
+    assert "unknown key" not in err  # no rl (or other entry point's) schema on an sft file
+    code, _, err = run("check", "--entry", "rl", str(cfg))
+    assert code == 2 and "data: unknown key" in err
+    code, _, err = run("check", "--entry", "grpo", str(cfg))
+    assert code == 2 and "--entry" in err and "env-server" in err
+
+
+def test_check_notes_unchecked_tasksets_and_sandbox_runtimes(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[model]\nname = "Qwen/Qwen3-0.6B"\n[trainer]\n[orchestrator]\n'
+                   '[[orchestrator.train.source]]\n[orchestrator.train.source.env.taskset]\n'
+                   'id = "my-org/my-env@0.1"\n[orchestrator.train.source.env.agent.harness]\nid = "null"\n')
+    code, out, _ = run("check", str(cfg))
+    assert code == 0
+    assert "env.taskset.id: not checked" in out and "env.agent.runtime: unset" in out
+
+
+def test_check_agrees_with_the_loader_on_the_pins_own_files() -> None:
+    """With the pinned prime-rl tree and its loader verdicts (scripts/prime_rl_loader.py over
+    configs/ and examples/), `whileai check` accepts every file the loader accepts, as the same
+    entry point. Skipped offline: the pin's files are not part of this repository."""
+    import os
+
+    from whileai.backends.prime_rl_rules import detect
+
+    pin, verdicts = os.environ.get("WHILEAI_PRIME_RL_PIN"), os.environ.get("WHILEAI_PIN_VERDICTS")
+    if not pin or not verdicts:
+        pytest.skip("WHILEAI_PRIME_RL_PIN / WHILEAI_PIN_VERDICTS not set")
+    false_alarms = []
+    for name, v in json.loads(Path(verdicts).read_text()).items():
+        entry, problems = detect(tomllib.loads((Path(pin) / name).read_text()))
+        if v["accepted"] and (problems or entry != v["entry"]):
+            false_alarms.append((name, entry, [str(p) for p in problems]))
+    assert false_alarms == []

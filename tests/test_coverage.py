@@ -29,16 +29,23 @@ def variants(kind: str) -> list[RunSpec]:
     common = {"taskset": "reverse-text", "model": STUDENT}
     full = dict(common, method=full_method, steps=10, prompts=8, gpus=4, inference_gpus=1,
                 lora=False, seed=7, prompt_tokens=512, max_off_policy_steps=2,
-                eval={"interval": 5, "examples": 16},
+                taskset_args={"dataset_split": "train"},
+                eval={"interval": 5, "examples": 16, "taskset": "gsm8k", "taskset_args": {"split": "test"}},
+                checkpoint={"interval": 5, "keep_last": 2},
                 monitor={"project": "p", "entity": "e", "name": "n", "group": "g", "tags": ["t"]},
                 output_dir="runs/x", data=str(TASKS), reward="my_rewards.contains_answer")
+    off = dict(common, method=base, eval={"enabled": False, "interval": 5, "examples": 3,
+                                          "taskset_args": {"dataset_split": "test"}},
+               checkpoint={"enabled": False, "interval": 5, "keep_last": 1})
+    unknown = dict(common, method=base, taskset="someone/my-env@0.1", roles=["player"],
+                   taskset_args={"level": 3}, data=str(TASKS), reward="my_rewards.contains_answer")
     live = dict(common, method=dict(base, anchor="live")) if kind == "opsd" else None
     remote = {"teacher": {"url": "http://teacher-node:8001/v1", "model": "Qwen/Qwen3-32B"}}
     nodes = dict(common, method=dict(base, **(remote if kind == "opd" else {})), nodes=4,
                  gpus=32, gpus_per_node=8, inference_nodes=2, inference_replicas=1, inference_tp=2,
                  nodes_per_fsdp_group=1, slurm=SLURM)
     runs = [RunSpec.model_validate(dict(common, method=base)), RunSpec.model_validate(full),
-            RunSpec.model_validate(nodes)]
+            RunSpec.model_validate(off), RunSpec.model_validate(unknown), RunSpec.model_validate(nodes)]
     return runs + ([RunSpec.model_validate(live)] if live else [])
 
 
@@ -70,7 +77,7 @@ def test_every_set_field_is_read_or_ignored(name: str, kind: str) -> None:
                 continue
             label = field.removeprefix("method.")
             value = _value(run, field)
-            if value is _ABSENT or value is None:
+            if value is _ABSENT or value is None or value == {}:  # an empty table sets nothing
                 continue
             assert label in accounted, f"{name}/{kind}: {field}={value!r} is neither read nor ignored"
         for i in c.ignores:

@@ -81,3 +81,17 @@ def test_results_page_lists_every_health_rule_and_field() -> None:
         assert f"| `{rule.id}` |" in text
     for field in Results.model_fields:
         assert f"| `{field}` |" in text
+
+
+def test_readme_and_docs_show_the_taskset_example_as_compiled() -> None:
+    """The non-reverse-text example end to end (spec, report, TOML) in README.md and
+    docs/tasksets.md is exactly the example file and its golden report and TOML."""
+    spec = (ROOT / "examples" / "tasksets" / "gsm8k-opd.toml").read_text(encoding="utf-8")
+    golden = ROOT / "tests" / "golden" / "prime-rl" / "tasksets"
+    report = (golden / "gsm8k-opd.report.txt").read_text(encoding="utf-8")
+    toml = (golden / "gsm8k-opd.toml").read_text(encoding="utf-8")
+    for page in (ROOT / "README.md", DOCS / "tasksets.md"):
+        text = page.read_text(encoding="utf-8")
+        assert f"```toml\n{spec}```" in text, page.name
+        assert f"```text\n{report}```" in text, page.name
+        assert f"```toml\n{toml}```" in text, page.name

@@ -71,14 +71,19 @@ def test_learning_rates_and_lengths_are_explicit() -> None:
     ("Qwen/Qwen3-8B", "qwen3"),
     ("Qwen/Qwen3-4B-Instruct-2507-my-finetune", "qwen3"),
     ("someone/Qwen3-1.7B-math", "qwen3"),
-    ("meta-llama/Llama-3.1-8B-Instruct", "llama-3"),
+    ("meta-llama/Llama-3.1-8B-Instruct", "default"),  # no map key: the package never guesses
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "default"),  # the package's rule (+ think)
+    ("deepseek-ai/DeepSeek-R1-0528", "deepseek-r1"),
     ("/models/my-custom-model", "default"),
 ])
 def test_renderer_is_always_explicit_and_loader_safe(model: str, expected: str) -> None:
     renderers = catalog().schema["x-prime-rl"]["model_renderers"]
     assert renderer_for(model, renderers)[0] == expected
+    # a 671B model does not fit the default two GPUs: compile it on the nodes it needs
+    layout = ({"nodes": 8, "inference_nodes": 4, "inference_tp": 8, "slurm": {"partition": "gpu"}}
+              if "R1-0528" in model else {})
     doc = tomllib.loads(prime_rl.compile(
-        wai.RunSpec(taskset="reverse-text", model=model, method=wai.OPSD())).text)
+        wai.RunSpec(taskset="reverse-text", model=model, method=wai.OPSD(), **layout)).text)
     assert doc["orchestrator"]["renderer"]["name"] == expected
     assert doc["orchestrator"]["algo"]["renderer"]["name"] == expected
     assert check_document(doc) == []

@@ -52,6 +52,12 @@ CASES: dict[str, tuple[tuple[wai.RunSpec, dict], tuple[wai.RunSpec, dict]]] = {
                                 (run(wai.GRPO()), {"on_slurm": True, "slurm_partition": "gpu"})),
     "engine-too-small": ((run(wai.GRPO()), {"engine_tp": 1, "engine_need": 2}),
                          (run(wai.GRPO()), {"engine_tp": 2, "engine_need": 2})),
+    "holdout-is-training-data": (
+        (run(wai.GRPO()), {"holdout": {"same_rows": True, "taskset": "reverse-text",
+                                       "arg": "dataset_split", "train": "train", "advice": "x"}}),
+        (run(wai.GRPO()), {"holdout": {"same_rows": False}})),
+    "taskset-unchecked": ((run(wai.GRPO()), {"unchecked_tasksets": ["me/my-env@1"]}),
+                          (run(wai.GRPO()), {"unchecked_tasksets": []})),
 }
 
 
@@ -96,3 +102,28 @@ def test_eval_never_runs_reads_the_compiled_values() -> None:
     t = trl.compile(run(wai.GRPO(), overrides={"eval_strategy": "no", "max_steps": 7}))
     assert t.header()[1].startswith("7 steps")
     assert any(w.rule == "eval-never-runs" and "off" in w.message for w in t.warnings)
+
+
+@pytest.mark.parametrize("taskset,args,eval_args,same", [
+    ("reverse-text", {}, {}, True),  # dataset_split 'train' for both: the default
+    ("reverse-text", {}, {"dataset_split": "test"}, False),
+    ("gsm8k", {}, {}, False),  # whileai trains on 'train', evaluates on 'test'
+    ("gsm8k", {"split": "test"}, {}, True),  # the user's split reaches eval too
+    ("alphabet-sort", {"min_turns": 2}, {}, True),  # split accepts only 'train'
+    ("wordle", {}, {}, True),  # no split argument at all
+])
+def test_honest_holdout_from_the_compiled_sources(taskset: str, args: dict, eval_args: dict,
+                                                  same: bool) -> None:
+    from whileai.backends import prime_rl
+
+    c = prime_rl.compile(wai.RunSpec(taskset=taskset, model="Qwen/Qwen3-0.6B", method=wai.GRPO(),
+                                     taskset_args=args, eval={"taskset_args": eval_args}))
+    hits = [w for w in c.warnings if w.rule == "holdout-is-training-data"]
+    assert bool(hits) == same
+    text = str(c)
+    assert "the holdout is" not in text  # never called a holdout when it is not one
+    assert ("eval reads the rows training reads" in text) == same
+    if same and taskset in ("reverse-text", "gsm8k"):
+        assert "eval.taskset_args." in hits[0].message  # names the argument that selects rows
+    if taskset == "alphabet-sort":
+        assert "no held-out split" in hits[0].message and "eval.taskset" in hits[0].message

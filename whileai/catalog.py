@@ -1,11 +1,12 @@
 """Pinned target catalogues: look up dotted paths, check values, suggest the near miss.
 
 A catalogue is a JSON Schema (the subset pydantic emits: $ref, anyOf, properties,
-additionalProperties, type, const, enum, bounds, items), plus `x-prime-rl-narrow`: a node whose
-branch the loader picks by a plugin id (a source's env by env id / taskset id, a harness or judge
-by its id) is checked against that one branch. This module validates a document
-against it without any third-party validator, so `whileai compile` stays light; the tests
-cross-check it with `jsonschema` (Draft 2020-12).
+additionalProperties, type, const, enum, not, bounds, items), plus prime-rl's marks: a node
+whose branch the loader picks by a plugin id (`x-prime-rl-narrow`: a source's env by env id /
+taskset id, a harness or judge by its id) is checked against that one branch, and a union whose
+tag the loader never fills (`x-prime-rl-tag-required`) needs it. This module validates a document
+without any third-party validator, so `whileai compile` stays light; the tests cross-check it
+with `jsonschema` (Draft 2020-12).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class Catalog:
         for seg in parse(path) if isinstance(path, str) else path:
             nxt: list[Node] = []
             for n in nodes:
-                for b in self.branches(n):
+                for b in self.branches(n) + self._unknown_plugin(n):
                     if isinstance(seg, int):
                         if b.get("type") == "array":
                             nxt.append(b.get("items", {}))
@@ -94,6 +95,13 @@ class Catalog:
                 return []
             nodes = nxt
         return nodes
+
+    def _unknown_plugin(self, node: Node) -> list[Node]:
+        """The open branch a plugin-narrowed node takes for an id the catalogue does not know
+        (an env of an unknown taskset passes through): a path below it may exist."""
+        spec = self.resolve(node).get("x-prime-rl-narrow")
+        unknown = spec.get("unknown") if isinstance(spec, dict) else None
+        return self.branches({"$ref": f"#/$defs/{unknown}"}) if unknown in self.defs else []
 
     def paths(self, depth: int = 7) -> list[str]:
         """Every dotted path of the catalogue (arrays as their items), for suggestions."""
@@ -139,6 +147,10 @@ class Catalog:
     def check(self, value: Any, node: Node, path: str = "") -> list[Problem]:
         """Problems of `value` against `node`; [] when it is accepted."""
         node = self.resolve(node)
+        tag = node.get("x-prime-rl-tag-required")
+        if isinstance(tag, str) and isinstance(value, dict) and tag not in value:
+            return [Problem(_join(path, tag), f"is required: the loader picks the table's kind by "
+                                             f"its {tag} (no default is filled in)")]
         narrowed = _narrow(node.get("x-prime-rl-narrow"), value)
         if narrowed:
             return self.check(value, {"$ref": f"#/$defs/{narrowed}"}, path)
@@ -158,7 +170,11 @@ class Catalog:
         return self._check_one(value, node, path)
 
     def _check_one(self, value: Any, node: Node, path: str) -> list[Problem]:
-        if "const" in node and value != node["const"]:
+        if isinstance(node.get("not"), dict) and not self.check(value, node["not"], path):
+            return [Problem(path, f"{_show(value)} is not accepted here" + (
+                " (prime-rl reads the string 'None' as null, and this field cannot be null)"
+                if value == "None" else ""))]
+        if "const" in node and value != node["const"] and not _same_plugin(path, value, node["const"]):
             return [Problem(path, f"{_show(value)} must be {node['const']!r}")]
         if "enum" in node and value not in node["enum"]:
             return [Problem(path, f"{_show(value)} is not one of {node['enum']}")]
@@ -201,13 +217,15 @@ class Catalog:
     def validate(self, doc: dict[str, Any]) -> list[Problem]:
         return self.check(doc, self.schema)
 
+    def rooted(self, root: str) -> Catalog:
+        """The catalogue rooted at an entry point's class (`x-prime-rl.roots`: rl, sft, ...)."""
+        meta = self.schema.get("x-prime-rl", {})
+        ref = meta.get("roots", {}).get(root, f"#/$defs/{root}")
+        return Catalog({"$ref": ref, "$defs": self.defs, "x-prime-rl": meta}, f"{self.name} ({root})")
 
-_BOUNDS = {
-    "minimum": lambda v, b: v >= b,
-    "maximum": lambda v, b: v <= b,
-    "exclusiveMinimum": lambda v, b: v > b,
-    "exclusiveMaximum": lambda v, b: v < b,
-}
+
+_BOUNDS = {"minimum": lambda v, b: v >= b, "maximum": lambda v, b: v <= b,
+           "exclusiveMinimum": lambda v, b: v > b, "exclusiveMaximum": lambda v, b: v < b}
 
 
 def _is_type(value: Any, t: str | list[str]) -> bool:
@@ -230,9 +248,15 @@ def _discriminate(alts: list[Node], value: Any) -> list[Node]:
     return []
 
 
-def _plugin(ident: Any) -> str:
+def plugin_key(ident: Any) -> str:
     """A plugin id as the catalogue keys it: no owner/ or @version, kebab-case, lowercase."""
     return str(ident).rsplit("/", 1)[-1].split("@", 1)[0].replace("_", "-").lower()
+
+
+def _same_plugin(path: str, value: Any, const: Any) -> bool:
+    """A plugin's `id` written as the loader resolves it: 'owner/name@version', '_' for '-'."""
+    return (path.rsplit(".", 1)[-1] == "id" and isinstance(value, str) and isinstance(const, str)
+            and bool(const) and plugin_key(value) == const)
 
 
 def _narrow(spec: Any, value: Any) -> str | None:
@@ -243,22 +267,19 @@ def _narrow(spec: Any, value: Any) -> str | None:
         taskset = value.get("taskset")
         tid = taskset.get("id") if isinstance(taskset, dict) else None
         if value.get("id"):
-            return spec["env_id"].get(_plugin(value["id"])) or spec.get("unknown")
+            return spec["env_id"].get(plugin_key(value["id"])) or spec.get("unknown")
         if tid:
-            return spec["taskset"].get(_plugin(tid)) or spec.get("unknown")
+            return spec["taskset"].get(plugin_key(tid)) or spec.get("unknown")
         return None
     ident = value.get("id") or spec.get("default")
-    return spec["map"].get(_plugin(ident)) if ident else None
+    return spec["map"].get(plugin_key(ident)) if ident else None
 
 
 def _describe(alts: list[Node]) -> str:
     parts = []
     for a in alts:
-        tag = next(
-            (a["properties"][t]["const"] for t in ("type", "name")
-             if "const" in a.get("properties", {}).get(t, {})),
-            None,
-        )
+        tag = next((a["properties"][t]["const"] for t in ("type", "name")
+                    if "const" in a.get("properties", {}).get(t, {})), None)
         parts.append(repr(tag) if tag else str(a.get("type", "object")))
     return ", ".join(dict.fromkeys(parts))
 

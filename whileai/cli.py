@@ -135,28 +135,54 @@ def explain(specs: SpecArg, backend: Backend = "prime-rl", sets: Sets = None) ->
             print_explain(c)
 
 
+ENTRY_POINTS = ("rl", "sft", "evals", "inference", "orchestrator", "trainer", "env-server")
+
+
 @app.command()
-def check(config: Annotated[Path, typer.Argument(help="A prime-rl TOML written by hand.")]) -> None:
-    """Check a prime-rl TOML against the pinned schema, loader rules and known renames."""
-    from whileai.backends.prime_rl_rules import check_document, looks_like_spec, runtime_notes
+def check(
+    configs: Annotated[list[Path], typer.Argument(help="prime-rl TOML file(s) written by hand.",
+                                                  show_default=False)],
+    entry: Annotated[str, typer.Option(help="The entry point the files are for: auto (the first "
+                     f"that accepts, as prime-rl's own test does) or one of {', '.join(ENTRY_POINTS)}.")]
+    = "auto",
+) -> None:
+    """Check prime-rl TOMLs against the pinned schema, loader rules and known renames."""
+    from whileai.backends.prime_rl_rules import check_document, detect, looks_like_spec, notes
     from whileai.load import loads_toml, read_text
 
-    try:
-        doc = loads_toml(read_text(config, "config", 8 << 20, "TOML file"), where=str(config))
-    except SpecError as e:
-        _fail(e)
-    if looks_like_spec(doc):
-        _fail(SpecError("config", str(config), "a prime-rl TOML; this is a whileai spec",
-                        hint=f"compile it: whileai compile {config}"))
-    problems = check_document(doc)
+    if entry != "auto" and entry not in ENTRY_POINTS:
+        _fail(SpecError("--entry", entry, f"auto or one of {', '.join(ENTRY_POINTS)}"))
+    failed = False
     with _stdout():
-        for note in runtime_notes(doc):
-            print(clean(f"warning: {note}"))
-        for p in problems:
-            _err(f"error: {p}")
-        if problems:
-            raise typer.Exit(2)
-        print(clean(f"ok: {config} passes prime-rl's pinned schema and loader rules"))
+        for config in configs:
+            try:
+                doc = loads_toml(read_text(config, "config", 8 << 20, "TOML file"), where=str(config))
+            except SpecError as e:
+                _err(f"error: {e}")
+                failed = True
+                continue
+            if looks_like_spec(doc):
+                spec = SpecError("config", str(config), "a prime-rl TOML; this is a whileai spec",
+                                 hint=f"compile it: whileai compile {config}")
+                _err(f"error: {spec}")
+                failed = True
+                continue
+            kind, problems = detect(doc) if entry == "auto" else (entry, check_document(doc, entry=entry))
+            for note in notes(doc, kind):
+                print(clean(f"warning: {config}: {note}"))
+            how = f"uv run {kind} @ {config}"
+            for p in problems:
+                _err(f"error: {config}: {p}")
+            if problems:
+                guess = " (the likeliest entry point: none accepts it; --entry to choose)" \
+                    if entry == "auto" else ""
+                _err(f"error: {config} is not a valid prime-rl {kind} config{guess}")
+                failed = True
+                continue
+            print(clean(f"ok: {config} is a prime-rl {kind} config ({how}) that passes the pinned "
+                        "schema and loader rules"))
+    if failed:
+        raise typer.Exit(2)
 
 
 @app.command()

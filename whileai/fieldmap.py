@@ -105,7 +105,7 @@ def apply(rows: list[Row], run: RunSpec) -> Applied:
         if value is None:
             continue
         if not row.path.startswith("<"):  # `<command>` and the like are no key of the file
-            set_path(out.doc, row.path, value)
+            set_path(out.doc, row.path, copy.deepcopy(value))  # later keys fill the doc's copy
         out.reads.append(Read(label(row.field), row.path, value, _text(row.note, run)))
     return out
 

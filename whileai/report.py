@@ -137,7 +137,7 @@ def grouped_reads(reads: tuple[Read, ...]) -> list[Read]:
         key = (r.field, repr(r.value))
         if key in rows:
             g = rows[key]
-            note = "; ".join(x for x in (g.note, r.note) if x)
+            note = "; ".join(dict.fromkeys(x for x in (*g.note.split("; "), r.note) if x))
             rows[key] = Read(g.field, f"{g.path}, {r.path}", g.value, note)
         else:
             rows[key] = r

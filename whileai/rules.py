@@ -174,6 +174,28 @@ def _eval_never(run: RunSpec, f: Facts) -> str | None:
     return None
 
 
+def _holdout(run: RunSpec, f: Facts) -> str | None:
+    """From the compiled sources: which split train and eval read (a backend fact)."""
+    h = f.get("holdout")
+    if not h or not h.get("same_rows"):
+        return None
+    rows = (f"{h['arg']} {h['train']!r} for both" if h.get("arg")
+            else "the same tasks: it has no split argument")
+    return (f"eval reads the rows training reads ({h['taskset']}: {rows}), so the eval score is "
+            f"no holdout score; {h['advice']}")
+
+
+def _unchecked(run: RunSpec, f: Facts) -> str | None:
+    from whileai import taskset_catalog
+
+    names = f.get("unchecked_tasksets") or []
+    if not names:
+        return None
+    return ("; ".join(taskset_catalog.unknown_reason(n) for n in names) + ": its roles, arguments "
+            "and splits were not checked. prime-rl imports a taskset when it loads the config, so "
+            "it must be installed where `uv run rl` runs")
+
+
 def _truncated(run: RunSpec, f: Facts) -> str | None:
     if f.get("support_top_k"):
         return (f"the loss sees only the top {f['support_top_k']} tokens: a top-32 reverse-KL run "
@@ -232,6 +254,13 @@ RULES: list[Rule] = [
     Rule("temperature-off-policy", "OPD/OPSD student temperature != 1.0",
          "Lu 2025; all frameworks sample at 1.0", _temperature),
     Rule("lora-rank-low", "LoRA OPD with rank < 32", "Lu 2025 (Thinking Machines)", _lora_rank),
+    Rule("holdout-is-training-data", "eval reads the split training reads (or the taskset has "
+         "no split argument)", "prime-rl 559b447 / verifiers a60a606: each source builds its "
+         "taskset from its own env.taskset table (schemas/prime-rl-559b447.tasksets.json, split)",
+         _holdout),
+    Rule("taskset-unchecked", "the taskset is not in the pinned taskset catalogue",
+         "verifiers a60a606 resolve_env_config (utils/loaders.py:302): tasksets are imported at "
+         "load time", _unchecked),
     Rule("eval-never-runs", "the compiled eval interval exceeds the steps, or eval is off",
          "prime-rl EvalConfig.interval (evaluates every interval steps from step 0); "
          "transformers DefaultFlowCallback (evaluates when step % eval_steps == 0)", _eval_never),

@@ -189,8 +189,9 @@ _OWN_DATA = str(Path(__file__).resolve().parents[1] / "examples" / "own-data" / 
 
 def sample_runs() -> dict[str, _spec.RunSpec]:
     """Runs that between them set every spec field (all methods, LoRA and full weights, W&B
-    monitor, eval set and unset, several nodes on SLURM): the catalogue checks and the field-map
-    docs compile these."""
+    monitor, eval set, unset and off, checkpoints, tasksets beyond reverse-text with their
+    arguments and roles, several nodes on SLURM): the catalogue checks and the field-map docs
+    compile these."""
     base = {"taskset": "reverse-text", "model": "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"}
     opd = {"type": "opd", "teacher": _TEACHER}
     runs: dict[str, dict[str, Any]] = {
@@ -212,5 +213,18 @@ def sample_runs() -> dict[str, _spec.RunSpec]:
         "opd-nodes": {"method": {"type": "opd", "teacher": _CLUSTER}, "model": "Qwen/Qwen3-8B",
                       "nodes": 2, "gpus": 16, "gpus_per_node": 8, "inference_tp": 1,
                       "output_dir": "/shared/runs", "slurm": {"partition": "gpu"}},
+        # other tasksets (prime-rl reads them; TRL trains from the data file)
+        "opd-gsm8k": {"taskset": "gsm8k", "model": "Qwen/Qwen3-0.6B", "method": opd,
+                      "data": _OWN_DATA, "eval": {"examples": -1},
+                      "checkpoint": {"interval": 20, "keep_last": 2}},
+        "grpo-alphabet-sort": {"taskset": "alphabet-sort", "model": "Qwen/Qwen3-0.6B",
+                               "method": {"type": "grpo"}, "data": _OWN_DATA,
+                               "reward": "rewards.contains_answer",
+                               "taskset_args": {"min_turns": 3, "max_turns": 5},
+                               "eval": {"enabled": False}, "checkpoint": {"enabled": False}},
+        "grpo-own-env": {"taskset": "my-org/my-env@0.1", "roles": ["player"], "method": {"type": "grpo"},
+                         "data": _OWN_DATA, "reward": "rewards.contains_answer",
+                         "taskset_args": {"level": 2},
+                         "eval": {"taskset": "gsm8k", "taskset_args": {"split": "test"}}},
     }
     return {name: _spec.RunSpec.model_validate(base | fields) for name, fields in runs.items()}

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from whileai import layout, paths, values
+from whileai.errors import SpecError
 from whileai.layout import Slurm
 from whileai.methods import (  # noqa: F401  (re-exported: the public spec names)
     GRPO,
@@ -35,9 +36,29 @@ MAX_NODES = 512
 PATH_LEN = 4096
 
 
+_ROLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ARGS = (
+    "Written verbatim as the source's env.taskset table (prime-rl); checked against the pinned "
+    "taskset catalogue, with a did-you-mean, where the taskset is known."
+)
+
+
+def _taskset_id(v: str) -> str:
+    if not _TASKSET.fullmatch(v):
+        raise ValueError(
+            "expected a taskset id such as 'reverse-text' or 'owner/name@version' "
+            "(lowercase letters, digits, '-', '_', '.')"
+        )
+    return v
+
+
 class Eval(_Spec):
     """Evaluation on the holdout during training."""
 
+    enabled: bool = src(
+        "Evaluate during training. false: no eval section is written at all (prime-rl refuses an "
+        "eval table without a source).", "whileai: evaluation on by default", default=True,
+    )
     interval: int | None = src(
         "Evaluate every N steps. Unset: a quarter of the steps (four evaluations a run).",
         "whileai", default=None, ge=1, le=MAX_STEPS,
@@ -46,6 +67,36 @@ class Eval(_Spec):
         "Holdout examples per evaluation; -1 = the whole holdout.",
         "prime-rl debug configs (128)", default=128, ge=-1, le=MAX_STEPS,
     )
+    taskset: str | None = src(
+        "Evaluate on another taskset (a different holdout), e.g. 'gsm8k'. Unset: the run's taskset.",
+        "", default=None, max_length=256,
+    )
+    taskset_args: dict[str, Any] = src(
+        "Arguments of the eval source's taskset, e.g. {split = \"test\"}. With the run's own "
+        "taskset they are laid over taskset_args; with eval.taskset they are its only "
+        "arguments. " + _ARGS, "", default_factory=dict,
+    )
+
+    @field_validator("taskset")
+    @classmethod
+    def _taskset(cls, v: str | None) -> str | None:
+        return None if v is None else _taskset_id(v)
+
+
+class Checkpoint(_Spec):
+    """Resumable checkpoints of the training state."""
+
+    enabled: bool = src(
+        "Write checkpoints. false: none (prime-rl: no [ckpt]; TRL: save_strategy 'no'); the "
+        "trained weights are still written at the end.",
+        "whileai: one checkpoint at the end of training", default=True,
+    )
+    interval: int | None = src("Checkpoint every N steps. Unset: only at the end of training.",
+                               "prime-rl ckpt.interval default (None)", default=None, ge=1,
+                               le=MAX_STEPS)
+    keep_last: int | None = src("Keep only the N most recent checkpoints. Unset: keep every one.",
+                                "prime-rl ckpt.keep_last default (None)", default=None, ge=1,
+                                le=MAX_STEPS)
 
 
 class Monitor(_Spec):
@@ -79,6 +130,16 @@ class RunSpec(_Spec):
     taskset: str = src(
         "The taskset (environment) id, e.g. 'reverse-text', optionally 'owner/name@version'.", "",
         max_length=256,
+    )
+    taskset_args: dict[str, Any] = src(
+        "Arguments of the taskset, e.g. {min_turns = 3} for alphabet-sort or {split = \"train\"} "
+        "for gsm8k, for the train and the eval source. " + _ARGS, "", default_factory=dict,
+    )
+    roles: list[str] | None = src(
+        "Agent roles (seats) of a taskset the pinned catalogue does not know, e.g. ['player']; "
+        "each gets a local runtime and no harness. Known tasksets take theirs from the catalogue "
+        "(wordle: player; kuhn-poker: player0, player1; proposer-solver: proposer, solver).",
+        "verifiers' single-agent env: ['agent']", default=None, min_length=1, max_length=16,
     )
     model: str = src("The student: a Hugging Face model id or local path.", "", min_length=1,
                      max_length=PATH_LEN)
@@ -155,6 +216,7 @@ class RunSpec(_Spec):
         "prime-rl orchestrator default 8", default=8, ge=0, le=1024,
     )
     eval: Eval = src("Evaluation on the holdout.", "", default_factory=Eval)
+    checkpoint: Checkpoint = src("Resumable checkpoints.", "", default_factory=Checkpoint)
     monitor: Monitor | None = src("Weights & Biases logging; omit for none.", "", default=None)
     output_dir: str = src("Where the run writes checkpoints and logs.", "prime-rl default",
                           default="outputs", min_length=1, max_length=PATH_LEN)
@@ -194,16 +256,35 @@ class RunSpec(_Spec):
     @field_validator("taskset")
     @classmethod
     def _taskset(cls, v: str) -> str:
-        if not _TASKSET.fullmatch(v):
-            raise ValueError(
-                "expected a taskset id such as 'reverse-text' or 'owner/name@version' "
-                "(lowercase letters, digits, '-', '_', '.')"
-            )
+        return _taskset_id(v)
+
+    @field_validator("roles")
+    @classmethod
+    def _roles(cls, v: list[str] | None) -> list[str] | None:
+        if v is not None and (any(not _ROLE.fullmatch(r) for r in v) or len(set(v)) < len(v)):
+            raise ValueError("distinct role names such as 'agent' or 'player0' (letters, digits, _)")
         return v
 
     @model_validator(mode="after")
     def _split(self) -> RunSpec:
         layout.check(self)
+        return self
+
+    @model_validator(mode="after")
+    def _taskset_tables(self) -> RunSpec:
+        """Taskset arguments and roles against the pinned taskset catalogue."""
+        from whileai import taskset_catalog as tc
+
+        for label, table in (("taskset_args", self.taskset_args),
+                             ("eval.taskset_args", self.eval.taskset_args)):
+            for segs, value in _leaves(table):
+                values.check_override(segs, paths.join(segs), value, label=label)
+        known = tc.roles(self.taskset)
+        if known is not None and self.roles is not None:
+            raise SpecError("roles", self.roles, f"unset: {self.taskset}'s roles come from the "
+                            f"pinned taskset catalogue ({', '.join(known)})")
+        tc.check_args(self.taskset, self.taskset_args, "taskset_args")
+        tc.check_args(self.eval_taskset, self.eval_args, "eval.taskset_args")
         return self
 
     @property
@@ -232,8 +313,32 @@ class RunSpec(_Spec):
         return self.eval.interval or max(1, self.steps // 4)
 
     @property
+    def eval_taskset(self) -> str:
+        return self.eval.taskset or self.taskset
+
+    @property
+    def eval_same_taskset(self) -> bool:
+        from whileai.catalog import plugin_key
+
+        return self.eval.taskset is None or plugin_key(self.eval.taskset) == plugin_key(self.taskset)
+
+    @property
+    def eval_args(self) -> dict[str, Any]:
+        """The eval source's taskset arguments: the run's with eval's on top (same taskset)."""
+        if not self.eval_same_taskset:
+            return dict(self.eval.taskset_args)
+        return self.taskset_args | self.eval.taskset_args
+
+    @property
     def learning_rate(self) -> float:
         return self.method.learning_rate or default_lr(self.method.type, self.lora)
+
+
+def _leaves(table: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    out: list[tuple[tuple[str, ...], Any]] = []
+    for k, v in table.items():
+        out += _leaves(v, (*prefix, k)) if isinstance(v, dict) and v else [((*prefix, k), v)]
+    return out
 
 
 def default_lr(method: str, lora: bool) -> float:

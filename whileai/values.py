@@ -25,6 +25,7 @@ MAX_DEPTH = 24
 MAX_STRING = 65536
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 _LINE_BREAK = re.compile(r"[\t\n\r\u2028\u2029\x85]")
+TABLES = ("overrides", "taskset_args", "eval.taskset_args")  # written verbatim into the target
 SECRET_ADVICE = ("no secrets in a spec or config file: keep the value in an environment variable "
                  "and name the variable (e.g. api_key_env = \"VLLM_API_KEY\")")
 
@@ -48,7 +49,7 @@ def _walk(node: Any, path: str, depth: int, multiline: tuple[str, ...]) -> None:
     elif isinstance(node, (list, tuple)):
         for i, v in enumerate(node):
             _walk(v, f"{path}[{i}]", depth + 1, multiline)
-    elif node is None and path.startswith("overrides"):
+    elif node is None and path.startswith(TABLES):
         raise SpecError(path, None, "a value: TOML has no null (leave the key out to keep the "
                         "target's default)")
     else:
@@ -56,7 +57,7 @@ def _walk(node: Any, path: str, depth: int, multiline: tuple[str, ...]) -> None:
 
 
 def _multiline(path: str, fields: tuple[str, ...]) -> bool:
-    return path.startswith("overrides") or path.rsplit(".", 1)[-1] in fields
+    return path.startswith(TABLES) or path.rsplit(".", 1)[-1] in fields
 
 
 def check_string(text: str, field: str, *, lines: bool) -> None:
@@ -92,14 +93,15 @@ def check_scalar(value: Any, field: str) -> None:
 _PORT = re.compile(r"(?:^|_)port\Z")
 
 
-def check_override(segs: tuple[str | int, ...], key: str, value: Any) -> None:
-    """An override whose key names a secret takes a variable NAME (HF_TOKEN), never a value;
-    a port is 1-65535."""
+def check_override(segs: tuple[str | int, ...], key: str, value: Any, *,
+                   label: str = "overrides") -> None:
+    """An override (or a taskset argument: `label`) whose key names a secret takes a variable
+    NAME (HF_TOKEN), never a value; a port is 1-65535."""
     names = [str(s) for s in segs]
     if secretscan.sensitive(names) and isinstance(value, str) \
             and not secretscan.names_a_variable(value):
-        raise SpecError(f"overrides.{key}", raw("a secret's value"),
+        raise SpecError(f"{label}.{key}", raw("a secret's value"),
                         "the NAME of an environment variable that holds it (e.g. MY_PASSWORD): a "
                         "secret's value never goes into a config file")
     if names and _PORT.search(names[-1]) and type(value) is int and not 1 <= value <= 65535:
-        raise SpecError(f"overrides.{key}", value, "a port from 1 to 65535")
+        raise SpecError(f"{label}.{key}", value, "a port from 1 to 65535")

@@ -58,7 +58,8 @@ def override_reads(reads: list[Read], ignores: list[Ignore], fixed: list[Fixed],
         defaults = [f for f in fixed if _under(f.path, segs)]
         for f in defaults:
             fixed.remove(f)
-        said = [f"what {', '.join(dict.fromkeys(r.field for r in replaced))} set"] if replaced else []
+        said = [f"what {', '.join(dict.fromkeys(r.field for r in replaced))} set "
+                f"({', '.join(dict.fromkeys(fmt(r.value) for r in replaced))})"] if replaced else []
         said += [f"whileai's {f.path} = {fmt(f.value)} ({f.reason})" for f in defaults]
         note = "replaces " + "; ".join(said) if said else "user override"
         reads.append(Read(f"overrides.{path}", path, value, note))

@@ -6,20 +6,23 @@ derived from it. Output is checked against the pinned catalogue and the loader's
 
 from __future__ import annotations
 
+import re
 from shlex import quote
 from typing import Any
 
 import tomli_w
 
 from whileai import __version__
+from whileai import taskset_catalog as tc
 from whileai.backends import overrides as ov
 from whileai.backends import prime_rl_deploy as deploy
 from whileai.backends import prime_rl_teacher as teacher
 from whileai.backends.prime_rl_deploy_rules import check_inference_document
-from whileai.backends.prime_rl_rules import check_document, rename_hint, renderer_for
+from whileai.backends.prime_rl_map import FIELD_MAP, rows
+from whileai.backends.prime_rl_rules import check_document, rename_hint
 from whileai.catalog import prime_rl
 from whileai.errors import SpecError, raw
-from whileai.fieldmap import Drop, Fix, Row, To, apply, get_path
+from whileai.fieldmap import apply, get_path
 from whileai.report import Compiled
 from whileai.rules import findings
 from whileai.spec import OPD, RunSpec
@@ -27,129 +30,7 @@ from whileai.spec import OPD, RunSpec
 COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 VERSION = "0.8.0"
 TARGET = f"prime-rl {COMMIT[:7]} ({VERSION})"
-TEACHER_GPU_MEMORY = teacher.TEACHER_GPU_MEMORY
-
-TRAIN = "orchestrator.train.source[0]"
-EVAL = "orchestrator.eval.source[0]"
-OPSD_REASON = "prime-rl's opd/opsd loss is the sampled-token reverse-KL estimator, not configurable"
-
-
-def _is(kind: str) -> Any:
-    return lambda r: r.method.type == kind
-
-
-# Tasksets name their own agent roles: `agent` for single-agent ones, players for games.
-ROLES: dict[str, tuple[str, ...]] = {"kuhn-poker": ("player0", "player1")}
-
-
-def roles(taskset: str) -> tuple[str, ...]:
-    base = taskset.split("/")[-1].split("@")[0]
-    return ROLES.get(base, ("agent",))
-
-
-def _has_role(role: str) -> Any:
-    return lambda r: role in roles(r.taskset)
-
-
-def _lora(r: RunSpec) -> bool:
-    return r.lora
-
-
-def _local_teacher(r: RunSpec) -> bool:
-    """The teacher shares GPU 0 with the policy server (whileai.backends.prime_rl_teacher)."""
-    p = teacher.plan(r, r.method.type)
-    return p is not None and p.mode == "share"
-
-
-def _renderer(r: RunSpec) -> str:
-    return renderer_for(r.model, prime_rl().schema["x-prime-rl"]["model_renderers"])[0]
-
-
-def _renderer_reason(r: RunSpec) -> str:
-    return "loader rule: " + renderer_for(r.model, prime_rl().schema["x-prime-rl"]["model_renderers"])[1]
-
-
-FIELD_MAP: list[Row] = [
-    To("method.type", "orchestrator.algo.type"),
-    To("taskset", f"{TRAIN}.name"),
-    To("taskset", f"{TRAIN}.env.taskset.id"),
-    To("taskset", f"{EVAL}.name"),
-    To("taskset", f"{EVAL}.env.taskset.id", note="the holdout is the taskset's eval split"),
-    *[Fix(f"{src}.env.{role}.{key}", value, why, when=_has_role(role))
-      for src in (TRAIN, EVAL) for role in ("agent", "player0", "player1")
-      for key, value, why in (
-          ("harness.id", "null", "no agent harness: the taskset drives the episode"),
-          ("runtime.type", "subprocess", "always set the runtime: its default is a remote sandbox VM"))],
-    To("model", "model.name", note="shared: fills trainer, orchestrator and inference"),
-    Fix("orchestrator.renderer.name", _renderer, _renderer_reason),
-    To("steps", "max_steps"),
-    To("prompts", "orchestrator.batch_size", lambda r: r.rollouts,
-       note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"),
-    To("method.samples", "orchestrator.group_size"),
-    *deploy.DEPLOY_ROWS,
-    Fix("inference", {}, "rl launches the policy's inference server", when=deploy.serves),
-    *deploy.ENGINE_ROWS,
-    To("lora", "inference.vllm.enable_lora", lambda r: True, when=_lora),
-    To("lora", "orchestrator.model.lora.name", lambda r: f"whileai-r{r.lora_rank}", when=_lora,
-       note="the adapter name inference serves"),
-    To("lora", "inference.vllm.enable_lora", lambda r: False, when=lambda r: not r.lora,
-       note="full weights: no [trainer.model.lora]"),
-    To("lora_rank", "trainer.model.lora.rank", when=_lora),
-    To("lora_rank", "inference.vllm.max_lora_rank", when=_lora, note="vLLM must admit the rank"),
-    Drop("lora_rank", "lora is false: full weights are trained", when=lambda r: not r.lora),
-    Drop("seed", "prime-rl has no run seed (orchestrator.seed was removed); only vLLM sampling "
-         "takes one, --set inference.vllm.seed=N"),
-    To("prompt_tokens", "seq_len", lambda r: r.prompt_tokens + r.method.max_tokens,
-       note="seq_len = prompt_tokens + max_tokens"),
-    To("max_off_policy_steps", "orchestrator.max_off_policy_steps"),
-    To("eval.interval", "orchestrator.eval.interval", lambda r: r.eval_interval),
-    Fix("orchestrator.eval.interval", lambda r: r.eval_interval,
-        "eval.interval unset: a quarter of the steps", when=lambda r: r.eval.interval is None),
-    To("eval.examples", "orchestrator.eval.num_examples"),
-    To("monitor.project", "monitors.wandb.project"),
-    To("monitor.entity", "monitors.wandb.entity"),
-    To("monitor.name", "monitors.wandb.name"),
-    Fix("monitors.wandb.name", lambda r: f"{r.method.type}-{r.taskset}", "monitor.name unset",
-        when=lambda r: r.monitor is not None and r.monitor.name is None),
-    To("monitor.group", "monitors.wandb.group"),
-    To("monitor.tags", "monitors.wandb.tags", when=lambda r: bool(r.monitor and r.monitor.tags)),
-    Drop("monitor.tags", "empty", when=lambda r: bool(r.monitor and not r.monitor.tags)),
-    To("output_dir", "output_dir"),
-    Drop("data", "prime-rl reads its tasks from the taskset package named by taskset"),
-    Drop("reward", "prime-rl scores rollouts with the taskset's own rubric"),
-    Fix("ckpt", {}, "checkpoint at the end of training"),
-    # the method
-    To("method.temperature", "orchestrator.train.sampling.temperature"),
-    To("method.max_tokens", "orchestrator.train.sampling.max_completion_tokens"),
-    To("method.max_tokens", "orchestrator.eval.sampling.max_completion_tokens"),
-    To("method.learning_rate", "trainer.optim.lr", lambda r: r.learning_rate,
-       note=lambda r: "" if r.method.learning_rate else
-       f"default for {r.method.type} with {'LoRA' if r.lora else 'full weights'}"),
-    To("method.divergence", "orchestrator.algo.type", lambda r: r.method.type,
-       when=lambda r: r.method.type != "grpo" and r.method.divergence == "reverse_kl",
-       note="its loss is the sampled-token reverse-KL estimator"),
-    Drop("method.divergence", OPSD_REASON + "; a forward-KL or JSD objective is not offered",
-         when=lambda r: r.method.type != "grpo" and r.method.divergence != "reverse_kl"),
-    Drop("method.top_k", "prime-rl scores only the sampled token (its reverse-KL estimator); "
-         "there is no top-k or full-vocabulary support to restrict"),
-    To("method.teacher.model", "orchestrator.algo.teacher.name"),
-    To("method.teacher.url", "orchestrator.algo.teacher.base_url",
-       note="rl never launches the teacher: serve it there (see run)"),
-    To("method.teacher.api_key_env", "orchestrator.algo.teacher.api_key_var"),
-    Fix("inference.vllm.gpu_memory_utilization", TEACHER_GPU_MEMORY,
-        "the local teacher shares GPU 0 with the policy server (prime-rl's ci opd config)",
-        when=_local_teacher),
-    To("method.privileged", "orchestrator.algo.demo_key",
-       note="read from the task's info, then its top-level fields"),
-    To("method.template", "orchestrator.algo.template"),
-    Fix("orchestrator.algo.renderer.name", _renderer, _renderer_reason, when=_is("opsd")),
-    Drop("method.anchor", "prime-rl opsd scores against the live policy; an EMA or "
-         "initial-weights teacher (SDFT, SDPO) is not offered there",
-         when=lambda r: r.method.type == "opsd" and r.method.anchor != "live"),  # type: ignore
-    To("method.anchor", "orchestrator.algo.type", lambda r: "opsd",
-       when=lambda r: r.method.type == "opsd" and r.method.anchor == "live",  # type: ignore
-       note="prime-rl's opsd teacher is the live policy"),
-]
+__all__ = ["COMMIT", "FIELD_MAP", "TARGET", "VERSION", "compile", "facts"]
 
 
 def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -162,6 +43,8 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "anchor": "live" if m.type == "opsd" else None,
         "top_p": 1.0,
         "anchor_requested": getattr(m, "anchor", None),
+        "unchecked_tasksets": sorted({t for t in (run.taskset, run.eval_taskset)
+                                      if tc.entry(t) is None}),
     }
     if doc is None:
         return out
@@ -183,8 +66,27 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "eval_interval": get_path(doc, "orchestrator.eval.interval", 100)
         if isinstance(get_path(doc, "orchestrator.eval"), dict) else None,
         "eval_at_start": not get_path(doc, "orchestrator.eval.skip_first_step", False),
+        "holdout": holdout(run, doc),
     }
     return out
+
+
+def holdout(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any] | None:
+    """Which rows eval reads against training's, from the compiled sources (overrides
+    included): the honest-holdout rule (whileai.rules) reads this."""
+    train, evals = (get_path(doc, f"orchestrator.{k}.source[0].env.taskset") for k in ("train", "eval"))
+    if not isinstance(get_path(doc, "orchestrator.eval"), dict) or not isinstance(evals, dict) \
+            or not isinstance(train, dict):
+        return None
+    tid, eid = train.get("id"), evals.get("id")
+    if not isinstance(tid, str) or not isinstance(eid, str) or tc.entry(tid) is None:
+        return None
+    train_split = tc.reads(tid, train)
+    eval_split = tc.reads(eid, evals) if tc.entry(eid) is not None else None
+    same = tc.plugin_key(tid) == tc.plugin_key(eid) and train_split == eval_split
+    return {"taskset": tc.plugin_key(tid), "arg": (tc.entry(tid) or {})["split"].get("arg"),
+            "train": train_split, "eval": eval_split,
+            "same_rows": same, "advice": tc.advice(tid, train_split)}
 
 
 def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
@@ -195,7 +97,7 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
     deploy.check(run, run.overrides)
     fname = name or f"{run.method.type}.toml"
     plan = teacher.plan(run, fname.removesuffix(".toml")) if deploy.serves(run) else None
-    applied = apply(FIELD_MAP, run)
+    applied = apply(rows(run), run)
     doc = applied.doc
     doc.setdefault("trainer", {})
     reads, ignores, fixed = list(applied.reads), list(applied.ignores), list(applied.fixed)
@@ -209,7 +111,7 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
     if problems:
         p = problems[0]
         raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
-                        f"it: {p.message}")
+                        f"it: {p.message}", hint=_hint(p.path, p.message, doc))
     commands = teacher.commands(plan) + deploy.run_commands(run, fname)
     known = facts(run, doc)
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
@@ -221,6 +123,19 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
         cost=deploy.estimate(run, doc, plan), notes=(plan.note,) if plan else (),
         teacher=plan.to_dict() if plan else None,
     )
+
+
+def _hint(path: str, message: str, doc: dict[str, Any]) -> str:
+    """What the spec offers instead, for the problems a spec field answers."""
+    m = re.match(r"(orchestrator\.(?:train|eval)\.source\[\d+\]\.env)\.taskset\.[^.]+$", path)
+    if m and message.startswith("unknown key"):
+        tid = get_path(doc, f"{m.group(1)}.taskset.id")
+        names = tc.argument_names(tid) if isinstance(tid, str) and tc.entry(tid) else []
+        return (f"{tid}'s arguments: {', '.join(names)}; in a spec write them in taskset_args"
+                if names else "")
+    if path.startswith("orchestrator.eval"):
+        return "to run no evaluation, write [eval] enabled = false in the spec"
+    return ""
 
 
 def _header(run: RunSpec, fname: str) -> str:

@@ -43,11 +43,22 @@ def infer_nodes_of(infer: dict[str, Any] | None) -> int:
 
 
 def deployment_rules(doc: dict[str, Any]) -> list[Problem]:
-    """The loader's deployment rules for an rl document."""
-    dep = _table(doc.get("deployment")) or {}
+    """The loader's deployment rules for an rl document: [inference]'s own deployment rules,
+    the multi-node rules and the single-node GPU rules (each also runs inside whileai's loader
+    rule sets: prime_rl_loader runs `node_rules` for rl and `inference_rules` for inference)."""
     infer = _table(doc.get("inference"))
     slurm = _table(doc.get("slurm")) is not None
     out = inference_rules(infer, prefix="inference.", slurm=slurm) if infer is not None else []
+    return out + node_rules(doc, single=True)
+
+
+def node_rules(doc: dict[str, Any], *, single: bool = False) -> list[Problem]:
+    """Nodes, SLURM, routers and engines of an rl document (rl.py:305-767); `single`: also the
+    single-node GPU count and tensor-parallel rules (which the rl rule set has as its own)."""
+    dep = _table(doc.get("deployment")) or {}
+    infer = _table(doc.get("inference"))
+    slurm = _table(doc.get("slurm")) is not None
+    out: list[Problem] = []
     offload = _table((infer or {}).get("kv_cache_offload"))
     if offload and offload.get("type") == "mooncake" and not slurm:
         out.append(Problem("inference.kv_cache_offload.type", "mooncake KV offload needs [slurm]: "
@@ -57,7 +68,7 @@ def deployment_rules(doc: dict[str, Any]) -> list[Problem]:
     per = _int(dep.get("gpus_per_node"), GPUS_PER_NODE)
     kind = dep.get("type", "single_node")
     if kind == "single_node":
-        return out + _one_node(dep, infer, vllm, tp, per)
+        return out + (_one_node(dep, infer, vllm, tp, per) if single else [])
     if kind != "multi_node":
         return out
     if not slurm:
@@ -163,14 +174,7 @@ def inference_rules(infer: dict[str, Any] | None, prefix: str = "", slurm: bool 
 
 def check_inference_document(doc: dict[str, Any]) -> list[Problem]:
     """An `uv run inference @ file.toml` document: the catalogue's inference root, then the
-    entry point's deployment rules."""
-    from whileai.catalog import prime_rl
+    entry point's rules (these deployment rules among them)."""
+    from whileai.backends import prime_rl_loader
 
-    cat = prime_rl()
-    root = cat.schema["x-prime-rl"]["roots"]["inference"]
-    rules = inference_rules(doc)
-    said = {p.path for p in rules}
-    return rules + [p for p in cat.check(doc, {"$ref": root}) if p.path not in said]
-
-
-__all__ = ["check_inference_document", "deployment_rules", "infer_nodes_of", "inference_rules"]
+    return prime_rl_loader.check(doc, "inference")

@@ -1,7 +1,9 @@
-"""What prime-rl's loader adds beyond its schema, plus the renames people trip on.
+"""What `whileai check` and every compiled file go through: the pinned loader's schema and
+rules for an entry point (whileai.backends.prime_rl_loader), the renames people trip on, and
+integers TOML cannot hold.
 
-`check_document(doc)` is what `whileai check CONFIG.toml` runs and what every compiled file
-passes: the pinned catalogue, then the loader's cross-field rules, with rename hints first.
+`check_document(doc, entry="rl")` returns the problems; `detect` says which entry point a
+hand-written file is for.
 """
 
 from __future__ import annotations
@@ -9,8 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from whileai.backends.prime_rl_deploy_rules import deployment_rules
-from whileai.catalog import Catalog, Problem, prime_rl
+from whileai.backends import prime_rl_loader as loader
+from whileai.backends import prime_rl_renderer as renderer
+from whileai.catalog import Catalog, Problem
 from whileai.paths import get_path
 
 # path (or trailing key) in old configs → what it is now
@@ -24,8 +27,6 @@ RENAMES: list[tuple[str, str]] = [
     (r"(^|\.)(max_async_level|async_level)$", "removed; asynchrony is orchestrator.max_off_policy_steps"),
     (r"(^|\.)eval_base_model$", "removed"),
 ]
-DEFAULT_MODEL = "Qwen/Qwen3-0.6B"
-DEFAULT_PORT = 8000
 
 
 def rename_hint(path: str) -> str | None:
@@ -33,30 +34,51 @@ def rename_hint(path: str) -> str | None:
     return next((hint for pat, hint in RENAMES if re.search(pat, bare)), None)
 
 
-def renderer_for(model: str, renderers: dict[str, str]) -> tuple[str, str]:
-    """The renderer prime-rl should use for a model, and why (explicit, never 'auto')."""
-    if model in renderers:
-        return renderers[model], "the model's entry in prime-rl's model->renderer map"
-    prefixes = [k for k in renderers if model.startswith(k) and model[len(k):][:1] in "-._"]
-    if prefixes:
-        base = max(prefixes, key=len)
-        return renderers[base], (
-            f"a fine-tune of {base} (renderer map entry); 'auto' would reject this name"
-        )
-    name = model.split("/")[-1].lower()
-    org = model.split("/")[0].lower() if "/" in model else ""
-    by_family = [
-        (r"qwen3\.5", "qwen3.5"), (r"qwen3\.6", "qwen3.6"), (r"qwen3-vl", "qwen3-vl"),
-        (r"qwen3", "prime-qwen3" if org == "primeintellect" else "qwen3"),
-        (r"llama-?3", "llama-3"), (r"gemma-?4", "gemma4"), (r"gpt-oss", "gpt-oss"),
-        (r"glm-?4\.5", "glm-4.5"), (r"kimi-k2\.5", "kimi-k2.5"), (r"kimi-k2", "kimi-k2"),
-        (r"minimax-m2", "minimax-m2"), (r"deepseek-r1", "deepseek-r1"),
-        (r"deepseek-v3", "deepseek-v3"),
-    ]
-    for pat, renderer in by_family:
-        if re.search(pat, name):
-            return renderer, f"the {renderer} family by name; 'auto' would reject this name"
-    return "default", "no family renderer known for this name; 'default' uses its chat template"
+def renderer_for(model: str, renderers: dict[str, str] | None = None) -> tuple[str, str]:
+    """The renderer name prime-rl should use for a model, and where the choice came from."""
+    choice = renderer.choose(model, renderers)
+    return choice.name, f"{choice.origin}: {choice.reason}"
+
+
+def notes(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
+    """What `check` says besides problems: agent roles that run in a remote sandbox VM by
+    default, and tasksets the pinned catalogue does not know (not checked)."""
+    return runtime_notes(doc, entry) + unchecked(doc, entry)
+
+
+def _envs(doc: dict[str, Any], entry: str) -> list[tuple[str, Any]]:
+    prefix = {"rl": "orchestrator.", "orchestrator": "", "sft": "", "evals": ""}.get(entry)
+    tables: list[tuple[str, Any]] = []
+    if prefix is not None:
+        for kind in ("train", "eval"):
+            for i, src in enumerate(_list(get_path(doc, f"{prefix}{kind}.source"))):
+                tables.append((f"{prefix}{kind}.source[{i}].env", get_path(src, "env")))
+    if entry == "env-server":
+        tables.append(("env", doc.get("env")))
+    return tables
+
+
+def unchecked(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
+    from whileai import taskset_catalog
+
+    out = []
+    for where, env in _envs(doc, entry):
+        tid = get_path(env, "taskset.id")
+        if isinstance(tid, str) and taskset_catalog.entry(tid) is None:
+            out.append(_problem(f"{where}.taskset.id", f"not checked: {taskset_catalog.unknown_reason(tid)}; "
+                                "prime-rl imports it at load time"))
+    return out
+
+
+def runtime_notes(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
+    """Agent roles whose runtime is unset run in a remote sandbox VM by default."""
+    out = []
+    for where, env in _envs(doc, entry):
+        for role, cfg in env.items() if isinstance(env, dict) else []:
+            if isinstance(cfg, dict) and "harness" in cfg and "runtime" not in cfg:
+                out.append(_problem(f"{where}.{role}.runtime", "unset: the default is a remote "
+                                    "sandbox VM; set type = 'subprocess' to run locally"))
+    return out
 
 
 def _problem(path: str, message: str) -> Problem:
@@ -67,103 +89,21 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def loader_rules(doc: dict[str, Any], renderers: dict[str, str]) -> list[Problem]:
-    """The loader's cross-field rules. Values of the wrong type are the schema's to report
-    (cat.validate), so every rule here reads defensively and skips what it cannot judge."""
-    out: list[Problem] = []
-    for table in ("trainer", "orchestrator"):
-        if table not in doc:
-            out.append(_problem(table, f"[{table}] must be present (an empty table is enough)"))
-    model = (_text(get_path(doc, "model.name")) or _text(get_path(doc, "orchestrator.model.name"))
-             or DEFAULT_MODEL)
-    for shared, copies in {
-        "model.name": ["trainer.model.name", "orchestrator.model.name"],
-        "max_steps": ["trainer.max_steps", "orchestrator.max_steps"],
-        "output_dir": ["trainer.output_dir", "orchestrator.output_dir"],
-        "seq_len": ["trainer.model.seq_len", "orchestrator.seq_len"],
-    }.items():
-        top = get_path(doc, shared)
-        for c in copies:
-            v = get_path(doc, c)
-            if top is not None and v is not None and v != top:
-                out.append(_problem(c, f"{v!r} disagrees with {shared} = {top!r}"))
-    # The OPSD algo's own renderer is checked only when the orchestrator's is 'auto' as well:
-    # prime-rl's reference self_distill config leaves it unset beside an explicit one.
-    renderer_paths = ["orchestrator.renderer.name"]
-    if (get_path(doc, "orchestrator.renderer.name") or "auto") == "auto":
-        if get_path(doc, "orchestrator.algo.type") == "opsd":
-            renderer_paths.append("orchestrator.algo.renderer.name")
-        for i, src in enumerate(_list(get_path(doc, "orchestrator.train.source"))):
-            if get_path(src, "algo.type") == "opsd":
-                renderer_paths.append(f"orchestrator.train.source[{i}].algo.renderer.name")
-    for p in renderer_paths:
-        if (get_path(doc, p) or "auto") == "auto" and model not in renderers:
-            pick, _ = renderer_for(model, renderers)
-            out.append(_problem(p, f"'auto' is rejected for {model!r} (not in prime-rl's "
-                                   f"model->renderer map); set it explicitly, e.g. {pick!r}"))
-    batch = get_path(doc, "orchestrator.batch_size")
-    group = get_path(doc, "orchestrator.group_size", 1)
-    if isinstance(batch, int) and isinstance(group, int) and group > 0 and batch % group:
-        out.append(_problem("orchestrator.batch_size", f"{batch} is not divisible by group_size "
-                            f"{group} (batch_size counts rollouts: prompts x group_size)"))
-    port = get_path(doc, "inference.server.port", DEFAULT_PORT)
-    teachers = [("orchestrator.algo.teacher", get_path(doc, "orchestrator.algo.teacher"))]
-    for i, src in enumerate(_list(get_path(doc, "orchestrator.train.source"))):
-        teachers.append((f"orchestrator.train.source[{i}].algo.teacher", get_path(src, "algo.teacher")))
-    for path, t in teachers:
-        if not isinstance(t, dict):
-            continue
-        if not isinstance(t.get("base_url", ""), str):
-            continue
-        if "base_url" not in t:
-            out.append(_problem(f"{path}.base_url", "set the teacher's base_url explicitly (the "
-                                "default points at the policy's own inference server)"))
-        elif "inference" in doc and _port(t["base_url"]) == port:
-            out.append(_problem(f"{path}.base_url", f"port {port} is the policy inference "
-                                "server's; serve the teacher on another port"))
-    client = _text(get_path(doc, "orchestrator.model.client.base_url"))
-    if client and "inference" in doc and _port(client) not in (None, port):
-        out.append(_problem("orchestrator.model.client.base_url",
-                            f"port {_port(client)} must match inference.server.port {port}"))
-    return out
-
-
-def runtime_notes(doc: dict[str, Any]) -> list[Problem]:
-    """Sources whose agent runtime is unset run in a remote sandbox VM by default."""
+def check_document(doc: dict[str, Any], catalog: Catalog | None = None, *,
+                   entry: str = "rl") -> list[Problem]:
+    """Every problem prime-rl's loader (and launcher) would raise for this document as a config
+    of `entry`, with rename hints for unknown keys, and integers beyond TOML's range."""
     out = []
-    for kind in ("train", "eval"):
-        for i, src in enumerate(_list(get_path(doc, f"orchestrator.{kind}.source"))):
-            env = src.get("env", {}) if isinstance(src, dict) else {}
-            for role, cfg in env.items() if isinstance(env, dict) else []:
-                if isinstance(cfg, dict) and "harness" in cfg and "runtime" not in cfg:
-                    out.append(_problem(f"orchestrator.{kind}.source[{i}].env.{role}.runtime",
-                                        "unset: the default is a remote sandbox VM; set "
-                                        "type = 'subprocess' to run locally"))
-    return out
-
-
-def _port(url: str) -> int | None:
-    m = re.match(r"https?://[^/:]+(?::(\d{1,5}))?(?:/|\Z)", url)
-    if not m:
-        return None
-    return int(m.group(1)) if m.group(1) else (443 if url.startswith("https") else 80)
-
-
-def check_document(doc: dict[str, Any], catalog: Catalog | None = None) -> list[Problem]:
-    """Every problem prime-rl's loader would raise for this document, with rename hints."""
-    cat = catalog or prime_rl()
-    problems = []
-    for p in cat.validate(doc):
+    for p in loader.check(doc, entry, catalog):
         hint = rename_hint(p.path) if p.message.startswith("unknown key") else None
-        problems.append(Problem(p.path, f"unknown key: {hint}") if hint else p)
-    renderers = cat.schema.get("x-prime-rl", {}).get("model_renderers", {})
-    loader = loader_rules(doc, renderers) + deployment_rules(doc) + out_of_range(doc)
-    said = {p.path for p in loader}  # the loader's message is the more specific one
-    return loader + [p for p in problems if p.path not in said]
+        out.append(Problem(p.path, f"unknown key: {hint}") if hint else p)
+    return out + out_of_range(doc)
+
+
+def detect(doc: dict[str, Any]) -> tuple[str, list[Problem]]:
+    """The entry point a document is for (see prime_rl_loader.detect), and its problems."""
+    entry, _ = loader.detect(doc)
+    return entry, check_document(doc, entry=entry)
 
 
 def out_of_range(node: Any, path: str = "") -> list[Problem]:

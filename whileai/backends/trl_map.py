@@ -85,6 +85,10 @@ def max_prompt(run: RunSpec) -> int:
     return run.prompt_tokens + m.max_tokens + len(m.template.encode())
 
 
+def _eval_on(run: RunSpec) -> bool:
+    return run.eval.enabled
+
+
 def _builtin(run: RunSpec) -> bool:
     return run.data is None
 
@@ -148,13 +152,36 @@ FIELD_MAP: list[Row] = [
          "cap: prompts are passed whole", when=_is("opd", "grpo")),
     Drop("max_off_policy_steps", "TRL trains synchronously: every step samples with the current "
          "weights, so no rollout is ever stale"),
-    To("eval.interval", "eval_strategy", lambda r: "steps"),
-    To("eval.interval", "eval_steps", lambda r: r.eval_interval,
+    To("eval.enabled", "eval_strategy", lambda r: "steps" if r.eval.enabled else "no",
+       note=lambda r: "evaluate every eval_steps" if r.eval.enabled else "no evaluation"),
+    To("eval.interval", "eval_steps", lambda r: r.eval_interval, when=_eval_on,
        note=lambda r: "" if r.eval.interval else "unset: a quarter of the steps"),
-    To("eval.examples", "<data/test.jsonl rows>", test_rows,
+    To("eval.examples", "<data/test.jsonl rows>", test_rows, when=_eval_on,
        note=lambda r: f"the first rows of the {for_run(r).holdout_size}-row holdout"),
+    *[Drop(f"eval.{f}", "eval.enabled is false: eval_strategy 'no'", when=lambda r: not r.eval.enabled)
+      for f in ("interval", "examples")],
+    Drop("eval.taskset", "TRL evaluates on data/test.jsonl, the held-out rows of the training "
+         "data (generated or your data file); another taskset's tasks are not generated"),
+    Drop("eval.taskset_args", "TRL's holdout is data/test.jsonl: taskset arguments configure "
+         "prime-rl's taskset packages, which TRL does not load",
+         when=lambda r: bool(r.eval.taskset_args)),
+    Drop("taskset_args", "TRL trains from the files in data/ (whileai's local generator or your "
+         "data file): taskset arguments configure prime-rl's taskset packages, which TRL does "
+         "not load", when=lambda r: bool(r.taskset_args)),
+    Drop("roles", "TRL trains one policy on single-turn prompts from data/: agent roles are "
+         "seats of a prime-rl (verifiers) env"),
     Fix("per_device_eval_batch_size", eval_batch, "the eval batch must divide by the number of "
-        "generations", when=_is("grpo", "opsd")),
+        "generations", when=lambda r: r.eval.enabled and r.method.type in ("grpo", "opsd")),
+    To("checkpoint.enabled", "save_strategy", lambda r: "steps" if r.checkpoint.enabled else "no",
+       note=lambda r: "checkpoints every save_steps" if r.checkpoint.enabled else
+       "no checkpoints; the trained model is still saved at the end (trl's script: save_model)"),
+    To("checkpoint.interval", "save_steps", when=lambda r: r.checkpoint.enabled),
+    Fix("save_steps", lambda r: r.steps, "checkpoint.interval unset: one checkpoint, at the last "
+        "step (TRL's default save_steps 500 could save none)",
+        when=lambda r: r.checkpoint.enabled and r.checkpoint.interval is None),
+    To("checkpoint.keep_last", "save_total_limit", when=lambda r: r.checkpoint.enabled),
+    *[Drop(f"checkpoint.{f}", "checkpoint.enabled is false: save_strategy 'no'",
+           when=lambda r: not r.checkpoint.enabled) for f in ("interval", "keep_last")],
     Fix("report_to", ["wandb"], "monitor is set", when=lambda r: r.monitor is not None),
     To("monitor.project", "env.WANDB_PROJECT", note="TRL's W&B callback reads the project from "
        "the environment; TrlParser exports the config's env table"),

@@ -1,0 +1,233 @@
+"""The prime-rl field map: every spec field → the key(s) of the rl TOML it sets, or why prime-rl
+does not read it, plus the keys whileai sets itself. The report, `whileai explain` and the
+docs are derived from these rows.
+
+Most rows are fixed (`FIELD_MAP`); the rows that depend on the taskset (its agent roles, its
+arguments, the splits train and eval read, the eval taskset) and on the model (the renderer)
+are built per run by `rows(run)` from the pinned taskset catalogue and the renderers data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from whileai import taskset_catalog as tc
+from whileai.backends import prime_rl_deploy as deploy
+from whileai.backends import prime_rl_renderer as renderer
+from whileai.backends import prime_rl_teacher as teacher
+from whileai.fieldmap import Drop, Fix, Row, To
+from whileai.spec import OPD, RunSpec
+
+TRAIN = "orchestrator.train.source[0]"
+EVAL = "orchestrator.eval.source[0]"
+TEACHER_GPU_MEMORY = teacher.TEACHER_GPU_MEMORY
+OPSD_REASON = "prime-rl's opd/opsd loss is the sampled-token reverse-KL estimator, not configurable"
+HARNESS_NULL = "no agent harness: the taskset drives the episode (as in the pin's own configs)"
+RUNTIME = "always set the runtime: its default is a remote sandbox VM"
+
+
+def _is(kind: str) -> Any:
+    return lambda r: r.method.type == kind
+
+
+def _eval_on(r: RunSpec) -> bool:
+    return r.eval.enabled
+
+
+def _same_eval(r: RunSpec) -> bool:
+    return r.eval.enabled and r.eval.taskset is None
+
+
+def _ckpt(r: RunSpec) -> bool:
+    return r.checkpoint.enabled
+
+
+def _lora(r: RunSpec) -> bool:
+    return r.lora
+
+
+def local_teacher(r: RunSpec) -> bool:
+    """The teacher shares GPU 0 with the policy server (whileai.backends.prime_rl_teacher)."""
+    p = teacher.plan(r, r.method.type) if isinstance(r.method, OPD) else None
+    return p is not None and p.mode == "share"
+
+
+def split(r: RunSpec) -> tc.SplitPlan:
+    return tc.split_plan(r.taskset, r.taskset_args, r.eval.taskset, r.eval.taskset_args)
+
+
+def _eval_note(r: RunSpec) -> str:
+    plan = split(r)
+    if plan.same_rows:
+        return "eval reads the rows training reads (see the warning): no holdout"
+    if plan.same_rows is None:
+        return "eval reads the taskset's defaults (not checked: an unknown taskset)"
+    return f"eval reads {plan.arg} {plan.eval!r}, training {plan.train!r}" if plan.arg else ""
+
+
+HEAD: list[Row] = [
+    To("method.type", "orchestrator.algo.type"),
+    To("taskset", f"{TRAIN}.name"),
+    To("taskset", f"{TRAIN}.env.taskset.id"),
+    To("taskset", f"{EVAL}.name", when=_same_eval),
+    To("taskset", f"{EVAL}.env.taskset.id", when=_same_eval, note=_eval_note),
+    To("eval.taskset", f"{EVAL}.name", when=_eval_on),
+    To("eval.taskset", f"{EVAL}.env.taskset.id", when=_eval_on,
+       note="a different taskset: its rows are not training's"),
+    Drop("eval.taskset", "eval.enabled is false: no eval source", when=lambda r: not r.eval.enabled),
+]
+
+def _render(table: str) -> list[Row]:
+    """The renderer, chosen from the model by the renderers package's data (never 'auto')."""
+    def value(key: str) -> Any:
+        return lambda r: renderer.choose(r.model).table.get(key)
+
+    def note(r: RunSpec) -> str:
+        choice = renderer.choose(r.model)
+        return f"{choice.origin}: {choice.reason}"
+    return [To("model", f"{table}.{key}", value(key), note=note,
+               when=_is("opsd") if table.startswith("orchestrator.algo") else lambda r: True)
+            for key in renderer.TABLE_KEYS]
+
+
+FIELD_MAP: list[Row] = [
+    To("model", "model.name", note="shared: fills trainer, orchestrator and inference"),
+    *_render("orchestrator.renderer"),
+    To("steps", "max_steps"),
+    To("prompts", "orchestrator.batch_size", lambda r: r.rollouts,
+       note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"),
+    To("method.samples", "orchestrator.group_size"),
+    *deploy.DEPLOY_ROWS,
+    Fix("inference", {}, "rl launches the policy's inference server", when=deploy.serves),
+    *deploy.ENGINE_ROWS,
+    To("lora", "inference.vllm.enable_lora", lambda r: True, when=_lora),
+    To("lora", "orchestrator.model.lora.name", lambda r: f"whileai-r{r.lora_rank}", when=_lora,
+       note="the adapter name inference serves"),
+    To("lora", "inference.vllm.enable_lora", lambda r: False, when=lambda r: not r.lora,
+       note="full weights: no [trainer.model.lora]"),
+    To("lora_rank", "trainer.model.lora.rank", when=_lora),
+    To("lora_rank", "inference.vllm.max_lora_rank", when=_lora, note="vLLM must admit the rank"),
+    Drop("lora_rank", "lora is false: full weights are trained", when=lambda r: not r.lora),
+    Drop("seed", "prime-rl has no run seed (orchestrator.seed was removed); only vLLM sampling "
+         "takes one, --set inference.vllm.seed=N"),
+    To("prompt_tokens", "seq_len", lambda r: r.prompt_tokens + r.method.max_tokens,
+       note="seq_len = prompt_tokens + max_tokens"),
+    To("max_off_policy_steps", "orchestrator.max_off_policy_steps"),
+    To("eval.enabled", "<[orchestrator.eval] written>", when=_eval_on,
+       note="an eval table with one source"),
+    To("eval.enabled", "<no [orchestrator.eval]>", when=lambda r: not r.eval.enabled,
+       note="prime-rl runs no evaluation without the table (an empty one is refused)"),
+    To("eval.interval", "orchestrator.eval.interval", lambda r: r.eval_interval, when=_eval_on),
+    Fix("orchestrator.eval.interval", lambda r: r.eval_interval,
+        "eval.interval unset: a quarter of the steps",
+        when=lambda r: r.eval.enabled and r.eval.interval is None),
+    To("eval.examples", "orchestrator.eval.num_examples", when=_eval_on),
+    *[Drop(f"eval.{f}", "eval.enabled is false: no eval table is written",
+           when=lambda r: not r.eval.enabled) for f in ("interval", "examples")],
+    Drop("eval.taskset_args", "eval.enabled is false: no eval table is written",
+         when=lambda r: not r.eval.enabled and bool(r.eval.taskset_args)),
+    To("monitor.project", "monitors.wandb.project"),
+    To("monitor.entity", "monitors.wandb.entity"),
+    To("monitor.name", "monitors.wandb.name"),
+    Fix("monitors.wandb.name", lambda r: f"{r.method.type}-{r.taskset}", "monitor.name unset",
+        when=lambda r: r.monitor is not None and r.monitor.name is None),
+    To("monitor.group", "monitors.wandb.group"),
+    To("monitor.tags", "monitors.wandb.tags", when=lambda r: bool(r.monitor and r.monitor.tags)),
+    Drop("monitor.tags", "empty", when=lambda r: bool(r.monitor and not r.monitor.tags)),
+    To("output_dir", "output_dir"),
+    Drop("data", "prime-rl reads its tasks from the taskset package named by taskset"),
+    Drop("reward", "prime-rl scores rollouts with the taskset's own rubric"),
+    To("checkpoint.enabled", "ckpt", lambda r: {}, when=_ckpt,
+       note=lambda r: "[ckpt] turns checkpoints on for trainer and orchestrator"
+       + ("; saved at the end of training only" if r.checkpoint.interval is None else "")),
+    To("checkpoint.enabled", "<no [ckpt]>", when=lambda r: not r.checkpoint.enabled,
+       note="prime-rl writes no resumable checkpoint without the table"),
+    To("checkpoint.interval", "ckpt.interval", when=_ckpt, note="copied to trainer and orchestrator"),
+    To("checkpoint.keep_last", "ckpt.keep_last", when=_ckpt),
+    *[Drop(f"checkpoint.{f}", "checkpoint.enabled is false: no [ckpt] table is written",
+           when=lambda r: not r.checkpoint.enabled) for f in ("interval", "keep_last")],
+    # the method
+    To("method.temperature", "orchestrator.train.sampling.temperature"),
+    To("method.max_tokens", "orchestrator.train.sampling.max_completion_tokens"),
+    To("method.max_tokens", "orchestrator.eval.sampling.max_completion_tokens", when=_eval_on),
+    To("method.learning_rate", "trainer.optim.lr", lambda r: r.learning_rate,
+       note=lambda r: "" if r.method.learning_rate else
+       f"default for {r.method.type} with {'LoRA' if r.lora else 'full weights'}"),
+    To("method.divergence", "orchestrator.algo.type", lambda r: r.method.type,
+       when=lambda r: r.method.type != "grpo" and r.method.divergence == "reverse_kl",
+       note="its loss is the sampled-token reverse-KL estimator"),
+    Drop("method.divergence", OPSD_REASON + "; a forward-KL or JSD objective is not offered",
+         when=lambda r: r.method.type != "grpo" and r.method.divergence != "reverse_kl"),
+    Drop("method.top_k", "prime-rl scores only the sampled token (its reverse-KL estimator); "
+         "there is no top-k or full-vocabulary support to restrict"),
+    To("method.teacher.model", "orchestrator.algo.teacher.name"),
+    To("method.teacher.url", "orchestrator.algo.teacher.base_url",
+       note="rl never launches the teacher: serve it there (see run)"),
+    To("method.teacher.api_key_env", "orchestrator.algo.teacher.api_key_var"),
+    Fix("inference.vllm.gpu_memory_utilization", TEACHER_GPU_MEMORY,
+        "the local teacher shares GPU 0 with the policy server (prime-rl's ci opd config)",
+        when=local_teacher),
+    To("method.privileged", "orchestrator.algo.demo_key",
+       note="read from the task's info, then its top-level fields"),
+    To("method.template", "orchestrator.algo.template"),
+    *_render("orchestrator.algo.renderer"),
+    Drop("method.anchor", "prime-rl opsd scores against the live policy; an EMA or "
+         "initial-weights teacher (SDFT, SDPO) is not offered there",
+         when=lambda r: r.method.type == "opsd" and r.method.anchor != "live"),  # type: ignore
+    To("method.anchor", "orchestrator.algo.type", lambda r: "opsd",
+       when=lambda r: r.method.type == "opsd" and r.method.anchor == "live",  # type: ignore
+       note="prime-rl's opsd teacher is the live policy"),
+]
+
+
+def rows(run: RunSpec) -> list[Row]:
+    """The whole map for one run: the fixed rows with the per-run rows in their places."""
+    return [*HEAD, *_sources(run), *FIELD_MAP]
+
+
+def _sources(run: RunSpec) -> list[Row]:
+    out: list[Row] = []
+    for key, value in run.taskset_args.items():
+        out.append(To("taskset_args", f"{TRAIN}.env.taskset.{key}", _const(value)))
+    plan = split(run)
+    if plan.train_reason:
+        out.append(To("taskset", f"{TRAIN}.env.taskset.{plan.arg}", _const(plan.train),
+                      note=plan.train_reason))
+    out += _role_rows(run, TRAIN, run.taskset)
+    if not run.eval.enabled:
+        return out
+    if run.eval_same_taskset:
+        for key, value in run.taskset_args.items():
+            if key not in run.eval.taskset_args and not (plan.eval_reason and key == plan.arg):
+                out.append(To("taskset_args", f"{EVAL}.env.taskset.{key}", _const(value)))
+    for key, value in run.eval.taskset_args.items():
+        out.append(To("eval.taskset_args", f"{EVAL}.env.taskset.{key}", _const(value),
+                      note="the eval source's own argument"))
+    if plan.eval_reason:
+        out.append(To("taskset", f"{EVAL}.env.taskset.{plan.arg}", _const(plan.eval),
+                      note=plan.eval_reason))
+    return out + _role_rows(run, EVAL, run.eval_taskset)
+
+
+def _role_rows(run: RunSpec, source: str, taskset: str) -> list[Row]:
+    entry = tc.entry(taskset)
+    if entry is None and run.roles is not None and taskset == run.taskset:
+        return [row for role in run.roles for row in (
+            To("roles", f"{source}.env.{role}.harness.id", _const("null"), note=HARNESS_NULL),
+            To("roles", f"{source}.env.{role}.runtime.type", _const("subprocess"), note=RUNTIME))]
+    if entry is None:
+        why = (f"{tc.unknown_reason(taskset)}: the single-agent role 'agent' is assumed "
+               "(set roles for another env)")
+        return [Fix(f"{source}.env.agent.harness.id", "null", f"{HARNESS_NULL}; {why}"),
+                Fix(f"{source}.env.agent.runtime.type", "subprocess", f"{RUNTIME}; {why}")]
+    out: list[Row] = []
+    for role, info in entry["roles"].items():
+        whose = f"{tc.plugin_key(taskset)}'s role {role!r} (pinned taskset catalogue)"
+        if info.get("harness") in (None, "bash", "null") or info.get("harness_pinned_by_env"):
+            out.append(Fix(f"{source}.env.{role}.harness.id", "null", f"{whose}: {HARNESS_NULL}"))
+        out.append(Fix(f"{source}.env.{role}.runtime.type", "subprocess", f"{whose}: {RUNTIME}"))
+    return out
+
+
+def _const(value: Any) -> Any:
+    return lambda r: value
