@@ -103,11 +103,12 @@ def compile_cmd(
 
 def _check_target(backend: str, results: list[Any]) -> None:
     if backend == "prime-rl":
-        print("checked: every file passed the pinned prime-rl catalogue and loader rules")
+        print("checked: every file (each stage of a two-stage run) passed the pinned prime-rl "
+              "catalogue and loader rules")
         return
     from whileai.backends import trl_check
 
-    for c in results:
+    for c in [s for r in results for s in (r.stages or (r,))]:  # a two-stage run: each stage
         if c.out is None:
             _fail(SpecError("--check", True, "a written run directory: pass -o DIR"))
         try:

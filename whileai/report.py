@@ -6,7 +6,7 @@ plain report (the seed page's shape), `to_dict()` the `--json` contract.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from whileai.errors import mask
@@ -60,6 +60,7 @@ class Compiled:
     commands: tuple[str, ...]
     out: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    stages: tuple[Compiled, ...] = ()  # a two-stage run (whileai.stages): each stage, in order
 
     @property
     def text(self) -> str:
@@ -105,6 +106,7 @@ class Compiled:
             "warnings": [x._asdict() for x in self.warnings],
             "run": list(self.commands),
             "files": dict(self.files),
+            "stages": [s.to_dict() for s in self.stages],
         }
 
 
@@ -146,6 +148,8 @@ def ignore_text(x: Ignore) -> str:
 
 
 def render_text(c: Compiled) -> str:
+    if c.stages:
+        return _render_stages(c)
     lines = [f"{c.backend} config: {c.label}"]
     lines += ["  " + h for h in c.header()]
     lines.append("  reads: " + "; ".join(read_text(x) for x in grouped_reads(c.reads)))
@@ -157,3 +161,16 @@ def render_text(c: Compiled) -> str:
     for cmd in c.commands:
         lines.append(f"  {run}: {cmd}")
     return "\n".join(lines)
+
+
+def _render_stages(c: Compiled) -> str:
+    """A two-stage run: each stage's own report, then the commands of both in order."""
+    n = len(c.stages)
+    out = [f"{c.backend} {n}-stage run: {c.label}"]
+    for i, st in enumerate(c.stages, 1):
+        body = render_text(replace(st, commands=()))
+        out.append(f"stage {i} of {n}: " + body.split("\n", 1)[0] + "\n" + body.split("\n", 1)[1])
+    run = "run, in order" if c.out else "run, in order (once written with -o)"
+    out.append(f"  {run}:")
+    out += [f"    {cmd}" for cmd in c.commands]
+    return "\n".join(out)

@@ -66,3 +66,5 @@ class Report(_Row):
     warnings: list[Finding] = Field(description="Research-backed warnings for this run.")
     run: list[str] = Field(description="Shell commands that start the run, in order.")
     files: dict[str, str] = Field(description="Every emitted file: name relative to the output -> text.")
+    stages: list[Report] = Field(description="A two-stage run (`then`): each stage's own report, in "
+                                 "order (the fields above then cover both); [] for one stage.")

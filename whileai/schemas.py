@@ -184,7 +184,8 @@ _OWN_DATA = str(Path(__file__).resolve().parents[1] / "examples" / "own-data" / 
 
 def sample_runs() -> dict[str, _spec.RunSpec]:
     """Runs that between them set every spec field (all methods, LoRA and full weights, W&B
-    monitor, eval set and unset): the catalogue checks and the field-map docs compile these."""
+    monitor, eval set and unset, a two-stage run): the catalogue checks and the field-map docs
+    compile these."""
     base = {"taskset": "reverse-text", "model": "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"}
     opd = {"type": "opd", "teacher": _TEACHER}
     runs: dict[str, dict[str, Any]] = {
@@ -200,5 +201,11 @@ def sample_runs() -> dict[str, _spec.RunSpec]:
                       "seed": 7, "output_dir": "runs/grpo"},
         "grpo-own-data": {"method": {"type": "grpo", "samples": 4}, "data": _OWN_DATA,
                           "reward": "rewards.contains_answer"},
+        "sft-lora": {"method": {"type": "sft", "teacher": _TEACHER}},
+        "sft-full": {"method": {"type": "sft", "teacher": _REMOTE, "samples": 2, "temperature": 0.7,
+                                "max_tokens": 1024, "learning_rate": 1e-5}, "lora": False},
+        "sft-then-opd": {"method": {"type": "sft", "teacher": _TEACHER, "max_tokens": 1024},
+                         "lora": False, "then": {"method": opd, "steps": 50, "prompts": 32,
+                                                 "lora": True, "lora_rank": 64}},
     }
     return {name: _spec.RunSpec.model_validate(base | fields) for name, fields in runs.items()}

@@ -1,4 +1,5 @@
-"""The run spec: one method (whileai.methods) on a taskset for a student model.
+"""The run spec: one method (whileai.methods) on a taskset for a student model, optionally
+followed by a second stage (`then`) whose student is the first stage's final weights.
 
 Every field is described once, here; `whileai methods`, the JSON schemas and the docs read
 these descriptions, and `source` names where each default comes from.
@@ -12,11 +13,13 @@ from typing import Any
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from whileai import paths, values
+from whileai.errors import SpecError
 from whileai.methods import (  # noqa: F401  (re-exported: the public spec names)
     GRPO,
     METHODS,
     OPD,
     OPSD,
+    SFT,
     Divergence,
     Endpoint,
     Method,
@@ -66,6 +69,43 @@ class Monitor(_Spec):
         return v
 
 
+def flatten_overrides(v: Any) -> Any:
+    """`[overrides] trainer.optim.lr = 1e-5` is a nested table in TOML: flatten it to canonical
+    dotted keys (a.source[0].b), refusing malformed keys and secret values."""
+    if not isinstance(v, dict):
+        return v
+    flat = paths.flatten(v)
+    for key, value in flat.items():
+        values.check_override(paths.parse(key), key, value)
+    return flat
+
+
+class Stage(_Spec):
+    """The second stage of a two-stage run: its student is the first stage's final weights.
+    Every run field not named here (taskset, gpus, seed, eval, monitor, output_dir, data, ...)
+    is the first stage's."""
+
+    method: Method = Field(description="The second stage's method: a table with type = opd | opsd | "
+                           "grpo | sft (an SFT cold start is followed by opd).")
+    steps: int | None = src("Optimizer steps of the second stage. Unset: the first stage's.", "",
+                            default=None, ge=1, le=MAX_STEPS)
+    prompts: int | None = src("Prompts per step of the second stage. Unset: the first stage's.", "",
+                              default=None, ge=1, le=1 << 16)
+    lora: bool | None = src("Train LoRA adapters in the second stage. Unset: as the first stage "
+                            "(full weights).", "", default=None)
+    lora_rank: int | None = src("LoRA rank of the second stage. Unset: the first stage's.", "",
+                                default=None, ge=1, le=4096)
+    overrides: dict[str, Any] = src(
+        "Target-specific settings of the second stage only, as dotted keys (the spec's own "
+        "overrides and --set apply to the first stage).", "", default_factory=dict,
+    )
+
+    @field_validator("overrides", mode="before")
+    @classmethod
+    def _flatten(cls, v: Any) -> Any:
+        return flatten_overrides(v)
+
+
 class RunSpec(_Spec):
     """One training run: a method on a taskset for a student model."""
 
@@ -80,7 +120,8 @@ class RunSpec(_Spec):
     )
     model: str = src("The student: a Hugging Face model id or local path.", "", min_length=1,
                      max_length=PATH_LEN)
-    method: Method = Field(description="The training method: a table with type = opd | opsd | grpo.")
+    method: Method = Field(description="The training method: a table with type = opd | opsd | grpo "
+                           "| sft.")
     steps: int = src("Optimizer steps.", "prime-rl/anchor default 100", default=100, ge=1,
                      le=MAX_STEPS)
     prompts: int = src(
@@ -130,6 +171,13 @@ class RunSpec(_Spec):
         "Target-specific settings as dotted keys, checked against the target's pinned schema.",
         "", default_factory=dict,
     )
+    then: Stage | None = src(
+        "A second stage trained from this one's final weights (full weights: lora must be "
+        "false), e.g. an SFT cold start, then OPD. whileai writes both stages, their order and "
+        "the command that hands the weights on.",
+        "Li 2026 (arXiv:2604.13016) §5.1: a student that cannot produce the teacher's tokens "
+        "needs an SFT cold start before OPD", default=None,
+    )
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True,
                               allow_inf_nan=False)
@@ -138,14 +186,7 @@ class RunSpec(_Spec):
     @field_validator("overrides", mode="before")
     @classmethod
     def _flatten(cls, v: Any) -> Any:
-        """`[overrides] trainer.optim.lr = 1e-5` is a nested table in TOML: flatten it to
-        canonical dotted keys (a.source[0].b), refusing malformed keys and secret values."""
-        if not isinstance(v, dict):
-            return v
-        flat = paths.flatten(v)
-        for key, value in flat.items():
-            values.check_override(paths.parse(key), key, value)
-        return flat
+        return flatten_overrides(v)
 
     @field_validator("taskset")
     @classmethod
@@ -163,6 +204,10 @@ class RunSpec(_Spec):
             raise ValueError(
                 f"inference_gpus must leave at least one of the {self.gpus} GPUs for the trainer"
             )
+        if self.then is not None and self.lora:
+            raise SpecError("lora", True, "false when a second stage (then) follows: its student "
+                            "is this stage's final full weights (a LoRA adapter would need merging "
+                            "into the base first)", hint="set lora = false")
         return self
 
     @property
@@ -188,5 +233,5 @@ class RunSpec(_Spec):
 
 def default_lr(method: str, lora: bool) -> float:
     """The researched default learning rate (see each method's learning_rate source)."""
-    table = {"opd": (1e-4, 1e-6), "opsd": (5e-6, 5e-6), "grpo": (5e-5, 3e-6)}
+    table = {"opd": (1e-4, 1e-6), "opsd": (5e-6, 5e-6), "grpo": (5e-5, 3e-6), "sft": (1e-4, 3e-6)}
     return table[method][0 if lora else 1]

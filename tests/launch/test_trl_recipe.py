@@ -36,21 +36,28 @@ def test_dry_run_writes_the_run_dirs_without_torch(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     loaded = {m.split(".")[0] for m in json.loads(p.stdout.strip().splitlines()[-1])}
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
-    assert p.stdout.count("trl config: config.yaml") == 3
+    assert p.stdout.count("trl config: config.yaml") == 4
     m = load_manifest(tmp_path / "trl-tiny")
-    assert list(m.arms) == ["grpo", "opd", "opsd"] and m.meta["steps"] == 4
+    assert list(m.arms) == ["grpo", "opd", "opsd", "sft"] and m.meta["steps"] == 4
+    assert m.meta["comparisons"] == [["opd", "grpo"], ["opsd", "grpo"], ["sft", "grpo"], ["opd", "sft"]]
     models = Path(m.meta["models_dir"])
     assert models.parent.parent == Path(os.environ["WHILEAI_CACHE"]) and not models.exists()
     for arm in m.arms.values():
         spec = arm.spec
         assert spec.target == "trl" and spec.argv[-3:-1] == ["call", EVAL]
-        assert json.loads(spec.argv[-1]) == {"command": spec.commands[0], "taskset": "reverse-text",
-                                             "reward": None}
+        # the arm's commands in order as one line: SFT samples the teacher, then trains
+        assert json.loads(spec.argv[-1]) == {"command": " && ".join(spec.commands),
+                                             "taskset": "reverse-text", "reward": None}
         assert spec.student == str(models / "student")
         assert (Path(arm.dir) / "config.yaml").exists()
         assert len((Path(arm.dir) / "data" / "test.jsonl").read_text().splitlines()) == 8
     out = tmp_path / "trl-tiny"
     assert (out / "opsd" / "train.py").exists() and (out / "grpo" / "reverse_text.py").exists()
+    sft = m.arms["sft"].spec
+    assert (out / "sft" / "sample.py").exists() and len(sft.commands) == 2
+    assert sft.commands[0].startswith("python sample.py --teacher " + str(models / "teacher"))
+    assert "--prompts 16 --samples 4" in sft.commands[0] and "--max-new-tokens 64" in sft.commands[0]
+    assert sft.commands[1] == "trl sft --config config.yaml"
     cfg = (out / "opd" / "config.yaml").read_text()
     assert f"teacher_model_name_or_path: {models / 'teacher'}" in cfg
     import yaml

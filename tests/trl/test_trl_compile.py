@@ -15,7 +15,7 @@ from whileai.backends import trl, trl_catalog
 from whileai.backends.trl_map import FIELD_MAP, completions, teacher_template
 from whileai.errors import SpecError
 from whileai.fieldmap import Drop, To, label, spec_fields
-from whileai.spec import GRPO, METHODS, OPD, OPSD, RunSpec
+from whileai.spec import GRPO, METHODS, OPD, OPSD, SFT, RunSpec
 from whileai.tasksets import reverse_text, reverse_text_reward
 
 
@@ -28,7 +28,8 @@ def full_run(kind: str, *, lora: bool) -> RunSpec:
     """Every optional field set."""
     method = {"opd": OPD(TEACHER, top_k=8, samples=2, learning_rate=2e-5),
               "opsd": OPSD(anchor="initial", samples=2, learning_rate=2e-5),
-              "grpo": GRPO(samples=4, learning_rate=2e-5)}[kind]
+              "grpo": GRPO(samples=4, learning_rate=2e-5),
+              "sft": SFT(TEACHER, samples=2, temperature=0.8, learning_rate=2e-5)}[kind]
     return RunSpec.model_validate({
         "$schema": "x.json", "taskset": "reverse-text", "model": "m", "method": method,
         "steps": 10, "prompts": 8, "gpus": 4, "inference_gpus": 1, "lora": lora, "seed": 3,
@@ -39,7 +40,8 @@ def full_run(kind: str, *, lora: bool) -> RunSpec:
 
 
 def leaf_fields(kind: str) -> list[str]:
-    top = [f for f in spec_fields(RunSpec) if not f.startswith("method.")]
+    """The fields one stage's field map accounts for (`then.*`: whileai.stages, tests/test_coverage.py)."""
+    top = [f for f in spec_fields(RunSpec) if not f.startswith(("method.", "then."))]
     return top + [f"method.{f}" for f in spec_fields(METHODS[kind])]
 
 

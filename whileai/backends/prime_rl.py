@@ -6,6 +6,7 @@ derived from it. Output is checked against the pinned catalogue and the loader's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from shlex import quote
 from typing import Any
 
@@ -13,26 +14,28 @@ import tomli_w
 
 from whileai import __version__
 from whileai.backends import overrides as ov
-from whileai.backends.prime_rl_rules import check_document, rename_hint, renderer_for
+from whileai.backends.prime_rl_algo import (
+    algo_rows,
+    renderer,
+    renderer_reason,
+    serve_command,
+    teacher,
+    teacher_memory_rows,
+)
+from whileai.backends.prime_rl_rules import check_document, rename_hint
 from whileai.catalog import prime_rl
 from whileai.errors import SpecError, raw
 from whileai.fieldmap import Drop, Fix, Row, To, apply, get_path
 from whileai.report import Compiled
 from whileai.rules import findings
-from whileai.spec import OPD, RunSpec
+from whileai.spec import RunSpec
 
 COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 VERSION = "0.8.0"
 TARGET = f"prime-rl {COMMIT[:7]} ({VERSION})"
-TEACHER_GPU_MEMORY = 0.4  # prime-rl's ci opd config: teacher and policy share GPU 0
 
 TRAIN = "orchestrator.train.source[0]"
 EVAL = "orchestrator.eval.source[0]"
-OPSD_REASON = "prime-rl's opd/opsd loss is the sampled-token reverse-KL estimator, not configurable"
-
-
-def _is(kind: str) -> Any:
-    return lambda r: r.method.type == kind
 
 
 # Tasksets name their own agent roles: `agent` for single-agent ones, players for games.
@@ -52,21 +55,9 @@ def _lora(r: RunSpec) -> bool:
     return r.lora
 
 
-def _local_teacher(r: RunSpec) -> bool:
-    return isinstance(r.method, OPD) and r.method.teacher.url.split("/")[2].split(":")[0] in (
-        "localhost", "127.0.0.1", "0.0.0.0")
-
-
-def _renderer(r: RunSpec) -> str:
-    return renderer_for(r.model, prime_rl().schema["x-prime-rl"]["model_renderers"])[0]
-
-
-def _renderer_reason(r: RunSpec) -> str:
-    return "loader rule: " + renderer_for(r.model, prime_rl().schema["x-prime-rl"]["model_renderers"])[1]
-
-
+ALGO = algo_rows("orchestrator.algo")
 FIELD_MAP: list[Row] = [
-    To("method.type", "orchestrator.algo.type"),
+    ALGO[0],  # method.type -> orchestrator.algo.type, first: the report opens with it
     To("taskset", f"{TRAIN}.name"),
     To("taskset", f"{TRAIN}.env.taskset.id"),
     To("taskset", f"{EVAL}.name"),
@@ -77,7 +68,7 @@ FIELD_MAP: list[Row] = [
           ("harness.id", "null", "no agent harness: the taskset drives the episode"),
           ("runtime.type", "subprocess", "always set the runtime: its default is a remote sandbox VM"))],
     To("model", "model.name", note="shared: fills trainer, orchestrator and inference"),
-    Fix("orchestrator.renderer.name", _renderer, _renderer_reason),
+    Fix("orchestrator.renderer.name", renderer, renderer_reason),
     To("steps", "max_steps"),
     To("prompts", "orchestrator.batch_size", lambda r: r.rollouts,
        note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"),
@@ -118,37 +109,17 @@ FIELD_MAP: list[Row] = [
     Drop("data", "prime-rl reads its tasks from the taskset package named by taskset"),
     Drop("reward", "prime-rl scores rollouts with the taskset's own rubric"),
     Fix("ckpt", {}, "checkpoint at the end of training"),
-    # the method
-    To("method.temperature", "orchestrator.train.sampling.temperature"),
+    # the method: the per-run rows here, the algo table from prime_rl_algo (a mixture's source
+    # reuses it at orchestrator.train.source[i].algo)
+    To("method.temperature", "orchestrator.train.sampling.temperature",
+       note=lambda r: "the teacher samples the training completions" if r.method.type == "sft" else ""),
     To("method.max_tokens", "orchestrator.train.sampling.max_completion_tokens"),
     To("method.max_tokens", "orchestrator.eval.sampling.max_completion_tokens"),
     To("method.learning_rate", "trainer.optim.lr", lambda r: r.learning_rate,
        note=lambda r: "" if r.method.learning_rate else
        f"default for {r.method.type} with {'LoRA' if r.lora else 'full weights'}"),
-    To("method.divergence", "orchestrator.algo.type", lambda r: r.method.type,
-       when=lambda r: r.method.type != "grpo" and r.method.divergence == "reverse_kl",
-       note="its loss is the sampled-token reverse-KL estimator"),
-    Drop("method.divergence", OPSD_REASON + "; a forward-KL or JSD objective is not offered",
-         when=lambda r: r.method.type != "grpo" and r.method.divergence != "reverse_kl"),
-    Drop("method.top_k", "prime-rl scores only the sampled token (its reverse-KL estimator); "
-         "there is no top-k or full-vocabulary support to restrict"),
-    To("method.teacher.model", "orchestrator.algo.teacher.name"),
-    To("method.teacher.url", "orchestrator.algo.teacher.base_url",
-       note="rl never launches the teacher: serve it there (see run)"),
-    To("method.teacher.api_key_env", "orchestrator.algo.teacher.api_key_var"),
-    Fix("inference.vllm.gpu_memory_utilization", TEACHER_GPU_MEMORY,
-        "the local teacher shares GPU 0 with the policy server (prime-rl's ci opd config)",
-        when=_local_teacher),
-    To("method.privileged", "orchestrator.algo.demo_key",
-       note="read from the task's info, then its top-level fields"),
-    To("method.template", "orchestrator.algo.template"),
-    Fix("orchestrator.algo.renderer.name", _renderer, _renderer_reason, when=_is("opsd")),
-    Drop("method.anchor", "prime-rl opsd scores against the live policy; an EMA or "
-         "initial-weights teacher (SDFT, SDPO) is not offered there",
-         when=lambda r: r.method.type == "opsd" and r.method.anchor != "live"),  # type: ignore
-    To("method.anchor", "orchestrator.algo.type", lambda r: "opsd",
-       when=lambda r: r.method.type == "opsd" and r.method.anchor == "live",  # type: ignore
-       note="prime-rl's opsd teacher is the live policy"),
+    *ALGO[1:],
+    *teacher_memory_rows(),
 ]
 
 
@@ -157,7 +128,7 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
     given: the warning rules and the report's summary use these, not the spec's values."""
     m = run.method
     out: dict[str, Any] = {
-        "estimator": "sampled_token" if m.type != "grpo" else "policy_gradient",
+        "estimator": {"grpo": "policy_gradient", "sft": "cross_entropy"}.get(m.type, "sampled_token"),
         "support_top_k": None,
         "anchor": "live" if m.type == "opsd" else None,
         "top_p": 1.0,
@@ -188,18 +159,23 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
     return out
 
 
-def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
-    """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing."""
+def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ()) -> Compiled:
+    """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing.
+
+    extra: rows applied after the field map (a stage of a two-stage run: its run name, where its
+    weights land); a key set twice keeps the later value, and the report shows that one."""
     if run.gpus > 8:
         raise SpecError("gpus", run.gpus, "at most 8: prime-rl's single_node deployment holds "
                         "gpus_per_node GPUs; whileai does not write multi-node configs")
-    if isinstance(run.method, OPD) and run.method.teacher.port == 8000:
-        raise SpecError("method.teacher.url", run.method.teacher.url,
+    t = teacher(run.method)
+    if t is not None and t.port == 8000:
+        raise SpecError("method.teacher.url", t.url,
                         "a port other than 8000, where rl serves the policy itself")
-    applied = apply(FIELD_MAP, run)
+    applied = apply([*FIELD_MAP, *extra], run)
     doc = applied.doc
     doc.setdefault("trainer", {})
-    reads, ignores, fixed = list(applied.reads), list(applied.ignores), list(applied.fixed)
+    reads, ignores = list(applied.reads), list(applied.ignores)
+    fixed = list({f.path: f for f in applied.fixed}.values())  # the later of two writers wins
     catalog = prime_rl()
     ov.apply_overrides(doc, run.overrides, catalog, hint=rename_hint)
     ov.override_reads(reads, ignores, fixed, run.overrides)
@@ -220,16 +196,8 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
 
 
 def _commands(run: RunSpec, fname: str) -> list[str]:
-    cmds = []
-    if isinstance(run.method, OPD):
-        t = run.method.teacher
-        if _local_teacher(run):
-            cmds.append(f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {quote(t.model)} "
-                        f"--server.port {t.port or 80} --vllm.gpu-memory-utilization "
-                        f"{TEACHER_GPU_MEMORY} &  # serve the teacher at {t.url}")
-        else:
-            cmds.append(f"# first serve {t.model} at {t.url} (vLLM with prompt logprobs; "
-                        f"key in ${t.api_key_env})")
+    t = teacher(run.method)
+    cmds = [serve_command(t)] if t is not None else []
     cmds.append(f"uv run rl @ {quote(fname)}")
     return cmds
 

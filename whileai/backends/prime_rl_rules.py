@@ -110,9 +110,15 @@ def loader_rules(doc: dict[str, Any], renderers: dict[str, str]) -> list[Problem
         out.append(_problem("orchestrator.batch_size", f"{batch} is not divisible by group_size "
                             f"{group} (batch_size counts rollouts: prompts x group_size)"))
     port = get_path(doc, "inference.server.port", DEFAULT_PORT)
-    teachers = [("orchestrator.algo.teacher", get_path(doc, "orchestrator.algo.teacher"))]
+    algos = [("orchestrator.algo", get_path(doc, "orchestrator.algo"))]
     for i, src in enumerate(_list(get_path(doc, "orchestrator.train.source"))):
-        teachers.append((f"orchestrator.train.source[{i}].algo.teacher", get_path(src, "algo.teacher")))
+        algos.append((f"orchestrator.train.source[{i}].algo", get_path(src, "algo")))
+    teachers = []
+    for path, algo in algos:
+        out += _sampling_rules(path, algo)
+        if isinstance(algo, dict):
+            teachers += [(f"{path}.teacher", algo.get("teacher")),
+                         (f"{path}.sampling.source", get_path(algo, "sampling.source"))]
     for path, t in teachers:
         if not isinstance(t, dict):
             continue
@@ -129,6 +135,28 @@ def loader_rules(doc: dict[str, Any], renderers: dict[str, str]) -> list[Problem
         out.append(_problem("orchestrator.model.client.base_url",
                             f"port {_port(client)} must match inference.server.port {port}"))
     return out
+
+
+# prime-rl's algorithms whose action loss is rl or ref_kl (algorithm.py): they need the live
+# policy's own sampling logprobs, so only sft may sample from a frozen model
+POLICY_SAMPLED = ("grpo", "echo", "max_rl", "rae", "hierarchical_grpo", "opd", "opsd")
+
+
+def _sampling_rules(path: str, algo: Any) -> list[Problem]:
+    """Who samples: sft needs a frozen `sampling.source` (a hosted teacher), every other
+    algorithm the policy (algorithm.py :179 and :354 at the pin)."""
+    if not isinstance(algo, dict):
+        return []
+    kind = algo.get("type", "grpo")
+    source = get_path(algo, "sampling.source", "policy")
+    frozen = isinstance(source, dict)
+    if kind == "sft" and not frozen:
+        return [_problem(f"{path}.sampling.source", "algorithm 'sft' needs a teacher to sample from: "
+                         "set sampling.source to a hosted model (name and base_url), not the policy")]
+    if kind in POLICY_SAMPLED and frozen:
+        return [_problem(f"{path}.sampling.source", f"algorithm {kind!r} trains on the policy's own "
+                         "samples (rl/ref_kl loss); a frozen sampling.source is only for 'sft'")]
+    return []
 
 
 def runtime_notes(doc: dict[str, Any]) -> list[Problem]:

@@ -1,5 +1,6 @@
-"""TRL backend: RunSpec → a run directory for `trl distillation` (OPD), `trl grpo` (GRPO) or
-TRL's experimental SDFTTrainer (OPSD, through a short train.py), pinned to TRL 1.16.0.
+"""TRL backend: RunSpec → a run directory for `trl distillation` (OPD), `trl grpo` (GRPO),
+TRL's experimental SDFTTrainer (OPSD, through a short train.py) or `trl sft` on completions the
+teacher wrote first (SFT, through sample.py), pinned to TRL 1.16.0.
 
 Pure: `compile(run)` returns every file's text and the report; nothing is imported from trl,
 torch or transformers, and nothing is written. The field map (trl_map.py) is the mapping;
@@ -14,27 +15,36 @@ import math
 import shlex
 from dataclasses import replace
 from functools import cache
+from importlib import resources
 from typing import Any
 
 from whileai import __version__
 from whileai.backends import overrides as ov
 from whileai.backends import trl_catalog, trl_reward
-from whileai.backends.trl_map import CPU_ROWS, FIELD_MAP, anchor_kind, privileged_key
+from whileai.backends.trl_map import (
+    CPU_ROWS,
+    DATA,
+    FIELD_MAP,
+    SAMPLE_PY,
+    SAMPLES,
+    anchor_kind,
+    privileged_key,
+)
 from whileai.errors import SpecError, raw
 from whileai.fieldmap import apply
 from whileai.report import Compiled, Ignore, Read, render_text
 from whileai.rules import findings
-from whileai.spec import OPSD, RunSpec
+from whileai.spec import OPSD, SFT, RunSpec
 from whileai.tasksets import for_run, rows, source
 
 TRL_VERSION = "1.16.0"
 TARGET = f"trl {TRL_VERSION}"
-COMMAND = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft"}
+COMMAND = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft", "sft": "sft"}
 OFFLINE_ENV = "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1"
 
 
 def command_name(run: RunSpec) -> str:
-    """The parser a config is for: 'distillation', 'grpo' or 'sdft' (whileai's train.py)."""
+    """The parser a config is for: 'distillation', 'grpo', 'sdft' (whileai's train.py) or 'sft'."""
     return COMMAND[run.method.type]
 
 
@@ -46,7 +56,8 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
     if isinstance(m, OPSD):
         anchor = {"base": "initial"}.get(anchor_kind(run), anchor_kind(run))
     out: dict[str, Any] = {
-        "estimator": "policy_gradient" if m.type == "grpo" else "full_vocab",
+        "estimator": {"grpo": "policy_gradient", "sft": "cross_entropy"}.get(m.type, "full_vocab"),
+        "teacher_reads": "text" if m.type == "sft" else "token_ids",
         "support_top_k": None,
         "anchor": anchor,
         "anchor_requested": getattr(m, "anchor", None),
@@ -54,7 +65,8 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "samples_effective": 1 if m.type == "opd" else m.samples,
         "command": command_name(run),
         "layout": "processes from accelerate (gpus not read)",
-        "asynchrony": "synchronous (on-policy every step)",
+        "asynchrony": "off-policy: the teacher's completions are all sampled before training"
+        if m.type == "sft" else "synchronous (on-policy every step)",
     }
     if doc is None:
         return out
@@ -109,6 +121,8 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
     ov.apply_overrides(doc, run.overrides, trl_catalog.catalog(cmd))
     ov.override_reads(reads, ignores, fixed, run.overrides)
     _check_batch(doc, run)
+    sampled = sample_prompts(run, doc)
+    reads = [r._replace(value=sampled) if r.path == f"<{SAMPLE_PY} --prompts>" else r for r in reads]
 
     files = {"config.yaml": _header(run, cmd) + dumps(doc)}
     train, holdout = _data(run)
@@ -122,23 +136,48 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
             files[reward.copy] = reward.source
     if run.method.type == "opsd":
         files["train.py"] = TRAIN_PY
+    if run.method.type == "sft":
+        files[SAMPLE_PY] = resources.files("whileai.backends").joinpath("trl_sample.py").read_text()
     data = facts(run, doc)
     path = reward.pythonpath if reward is not None else None
     compiled = Compiled(
         backend="trl", target=TARGET, run=run, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
-        warnings=findings(run, data), commands=tuple(commands(run, out, path)), out=out, data=data,
+        warnings=findings(run, data), commands=tuple(commands(run, out, path, sampled)), out=out,
+        data=data,
     )
-    files["README.md"] = _readme(compiled, path)
+    files["README.md"] = _readme(compiled, path, sampled)
     return compiled
 
 
-def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None) -> list[str]:
+def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None,
+             prompts: int | None = None) -> list[str]:
+    """The shell lines that run the directory, in order (SFT: sample, then train).
+    prompts: SFT's train prompts to sample (default: steps x prompts)."""
     where = f"cd {shlex.quote(out)} && " if out else ""
     env = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
     if run.method.type == "opsd":
         return [f"{where}python train.py --config config.yaml"]
+    if isinstance(run.method, SFT):
+        m = run.method
+        n = prompts if prompts is not None else run.steps * run.prompts
+        sample = (f"python {SAMPLE_PY} --teacher {shlex.quote(m.teacher.model)} --prompts {n} "
+                  f"--samples {m.samples} --temperature {m.temperature:g} --max-new-tokens "
+                  f"{m.max_tokens} --seed {run.seed} --data {DATA} --out {SAMPLES}")
+        return [f"{where}{sample}", f"{where}trl sft --config config.yaml"]
     return [f"{where}{env}trl {command_name(run)} --config config.yaml"]
+
+
+def sample_prompts(run: RunSpec, doc: dict[str, Any]) -> int | None:
+    """SFT: train prompts the teacher answers, enough for every step of the final config (its
+    max_steps x completions per step, over `samples` completions a prompt); None otherwise."""
+    if not isinstance(run.method, SFT):
+        return None
+    steps = doc.get("max_steps", run.steps)
+    per_step = doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+    if not isinstance(steps, int) or steps < 1:
+        return run.steps * run.prompts
+    return -(-steps * per_step // run.method.samples)
 
 
 def dumps(doc: dict[str, Any]) -> str:
@@ -207,16 +246,18 @@ def _jsonl(rows: list[dict[str, Any]]) -> str:
 
 
 def _header(run: RunSpec, cmd: str) -> str:
-    how = "python train.py --config config.yaml" if cmd == "sdft" else f"trl {cmd} --config config.yaml"
+    how = {"sdft": "python train.py --config config.yaml",
+           "sft": f"python {SAMPLE_PY} ... (see README.md), then trl sft --config config.yaml"}.get(
+        cmd, f"trl {cmd} --config config.yaml")
     return (
         f"# written by whileai {__version__} for {TARGET}: {run.method.type} on {run.taskset}\n"
         f"# run from this directory: {how}    (what each key does: README.md)\n\n"
     )
 
 
-def _readme(c: Compiled, pythonpath: str | None = None) -> str:
+def _readme(c: Compiled, pythonpath: str | None = None, prompts: int | None = None) -> str:
     run = c.run
-    here = replace(c, out=c.main, commands=tuple(commands(run, None, pythonpath)))
+    here = replace(c, out=c.main, commands=tuple(commands(run, None, pythonpath, prompts)))
     names = "\n".join(f"- `{n}`" for n in sorted(c.files) if n != "README.md")
     fixed = "\n".join(f"- `{f.path}: {f.value!r}`: {f.reason}" for f in c.fixed) or "- none"
     return (
@@ -229,11 +270,21 @@ def _readme(c: Compiled, pythonpath: str | None = None) -> str:
         f"prefix the command with `{OFFLINE_ENV}`.\n"
         "More than one GPU: `accelerate launch --num_processes N` (for OPSD: "
         "`accelerate launch --num_processes N train.py --config config.yaml`); each step then "
-        "holds N times the batch below.\n\n"
-        f"## Files\n\n{names}\n\n"
+        "holds N times the batch below.\n\n" + (_SFT_NOTE if run.method.type == "sft" else "")
+        + f"## Files\n\n{names}\n\n"
         "## What whileai read, ignored and set\n\n```text\n" + render_text(here) + "\n```\n\n"
         f"Keys whileai set that no spec field produced:\n\n{fixed}\n"
     )
+
+
+_SFT_NOTE = (
+    f"Off-policy distillation runs in two steps: `{SAMPLE_PY}` loads the teacher in-process and writes "
+    f"its completions of the train and holdout prompts to `{SAMPLES}/` (prompt and completion "
+    "columns), then `trl sft` trains the student on them with cross-entropy on the completion "
+    "tokens only. The teacher must be a local folder or in the local Hugging Face cache for an "
+    "offline run. With N training processes a step takes N times the completions: pass "
+    f"`--prompts` N times larger to `{SAMPLE_PY}` (otherwise the trainer cycles the samples).\n\n"
+)
 
 
 TRAIN_PY = '''\
@@ -283,4 +334,5 @@ if __name__ == "__main__":
 '''
 
 
-__all__ = ["TARGET", "TRL_VERSION", "command_name", "commands", "compile", "dumps", "facts"]
+__all__ = ["TARGET", "TRL_VERSION", "command_name", "commands", "compile", "dumps", "facts",
+           "sample_prompts"]
