@@ -17,7 +17,7 @@ from whileai.errors import SpecError, clean
 
 SETTINGS: dict[str, Any] = dict(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-    help="Compile OPD / OPSD / GRPO method specs into prime-rl and TRL run files.",
+    help="Compile OPD / OPSD / GRPO / SFT method specs into prime-rl and TRL run files.",
 )
 app = typer.Typer(**SETTINGS)
 
@@ -180,10 +180,10 @@ def rules() -> None:
 
 @app.command("inspect")
 def inspect_cmd(
-    spec: Annotated[Path, typer.Argument(help="An OPD or OPSD run spec.", show_default=False)],
+    spec: Annotated[Path, typer.Argument(help="An OPD, OPSD or SFT run spec.", show_default=False)],
     local_student: Annotated[str | None, typer.Option(help="Student as a local model: a folder or a "
                              "model id in the local Hugging Face cache (offline).")] = None,
-    local_teacher: Annotated[str | None, typer.Option(help="Teacher as a local model (OPD).")] = None,
+    local_teacher: Annotated[str | None, typer.Option(help="Teacher as a local model (OPD, SFT).")] = None,
     student_endpoint: Annotated[str | None, typer.Option(help="Student's OpenAI-compatible server: "
                                 "URL serving the spec's model, or vllm:<model>@<url>.")] = None,
     teacher_endpoint: Annotated[str | None, typer.Option(help="Teacher's server (default: the "
@@ -256,7 +256,7 @@ def main() -> None:
 
 
 def _group() -> None:
-    """Compile OPD / OPSD / GRPO method specs into prime-rl and TRL run files."""
+    """Compile OPD / OPSD / GRPO / SFT method specs into prime-rl and TRL run files."""
 
 
 if __name__ == "__main__":
