@@ -163,7 +163,8 @@ def test_sft_report_tells_the_truth() -> None:
     assert doc["max_length"] == 2048 + 4096 and doc["learning_rate"] == 1e-4
     assert not {"temperature", "max_completion_length", "num_generations", "beta"} & set(doc)
     ignored = {i.field: i.reason for i in c.ignores}
-    assert "in-process" in ignored["teacher.url"] and "sampled before training" in ignored["max_off_policy_steps"]
+    assert "in-process" in ignored["teacher.url"]
+    assert "sampled before training" in ignored["max_off_policy_steps"]
     reads = {r.path: r.value for r in c.reads}
     assert reads["<sample.py --teacher>"] == TEACHER.model and reads["<sample.py --prompts>"] == 6400
     assert c.data["estimator"] == "cross_entropy" and c.data["teacher_reads"] == "text"

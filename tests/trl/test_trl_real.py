@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from trl_helpers import ARMS, OFFLINE, ROOT, seed_run, shell, tiny_run, write
+from trl_helpers import ARMS, OFFLINE, ROOT, seed_run, tiny_run, write
 
 from whileai.backends import trl as backend
 from whileai.backends import trl_catalog

@@ -51,8 +51,3 @@ def tiny_run(arm: str, student: str, teacher: str, output_dir: Path) -> RunSpec:
         overrides={"gradient_checkpointing": False, "logging_steps": 1, "save_strategy": "no",
                    "report_to": "none"},
     )
-
-
-def shell(compiled: Compiled) -> str:
-    """The run directory's commands in order, as one shell line (SFT: sample, then train)."""
-    return " && ".join(compiled.commands)
