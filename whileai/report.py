@@ -168,8 +168,11 @@ def _render_stages(c: Compiled) -> str:
     n = len(c.stages)
     out = [f"{c.backend} {n}-stage run: {c.label}"]
     for i, st in enumerate(c.stages, 1):
-        body = render_text(replace(st, commands=()))
-        out.append(f"stage {i} of {n}: " + body.split("\n", 1)[0] + "\n" + body.split("\n", 1)[1])
+        head, rest = render_text(replace(st, commands=())).split("\n", 1)
+        out.append(f"stage {i} of {n}: {head}")
+        if i > 1 and c.data.get("handoff"):
+            out.append(f"  student: {c.data['handoff']}")
+        out.append(rest)
     run = "run, in order" if c.out else "run, in order (once written with -o)"
     out.append(f"  {run}:")
     out += [f"    {cmd}" for cmd in c.commands]

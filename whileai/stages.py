@@ -104,7 +104,11 @@ def _prime_rl(run: RunSpec, stem: str) -> Compiled:
     commands = _dedupe([*c1.commands, handoff, *c2.commands])
     script = f"{stem}.sh"
     files = {c1.main: c1.text, c2.main: c2.text, script: _script(commands, f"bash {script}")}
-    return _chain(run, c1, c2, files, c1.main, commands, weights, c2.main)
+    how = (f"stage 1's final weights at {weights}: its filesystem weight broadcast writes them in "
+           "Hugging Face format to <output_dir>/<run.name>/broadcasts/step_<max_steps> (run.name is "
+           "set: the default is random), and the hand-off copies the student's config and "
+           "tokenizer beside them")
+    return _chain(run, c1, c2, files, c1.main, commands, weights, c2.main, how)
 
 
 # after stage 1 finished (its last broadcast is STABLE), copy the student's config and tokenizer
@@ -138,7 +142,10 @@ def _trl(run: RunSpec, out: str | None, cpu: bool) -> Compiled:
     commands = [f"(cd {shlex.quote(os.path.join(out, d) if out else d)} && {line})" for d, line in local]
     files["run.sh"] = _script([f"(cd {shlex.quote(d)} && {line})" for d, line in local],
                               "bash run.sh", here=True)
-    chain = _chain(run, c1, c2, files, f"{dirs[0]}/{c1.main}", commands, weights, f"{dirs[1]}/{c2.main}")
+    how = (f"stage 1's saved model at {weights} (from {dirs[1]}/): TRL's save_model writes the final "
+           "weights, config and tokenizer to stage 1's output_dir when training ends")
+    chain = _chain(run, c1, c2, files, f"{dirs[0]}/{c1.main}", commands, weights,
+                   f"{dirs[1]}/{c2.main}", how)
     files["README.md"] = _readme(chain, dirs)
     return chain
 
@@ -161,19 +168,19 @@ def _readme(c: Compiled, dirs: list[str]) -> str:
 
 # -- both ----------------------------------------------------------------------------------
 def _chain(run: RunSpec, c1: Compiled, c2: Compiled, files: dict[str, str], main: str,
-           commands: list[str], weights: str, second_main: str) -> Compiled:
+           commands: list[str], weights: str, second_main: str, how: str) -> Compiled:
     """The run as one Compiled: stage 1's account, stage 2's under `then.` (its own fields; the
     inherited ones are in its stage report), every warning, and both stages in `stages`."""
     reads = [*c1.reads, *(_then(r, run, second_main) for r in c2.reads if _mine(r.field, run))]
     ignores = [*c1.ignores, *(Ignore(_label(i.field, run), i.value, i.reason) for i in c2.ignores
                               if _mine(i.field, run))]
-    reads.append(Read("then", f"{second_main}: model", weights, "stage 2's student: stage 1's final weights"))
+    reads.append(Read("then", f"{second_main}: model", weights, f"stage 2's student: {how}"))
     warnings = [*c1.warnings, *(Finding(w.rule, f"stage 2: {w.message}", w.citation)
                                 for w in c2.warnings if w not in c1.warnings)]
     return Compiled(backend=c1.backend, target=c1.target, run=run, files=files, main=main,
                     reads=tuple(reads), ignores=tuple(ignores), fixed=c1.fixed + c2.fixed,
-                    warnings=tuple(warnings), commands=tuple(commands), out=c1.out, data=c1.data,
-                    stages=(c1, c2))
+                    warnings=tuple(warnings), commands=tuple(commands), out=c1.out,
+                    data=c1.data | {"handoff": how}, stages=(c1, c2))
 
 
 def _mine(field: str, run: RunSpec) -> bool:
