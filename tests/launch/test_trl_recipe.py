@@ -17,6 +17,7 @@ from whileai.launch.trl_eval import _BAR, PROGRESS, log_series, task_ids, train_
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipes" / "04-train" / "trl" / "run.py"
 MINE = ROOT / "tests" / "data" / "arms"
+SFT_ARM = ROOT / "tests" / "data" / "arms-sft" / "off-policy.toml"
 HEAVY = ("torch", "transformers", "trl", "datasets", "numpy", "scipy", "matplotlib")
 EVAL = "whileai.launch.trl_eval:train_and_evaluate"
 
@@ -141,14 +142,15 @@ def test_validate_checks_every_arm_with_trls_parser(tmp_path: Path) -> None:
 
 @pytest.mark.trl
 @pytest.mark.slow
-def test_four_own_specs_compare_offline_end_to_end_with_matched_budgets(tmp_path: Path) -> None:
-    """A user's four spec files (own data and reward, two GRPO variants, OPD, OPSD with a
-    prime-rl override) through the whole offline loop, budget-matched on rollouts."""
+def test_five_own_specs_compare_offline_end_to_end_with_matched_budgets(tmp_path: Path) -> None:
+    """A user's five spec files (own data and reward, two GRPO variants, OPD, OPSD with a
+    prime-rl override, off-policy SFT) through the whole offline loop, budget-matched on
+    rollouts; OPD is compared with SFT by default (on- vs off-policy)."""
     pytest.importorskip("trl")
     pytest.importorskip("torch")
     jsonschema = pytest.importorskip("jsonschema")
     pytest.importorskip("matplotlib")
-    specs = [str(p) for p in sorted(MINE.glob("*.toml"))]
+    specs = [str(p) for p in sorted(MINE.glob("*.toml"))] + [str(SFT_ARM)]
     args = (*specs, "--baseline", "baseline", "--pair", "distill:self-distill", "--budget",
             "rollouts=16", "--holdout", "8", "--max-tokens", "16", "--warmup", "20", "--out",
             str(tmp_path), "--tag", "mine", "--x", "step,rollouts,tokens,gpu-hours")
@@ -158,9 +160,9 @@ def test_four_own_specs_compare_offline_end_to_end_with_matched_budgets(tmp_path
     res = json.loads((out / "results.json").read_text())
     schema = json.loads((ROOT / "schemas" / "results.schema.json").read_text())
     jsonschema.validate(res, schema)
-    assert sorted(res["arms"]) == ["baseline", "distill", "self-distill", "small-group"]
+    assert sorted(res["arms"]) == ["baseline", "distill", "off-policy", "self-distill", "small-group"]
     assert res["baseline"] == "baseline" and res["budget"]["matched"] == "rollouts=16"
-    steps = {"baseline": 1, "distill": 4, "self-distill": 4, "small-group": 2}
+    steps = {"baseline": 1, "distill": 4, "self-distill": 4, "small-group": 2, "off-policy": 2}
     for name, arm in res["arms"].items():
         assert arm["state"] == "done" and arm["returncode"] == 0, (name, arm["error"])
         assert sorted(arm["per_task"]) == task_ids(8)
@@ -171,12 +173,19 @@ def test_four_own_specs_compare_offline_end_to_end_with_matched_budgets(tmp_path
         assert b["device_seconds"]["source"] == "logged" and b["device_seconds"]["value"] > 0
     assert res["arms"]["distill"]["budget"]["teacher_tokens"]["value"] > 0
     assert res["arms"]["baseline"]["budget"]["teacher_tokens"]["value"] == 0
+    sft = res["arms"]["off-policy"]["budget"]  # the teacher's completions, counted in the file
+    assert sft["teacher_tokens"]["value"] == sft["sampled_tokens"]["value"] > 0
+    assert "teacher's completions" in sft["sampled_tokens"]["how"]
     pairs = [(d["arm"], d["baseline"]) for d in res["comparisons"]]
-    assert pairs == [("distill", "baseline"), ("self-distill", "baseline"),
-                     ("small-group", "baseline"), ("distill", "self-distill")]
+    assert pairs == [("distill", "baseline"), ("self-distill", "baseline"), ("small-group", "baseline"),
+                     ("off-policy", "baseline"), ("distill", "self-distill"), ("distill", "off-policy")]
+    on_off = res["comparisons"][-1]
+    assert on_off["ci95"] is not None and on_off["ci95"][0] <= on_off["delta"] <= on_off["ci95"][1]
     for d in res["comparisons"]:
         assert d["paired"] and d["n_tasks"] == 8 and d["permutations"] > 0 and d["p_text"]
-        assert not any(w.startswith("budgets differ") for w in d["warnings"])
+        # matched on rollouts: no arm spends twice the rollouts of another (the teacher's SFT
+        # completions may be longer than a student's, so tokens can differ and be said so)
+        assert not any(w.startswith("budgets differ") and "rollouts" in w for w in d["warnings"]), d
     assert res["metric"] == "similarity.closeness (the baseline's reward)"
     assert res["models"].startswith("tiny random") and res["stats"]["noise_band"].startswith("none")
     subs = {(s["arm"], s["field"]) for s in res["substitutions"]}

@@ -163,6 +163,26 @@ def usage(state: dict[str, Any], cfg: dict[str, Any]) -> tuple[dict[str, float],
     return out, how
 
 
+_TEACHER_HOW = {"sampled_tokens": "the teacher's completions the student trained on "
+                 "(<dataset_name>/train.jsonl), tokenized with the student's tokenizer"}
+
+
+def teacher_tokens(cfg: dict[str, Any], tokenizer: str) -> dict[str, float]:
+    """SFT: tokens the teacher sampled, counted in the completions file the trainer read (TRL's
+    SFT trainer logs no completion lengths); {} when that file is not there."""
+    from transformers import AutoTokenizer
+
+    path = Path(cfg.get("dataset_name", "")) / "train.jsonl"
+    if not path.is_file():
+        return {}
+    tok = AutoTokenizer.from_pretrained(tokenizer)
+    texts = []
+    for row in read_rows(path):
+        c = row.get("completion")
+        texts.append(c if isinstance(c, str) else "".join(str(m.get("content", "")) for m in c or []))
+    return {"sampled_tokens": float(sum(len(ids) + 1 for ids in tok(texts)["input_ids"]))}  # + EOS
+
+
 def _cpu_seconds() -> float:
     """CPU seconds of this process's finished children (user + system)."""
     try:
@@ -279,6 +299,8 @@ def train_and_evaluate(
         series = log_series(state.get("log_history", []), trainer)
         steps = int(state.get("global_step", steps))
         logged, logged_how = usage(state, cfg)
+        if trainer == "sft":
+            logged, logged_how = logged | teacher_tokens(cfg, base), logged_how | _TEACHER_HOW
         spent, how = logged | spent, logged_how | how
     # torch is imported only now, so the trainer had the memory to itself
     todo = ([(0, Path(base))] if eval_base else []) + [(s, p) for s, p in ckpts if s < steps]
