@@ -21,8 +21,9 @@ def test_seed_arm_toml_and_report(kind: str) -> None:
 def test_two_stage_sft_then_opd_files_and_report() -> None:
     """An SFT cold start on a base model, then OPD from its final weights: both TOMLs, the script
     that runs them in order (with the hand-off), and the report."""
-    import whileai as wai
     from helpers import TEACHER
+
+    import whileai as wai
 
     teacher = wai.Endpoint(url="http://localhost:8001/v1", model=TEACHER)
     run = wai.RunSpec(taskset="reverse-text", model="Qwen/Qwen3-0.6B-Base", lora=False, steps=50,
