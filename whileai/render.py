@@ -114,7 +114,13 @@ def print_methods() -> None:
         t = Table("field", "default", "source of the default", "meaning", box=None,
                   pad_edge=False, title=f"{name}: {(model.__doc__ or '').strip()}",
                   title_justify="left", title_style="bold")
+        seen: set[str] = set()
         for field in spec_fields(model):
+            if model is RunSpec and field.startswith("then.method."):  # a stage's method: one row
+                field = "then.method"
+                if field in seen:
+                    continue
+            seen.add(field)
             info = _info(model, field)
             if info is None or field == "schema_" or (model is RunSpec and field.startswith("method.")):
                 continue
