@@ -114,3 +114,13 @@ def test_sft_example_is_a_default_arm_and_recovery_is_not() -> None:
         assert c.run.method.type == "opd"
     rows = [json.loads(x) for x in (EXAMPLES / "recovery" / "prompts.jsonl").read_text().splitlines()]
     assert len(rows) >= 32 and all(r["prompt"][0]["role"] == "user" for r in rows)
+
+
+def test_a_two_stage_spec_is_not_an_arm(tmp_path: Path) -> None:
+    from whileai.arms import load_arms
+
+    spec = tmp_path / "coldstart.toml"
+    spec.write_text('taskset = "reverse-text"\nmodel = "m"\nlora = false\n[method]\ntype = "grpo"\n'
+                    '[then.method]\ntype = "grpo"\n')
+    with pytest.raises(SpecError, match="one-stage spec"):
+        load_arms([EXAMPLES / "grpo.toml", spec])
