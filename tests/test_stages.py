@@ -58,6 +58,11 @@ def test_prime_rl_stages_name_their_runs_and_hand_the_weights_on() -> None:
     assert "student: stage 1's final weights at /shared/runs/sft-1-sft" in str(c)
 
 
+def test_stage_one_must_write_its_weights_to_disk() -> None:
+    with pytest.raises(SpecError, match="only the filesystem broadcast writes the final weights"):
+        wai.compile(chain(overrides={"weight_broadcast.type": "nccl"}), "prime-rl")
+
+
 def test_stage_two_opsd_gets_the_original_students_renderer() -> None:
     run = chain(model=STUDENT, then=wai.Stage(method=wai.OPSD(), lora=True, lora_rank=16))
     two = tomllib.loads(wai.compile(run, "prime-rl").stages[1].text)

@@ -33,6 +33,7 @@ from dataclasses import replace
 from typing import Any
 
 from whileai.arms import replace_run
+from whileai.errors import SpecError
 from whileai.fieldmap import Fix, Row
 from whileai.report import Compiled, Finding, Ignore, Read
 from whileai.spec import RunSpec, Stage
@@ -87,6 +88,10 @@ def _prime_rl(run: RunSpec, stem: str) -> Compiled:
             "format (broadcasts/step_<max_steps>); NCCL would keep them in memory"),
     ])
     doc = loads_toml(c1.text)
+    if get_path(doc, "weight_broadcast.type") != "filesystem":
+        raise SpecError("overrides.weight_broadcast.type", get_path(doc, "weight_broadcast.type"),
+                        "filesystem in the first stage of a two-stage run: only the filesystem "
+                        "broadcast writes the final weights to disk for the next stage")
     weights = (f"{get_path(doc, 'output_dir', 'outputs')}/{get_path(doc, 'run.name')}/broadcasts/"
                f"step_{get_path(doc, 'max_steps')}")
     base: list[Row] = [

@@ -135,9 +135,9 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
         if reward.copy and reward.source is not None:
             files[reward.copy] = reward.source
     if run.method.type == "opsd":
-        files["train.py"] = TRAIN_PY
+        files["train.py"] = _shipped("trl_sdft.py")
     if run.method.type == "sft":
-        files[SAMPLE_PY] = resources.files("whileai.backends").joinpath("trl_sample.py").read_text()
+        files[SAMPLE_PY] = _shipped("trl_sample.py")
     data = facts(run, doc)
     path = reward.pythonpath if reward is not None else None
     compiled = Compiled(
@@ -148,6 +148,11 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
     )
     files["README.md"] = _readme(compiled, path, sampled)
     return compiled
+
+
+def _shipped(name: str) -> str:
+    """A standalone script of this package, written verbatim into the run directory."""
+    return resources.files("whileai.backends").joinpath(name).read_text()
 
 
 def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None,
@@ -285,53 +290,6 @@ _SFT_NOTE = (
     "offline run. With N training processes a step takes N times the completions: pass "
     f"`--prompts` N times larger to `{SAMPLE_PY}` (otherwise the trainer cycles the samples).\n\n"
 )
-
-
-TRAIN_PY = '''\
-"""OPSD (on-policy self-distillation) with TRL's experimental SDFTTrainer. Written by whileai.
-
-Run from this directory:  python train.py --config config.yaml
-(several GPUs: accelerate launch --num_processes N train.py --config config.yaml)
-The config is parsed by TRL's own parser; unknown keys are an error.
-"""
-
-import os
-import sys
-from pathlib import Path
-
-os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-
-
-def main(argv=None):
-    from datasets import load_dataset
-    from trl import ModelConfig, ScriptArguments, TrlParser, get_peft_config
-    from trl.experimental.sdft import SDFTConfig, SDFTTrainer
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if "--config" not in argv:
-        argv = ["--config", str(Path(__file__).with_name("config.yaml")), *argv]
-    parser = TrlParser((ScriptArguments, SDFTConfig, ModelConfig))
-    script_args, training_args, model_args = parser.parse_args_and_config(argv)
-    init = {"revision": model_args.model_revision, "attn_implementation": model_args.attn_implementation,
-            "dtype": model_args.dtype, "trust_remote_code": training_args.trust_remote_code}
-    training_args.model_init_kwargs = init | (training_args.model_init_kwargs or {})
-    dataset = load_dataset(script_args.dataset_name, name=script_args.dataset_config)
-    trainer = SDFTTrainer(
-        model=model_args.model_name_or_path,
-        args=training_args,
-        train_dataset=dataset[script_args.dataset_train_split],
-        eval_dataset=dataset[script_args.dataset_test_split] if training_args.eval_strategy != "no" else None,
-        peft_config=get_peft_config(model_args),
-    )
-    trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
-    trainer.save_model(training_args.output_dir)
-    if hasattr(trainer, "end"):
-        trainer.end()
-
-
-if __name__ == "__main__":
-    main()
-'''
 
 
 __all__ = ["TARGET", "TRL_VERSION", "command_name", "commands", "compile", "dumps", "facts",
