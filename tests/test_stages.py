@@ -129,3 +129,25 @@ def test_a_two_stage_spec_is_not_an_arm(tmp_path: Path) -> None:
                     '[then.method]\ntype = "grpo"\n')
     with pytest.raises(SpecError, match="one-stage spec"):
         load_arms([EXAMPLES / "grpo.toml", spec])
+
+
+def test_algo_rows_write_one_methods_table_anywhere() -> None:
+    """prime_rl_algo.algo_rows(table, field): the same rows write the run's orchestrator.algo
+    today and a training source's algo tomorrow (a mixture), reading the method at `field`."""
+    from whileai.backends.prime_rl_algo import algo_rows
+    from whileai.fieldmap import apply, field_value
+
+    run = wai.RunSpec(taskset="reverse-text", model=STUDENT, method=wai.SFT(T))
+    top = apply(algo_rows(), run)
+    assert top.doc == {"orchestrator": {"algo": {"type": "sft", "sampling": {"source": {
+        "name": TEACHER, "base_url": "http://localhost:8001/v1", "api_key_var": "VLLM_API_KEY"}}}}}
+    assert {r.field for r in top.reads} == {"type", "teacher.model", "teacher.url", "teacher.api_key_env"}
+    # a method found elsewhere in the spec (a list item by its index), written at a source's table
+    holder = {"sources": [wai.GRPO(), wai.OPD(T)]}
+    assert field_value(holder, "sources.1.teacher.model") == TEACHER  # type: ignore[arg-type]
+    opd = wai.RunSpec(taskset="reverse-text", model=STUDENT, method=wai.OPD(T))
+    src = apply(algo_rows("orchestrator.train.source[0].algo"), opd)
+    algo = src.doc["orchestrator"]["train"]["source"][0]["algo"]
+    assert algo == {"type": "opd", "teacher": {"name": TEACHER, "base_url": "http://localhost:8001/v1",
+                                               "api_key_var": "VLLM_API_KEY"}}
+    assert {i.field for i in src.ignores} == {"top_k"}

@@ -93,6 +93,21 @@ def test_check_dir_reports_what_trl_rejects(tmp_path: Path) -> None:
     assert "beta" in check_dir(out)[0]
 
 
+def test_check_dir_rejects_what_trl_sft_rejects(tmp_path: Path) -> None:
+    """An SFT directory before sampling: TRL's sft parser with unknown keys rejected, and the
+    prompts sample.py will answer; after sampling, the completions' columns."""
+    out = write(backend.compile(seed_run("sft"), cpu=True), tmp_path / "sft")
+    assert check_dir(out) == []
+    cfg = out / "config.yaml"
+    cfg.write_text(cfg.read_text() + "temperature: 0.7\n")  # a sampling key: not SFTConfig's
+    assert "temperature" in check_dir(out)[0] and "sft parser" in check_dir(out)[0]
+    cfg.write_text(cfg.read_text().replace("temperature: 0.7\n", ""))
+    (out / "teacher_samples").mkdir()
+    (out / "teacher_samples" / "train.jsonl").write_text('{"prompt": "p"}\n')
+    (out / "teacher_samples" / "test.jsonl").write_text('{"prompt": "p", "completion": "c"}\n')
+    assert check_dir(out) == [f"{out / 'teacher_samples' / 'train.jsonl'}: no column completion"]
+
+
 _LOSS = re.compile(r"'(?:train_)?loss': '?([-+0-9.eEnaif]+)'?")
 
 
