@@ -121,5 +121,5 @@ def test_tokenizer_rule_says_what_a_text_level_teacher_means() -> None:
     rule = next(r for r in RULES if r.id == "tokenizer-mismatch")
     mixed = run(sft("meta-llama/Llama-3.1-8B-Instruct"))
     tokens, text = rule(mixed, {}), rule(mixed, {"teacher_reads": "text"})
-    assert tokens is not None and "silently wrong" in tokens.message
+    assert tokens is not None and "SFT targets are silently wrong" in tokens.message
     assert text is not None and "re-tokenized" in text.message and "silently wrong" not in text.message

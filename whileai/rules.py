@@ -80,6 +80,10 @@ def _tokenizer(run: RunSpec, f: Facts) -> str | None:
                 f"{run.model} ({a}) come from different families, so their tokenizers likely differ")
         if text:
             return f"{head}; {_TEXT}"
+        if run.method.type == "sft":  # prime-rl: the prompt goes to the teacher as token ids
+            return (f"{head}; the teacher is sent the prompt as the student's token ids, which its "
+                    "vocabulary reads as other text, so it answers a garbled prompt and the SFT "
+                    "targets are silently wrong. Use one tokenizer")
         return (f"{head}; the teacher scores the student's token ids and the signal is silently "
                 "wrong. Use one tokenizer or a cross-tokenizer method")
     return None
