@@ -84,9 +84,12 @@ def field_rows(schema: Node, node: Node, prefix: str = "") -> list[list[str]]:
     rows: list[list[str]] = []
     required = set(node.get("required", []))
     for name, prop in node.get("properties", {}).items():
-        if name in ("$schema", "method"):
+        if name == "$schema" or (name == "method" and not prefix):
             continue
         path = prefix + name
+        if name == "method":  # a stage's method: any method table, as documented above
+            rows.append([code(path), "table", "required", "", cell(prop.get("description", ""))])
+            continue
         refs = [prop] + prop.get("anyOf", [])
         sub = next((r["$ref"].rsplit("/", 1)[-1] for r in refs if "$ref" in r), None)
         if sub is None:
@@ -122,13 +125,17 @@ def methods_md() -> str:
 def backends() -> dict[str, Callable[[RunSpec], Compiled]]:
     """prime-rl always; TRL when whileai.backends.trl imports."""
     from whileai.backends import prime_rl
+    from whileai.stages import compile_stages
 
-    out: dict[str, Callable[[RunSpec], Compiled]] = {"prime-rl": prime_rl.compile}
+    def chained(name: str, one: Callable[[RunSpec], Compiled]) -> Callable[[RunSpec], Compiled]:
+        return lambda r: compile_stages(r, name, name="spec.toml") if r.then is not None else one(r)
+
+    out: dict[str, Callable[[RunSpec], Compiled]] = {"prime-rl": chained("prime-rl", prime_rl.compile)}
     try:
         trl = importlib.import_module("whileai.backends.trl")
     except ImportError:
         return out
-    out["trl"] = trl.compile
+    out["trl"] = chained("trl", trl.compile)
     return out
 
 
@@ -172,6 +179,11 @@ def field_map(compile_: Callable[[RunSpec], Compiled]) -> tuple[list[list[str]],
             parts.append(cell(text))
         if field == "overrides":
             parts = ["each dotted key is written at that path, checked against the target's catalogue"]
+        if field == "then.overrides":
+            parts = ["as overrides, in the second stage's file only"]
+        if field == "then.method":
+            parts = ["the second stage's method: each of its fields as `method.<field>` above, "
+                     "written to the second stage's file" + _stage_files(dest)]
         rows.append([code(field), "<br>".join(parts) or "not exercised by the sample runs"])
     fixed_rows = []
     for path, texts in fixed.items():
@@ -187,9 +199,18 @@ def _value(v: Any) -> str:
 
 
 def _fields() -> list[str]:
-    run = [f for f in spec_fields(RunSpec) if not f.startswith("method") and f != "schema_"]
+    run = [f for f in spec_fields(RunSpec) if not f.startswith(("method", "then.method.")) and
+           f != "schema_"]
+    run.insert(run.index("then.steps"), "then.method")
     method = [f"method.{f}" for m in METHODS.values() for f in spec_fields(m)]
     return run + list(dict.fromkeys(method))
+
+
+def _stage_files(dest: dict[str, dict[str, set[str]]]) -> str:
+    """Where the sample two-stage run put its second stage's keys (e.g. `spec-2-opd.toml`)."""
+    files = sorted({k.strip("`").split(": ", 1)[0] for f, d in dest.items()
+                    if f.startswith("then.method.") for k in d if ": " in k})
+    return f" ({', '.join(code(f) for f in files)} for the sample run)" if files else ""
 
 
 def field_maps_md() -> str:

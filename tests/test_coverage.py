@@ -20,7 +20,8 @@ TEACHER = wai.Endpoint(url="http://localhost:8001/v1", model="PrimeIntellect/Qwe
 def variants(kind: str) -> list[RunSpec]:
     """Defaults, and every optional field set to a non-default value."""
     base: dict = {"opd": {"type": "opd", "teacher": TEACHER.model_dump()},
-                  "opsd": {"type": "opsd"}, "grpo": {"type": "grpo"}}[kind]
+                  "opsd": {"type": "opsd"}, "grpo": {"type": "grpo"},
+                  "sft": {"type": "sft", "teacher": TEACHER.model_dump()}}[kind]
     full_method = dict(base, learning_rate=2e-5, temperature=0.9, max_tokens=1024, samples=2)
     if kind == "opd":
         full_method |= {"divergence": "forward_kl", "top_k": 8}
@@ -41,11 +42,15 @@ def variants(kind: str) -> list[RunSpec]:
                    taskset_args={"level": 3}, data=str(TASKS), reward="my_rewards.contains_answer")
     live = dict(common, method=dict(base, anchor="live")) if kind == "opsd" else None
     remote = {"teacher": {"url": "http://teacher-node:8001/v1", "model": "Qwen/Qwen3-32B"}}
-    nodes = dict(common, method=dict(base, **(remote if kind == "opd" else {})), nodes=4,
+    nodes = dict(common, method=dict(base, **(remote if kind in ("opd", "sft") else {})), nodes=4,
                  gpus=32, gpus_per_node=8, inference_nodes=2, inference_replicas=1, inference_tp=2,
                  nodes_per_fsdp_group=1, slurm=SLURM)
+    # a two-stage run: an SFT cold start, then this method with every stage field set
+    chain = dict(full, method={"type": "sft", "teacher": TEACHER.model_dump()},
+                 then={"method": full_method, "steps": 6, "prompts": 4, "lora": True, "lora_rank": 8})
     runs = [RunSpec.model_validate(dict(common, method=base)), RunSpec.model_validate(full),
-            RunSpec.model_validate(off), RunSpec.model_validate(unknown), RunSpec.model_validate(nodes)]
+            RunSpec.model_validate(off), RunSpec.model_validate(unknown), RunSpec.model_validate(nodes),
+            RunSpec.model_validate(chain)]
     return runs + ([RunSpec.model_validate(live)] if live else [])
 
 
@@ -68,12 +73,14 @@ def backend(name: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("name", BACKENDS)
 @pytest.mark.parametrize("kind", list(METHODS))
 def test_every_set_field_is_read_or_ignored(name: str, kind: str) -> None:
+    from whileai.stages import compile_stages
+
     mod = backend(name)
     for run in variants(kind):
-        c = mod.compile(run)
+        c = mod.compile(run) if run.then is None else compile_stages(run, name, name="chain.toml")
         accounted = {r.field for r in c.reads} | {i.field for i in c.ignores}
         for field in spec_fields(RunSpec):
-            if field in ("schema_", "overrides"):
+            if field in ("schema_", "overrides", "then.overrides"):  # each key is its own read
                 continue
             label = field.removeprefix("method.")
             value = _value(run, field)
@@ -90,8 +97,8 @@ _ABSENT = object()
 def _value(run: RunSpec, dotted: str) -> object:
     obj: object = run
     for seg in dotted.split("."):
-        if seg == "method":
-            obj = run.method
+        if seg == "method" and obj is not None:  # the run's method, or a stage's
+            obj = obj.method  # type: ignore[attr-defined]
             continue
         if obj is None or seg not in type(obj).model_fields:  # type: ignore[attr-defined]
             return _ABSENT

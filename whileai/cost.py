@@ -8,10 +8,12 @@ The formula (docs/cost.md states it with its sources):
   tokens per step = rollouts per step x tokens per rollout; sampled tokens = rollouts x max_tokens
 - student training 6·N·tokens (forward + backward, Kaplan et al. 2020, arXiv:2001.08361),
   sampling 2·N·tokens, teacher scoring 2·N_teacher·tokens (OPD; OPSD's self-teacher is the
-  student, N); N counts the parameters a token passes through (the active ones of an MoE)
+  student, N); SFT's frozen teacher samples every token (sampling 2·N_teacher·tokens) and
+  scores none; N counts the parameters a token passes through (the active ones of an MoE)
 - GPU-seconds of a stage = FLOPs / (peak x MFU of the stage); a stage's GPUs run it in
   parallel, stages on separate GPUs overlap (prime-rl is asynchronous), stages on the same GPUs
-  add up (TRL); wall hours = the slowest pool; GPU-hours held = wall hours x GPUs held.
+  add up (TRL), and pools that run one after another add up too (TRL's SFT samples before it
+  trains); wall hours = the slowest pool (or that sum); GPU-hours held = wall hours x GPUs held.
 The vocabulary (rollouts, sampled tokens, teacher-scored tokens, GPU-seconds/hours) is the one
 whileai's result budgets use for finished runs. Pure: no I/O, no heavy imports.
 """
@@ -31,7 +33,8 @@ MFU_SOURCE = {
 }
 FLOPS_PER_TOKEN = {"train": 6, "sample": 2, "teacher": 2}
 FORMULA = ("tokens = rollouts x (prompt_tokens + max_tokens) at the caps; FLOPs: train 6*N*tokens, "
-           "sample 2*N*tokens, teacher 2*N_teacher*tokens; GPU-hours = FLOPs / (peak x MFU) / 3600")
+           "sample 2*N*tokens (SFT: 2*N_teacher*tokens, the teacher samples), teacher "
+           "2*N_teacher*tokens; GPU-hours = FLOPs / (peak x MFU) / 3600")
 DOCS = "docs/cost.md"
 
 
@@ -43,11 +46,12 @@ class Work(NamedTuple):
     prompt_tokens: int
     max_tokens: int
     student: Size | None
-    teacher: Size | None  # OPD's teacher; OPSD scores with the student itself
-    scorer: str | None  # "teacher" (OPD), "self" (OPSD) or None (GRPO: a reward)
+    teacher: Size | None  # OPD's or SFT's teacher; OPSD scores with the student itself
+    scorer: str | None  # "teacher" (OPD), "self" (OPSD) or None (GRPO: a reward; SFT)
     student_name: str
     teacher_name: str | None = None
     stages: tuple[str, ...] = ("train", "sample", "teacher")  # what runs (fake data: train only)
+    sampler: str = "student"  # who samples the completions: "teacher" for SFT (off-policy)
 
 
 class Pools(NamedTuple):
@@ -62,6 +66,7 @@ class Pools(NamedTuple):
     pool_gpus: dict[str, int]  # pool → its GPUs
     stage_pool: Mapping[str, str | None]  # stage ("train", "sample", "teacher") → pool
     teacher_gpus: int | None = None  # GPUs held for the teacher besides `gpus`
+    serial: bool = False  # the pools run one after another (TRL's SFT: sample.py, then trl sft)
 
 
 def _num(x: float) -> str:
@@ -99,7 +104,9 @@ class Estimate(NamedTuple):
             "tokens_per_rollout": self.tokens_per_rollout,
             "tokens_per_step": w.rollouts_per_step * self.tokens_per_rollout,
             "sampled_tokens": rollouts * w.max_tokens if "sample" in w.stages else 0,
-            "teacher_tokens": rollouts * w.max_tokens if w.scorer and "teacher" in w.stages else 0,
+            "teacher_tokens": rollouts * w.max_tokens if (w.scorer and "teacher" in w.stages) or (
+                w.sampler == "teacher" and "sample" in w.stages) else 0,
+            "sampler": w.sampler,
             "student_params_b": w.student.total_b if w.student else None,
             "student_active_params_b": w.student.active_b if w.student else None,
             "teacher_params_b": w.teacher.total_b if w.teacher else None,
@@ -147,6 +154,13 @@ def estimate(work: Work, pools: Pools) -> Estimate:
     tokens = float(work.steps * work.rollouts_per_step * (work.prompt_tokens + work.max_tokens))
     n = {"train": work.student.active_b, "sample": work.student.active_b}
     unknown = ""
+    if work.sampler == "teacher" and "sample" in work.stages:
+        if work.teacher is None:
+            n.pop("sample")
+            unknown = (f"teacher sampling not counted: {work.teacher_name!r}'s size is unknown "
+                       "from its name")
+        else:
+            n["sample"] = work.teacher.active_b
     if "sample" not in work.stages:
         n.pop("sample")
     elif work.scorer == "self":
@@ -170,7 +184,9 @@ def _wall(hours: dict[str, float], pools: Pools) -> float | None:
         pool = pools.stage_pool.get(stage)
         if pool is not None and pools.pool_gpus.get(pool):
             busy[pool] = busy.get(pool, 0.0) + h / pools.pool_gpus[pool]
-    return max(busy.values()) if busy else None
+    if not busy:
+        return None
+    return sum(busy.values()) if pools.serial else max(busy.values())
 
 
 __all__ = ["DOCS", "FLOPS_PER_TOKEN", "FORMULA", "MFU", "MFU_SOURCE", "Estimate", "Pools", "Work",

@@ -7,6 +7,7 @@ derived from it. Output is checked against the pinned catalogue and the loader's
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from shlex import quote
 from typing import Any
 
@@ -17,15 +18,16 @@ from whileai import taskset_catalog as tc
 from whileai.backends import overrides as ov
 from whileai.backends import prime_rl_deploy as deploy
 from whileai.backends import prime_rl_teacher as teacher
+from whileai.backends.prime_rl_algo import teacher as teacher_of
 from whileai.backends.prime_rl_deploy_rules import check_inference_document
 from whileai.backends.prime_rl_map import FIELD_MAP, rows
 from whileai.backends.prime_rl_rules import check_document, rename_hint
 from whileai.catalog import prime_rl
 from whileai.errors import SpecError, raw
-from whileai.fieldmap import apply, get_path
+from whileai.fieldmap import Row, apply, get_path
 from whileai.report import Compiled
 from whileai.rules import findings
-from whileai.spec import OPD, RunSpec
+from whileai.spec import RunSpec
 
 COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 VERSION = "0.8.0"
@@ -38,7 +40,7 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
     given: the warning rules and the report's summary use these, not the spec's values."""
     m = run.method
     out: dict[str, Any] = {
-        "estimator": "sampled_token" if m.type != "grpo" else "policy_gradient",
+        "estimator": {"grpo": "policy_gradient", "sft": "cross_entropy"}.get(m.type, "sampled_token"),
         "support_top_k": None,
         "anchor": "live" if m.type == "opsd" else None,
         "top_p": 1.0,
@@ -89,15 +91,19 @@ def holdout(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any] | None:
             "same_rows": same, "advice": tc.advice(tid, train_split)}
 
 
-def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
-    """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing."""
-    if isinstance(run.method, OPD) and run.method.teacher.port == 8000:
-        raise SpecError("method.teacher.url", run.method.teacher.url,
+def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ()) -> Compiled:
+    """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing.
+
+    extra: rows applied after the field map (a stage of a two-stage run: its run name, where its
+    weights land); a key set twice keeps the later value, and the report shows that one."""
+    t = teacher_of(run.method)
+    if t is not None and t.port == 8000:
+        raise SpecError("method.teacher.url", t.url,
                         "a port other than 8000, where rl serves the policy itself")
     deploy.check(run, run.overrides)
     fname = name or f"{run.method.type}.toml"
     plan = teacher.plan(run, fname.removesuffix(".toml")) if deploy.serves(run) else None
-    applied = apply(rows(run), run)
+    applied = apply(rows(run), run, extra)
     doc = applied.doc
     doc.setdefault("trainer", {})
     reads, ignores, fixed = list(applied.reads), list(applied.ignores), list(applied.fixed)

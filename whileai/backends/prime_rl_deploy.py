@@ -12,6 +12,7 @@ from shlex import quote
 from typing import Any
 
 from whileai import cost, sizes
+from whileai.backends.prime_rl_algo import teacher as teacher_of
 from whileai.errors import SpecError, raw
 from whileai.fieldmap import Drop, Fix, Row, To, get_path
 from whileai.layout import Slurm
@@ -150,8 +151,9 @@ def check(run: RunSpec, overrides: dict[str, Any]) -> None:
     without an explicit fake-data benchmark."""
     if not serves(run):
         if not any(k.startswith("trainer.data.fake") for k in overrides):
-            raise SpecError("inference_nodes", 0, "at least 1: opd, opsd and grpo learn from "
-                            "rollouts, which need inference nodes", hint="for a trainer-only "
+            raise SpecError("inference_nodes", 0, "at least 1: every method learns from rollouts "
+                            "the orchestrator gathers, which need inference nodes (prime-rl runs "
+                            "no orchestrator without them)", hint="for a trainer-only "
                             "throughput benchmark on fake data, set it explicitly with "
                             "--set trainer.data.fake.batch_size=N (prime-rl docs/scaling.md)")
         return
@@ -220,16 +222,19 @@ def estimate(run: RunSpec, doc: dict[str, Any], teacher: Any) -> cost.Estimate |
         return None
     train, infer, nodes, per = got
     scorer = {"opd": "teacher", "opsd": "self"}.get(run.method.type)
+    sampler = "teacher" if run.method.type == "sft" else "student"
     mode = getattr(teacher, "mode", None)
     held = getattr(teacher, "held", None)
     pools = {"trainer": train, "inference": infer} | ({"teacher": held} if held else {})
-    where: dict[str, str | None] = {"train": "trainer", "sample": "inference",
-                                    "teacher": "teacher" if held else None if mode == "endpoint"
-                                    else "inference"}
-    teacher_model = getattr(getattr(run.method, "teacher", None), "model", None)
+    # the teacher's server: its own GPUs (held), elsewhere (endpoint: not timed), or GPU 0
+    served = "teacher" if held else None if mode == "endpoint" else "inference"
+    where: dict[str, str | None] = {"train": "trainer", "teacher": served,
+                                    "sample": served if sampler == "teacher" else "inference"}
+    teacher_model = getattr(teacher_of(run.method), "model", None)
+    stages = ("train", "sample") if sampler == "teacher" else ("train", "sample", "teacher")
     work = cost.Work(steps, batch, seq - completion, completion, sizes.params(run.model),
                      sizes.params(teacher_model) if teacher_model else None, scorer, run.model,
-                     teacher_model, stages=("train", "sample", "teacher") if serves(run) else ("train",))
+                     teacher_model, stages=stages if serves(run) else ("train",), sampler=sampler)
     return cost.estimate(work, cost.Pools(train + infer, nodes, per, pools, where, held))
 
 

@@ -13,21 +13,16 @@ from typing import Any
 
 from whileai import taskset_catalog as tc
 from whileai.backends import prime_rl_deploy as deploy
-from whileai.backends import prime_rl_renderer as renderer
 from whileai.backends import prime_rl_teacher as teacher
+from whileai.backends.prime_rl_algo import algo_rows, renderer_rows
 from whileai.fieldmap import Drop, Fix, Row, To
-from whileai.spec import OPD, RunSpec
+from whileai.spec import RunSpec
 
 TRAIN = "orchestrator.train.source[0]"
 EVAL = "orchestrator.eval.source[0]"
 TEACHER_GPU_MEMORY = teacher.TEACHER_GPU_MEMORY
-OPSD_REASON = "prime-rl's opd/opsd loss is the sampled-token reverse-KL estimator, not configurable"
 HARNESS_NULL = "no agent harness: the taskset drives the episode (as in the pin's own configs)"
 RUNTIME = "always set the runtime: its default is a remote sandbox VM"
-
-
-def _is(kind: str) -> Any:
-    return lambda r: r.method.type == kind
 
 
 def _eval_on(r: RunSpec) -> bool:
@@ -48,7 +43,7 @@ def _lora(r: RunSpec) -> bool:
 
 def local_teacher(r: RunSpec) -> bool:
     """The teacher shares GPU 0 with the policy server (whileai.backends.prime_rl_teacher)."""
-    p = teacher.plan(r, r.method.type) if isinstance(r.method, OPD) else None
+    p = teacher.plan(r, r.method.type)
     return p is not None and p.mode == "share"
 
 
@@ -65,8 +60,9 @@ def _eval_note(r: RunSpec) -> str:
     return f"eval reads {plan.arg} {plan.eval!r}, training {plan.train!r}" if plan.arg else ""
 
 
+ALGO = algo_rows("orchestrator.algo")
 HEAD: list[Row] = [
-    To("method.type", "orchestrator.algo.type"),
+    ALGO[0],  # method.type -> orchestrator.algo.type, first: the report opens with it
     To("taskset", f"{TRAIN}.name"),
     To("taskset", f"{TRAIN}.env.taskset.id"),
     To("taskset", f"{EVAL}.name", when=_same_eval),
@@ -77,22 +73,9 @@ HEAD: list[Row] = [
     Drop("eval.taskset", "eval.enabled is false: no eval source", when=lambda r: not r.eval.enabled),
 ]
 
-def _render(table: str) -> list[Row]:
-    """The renderer, chosen from the model by the renderers package's data (never 'auto')."""
-    def value(key: str) -> Any:
-        return lambda r: renderer.choose(r.model).table.get(key)
-
-    def note(r: RunSpec) -> str:
-        choice = renderer.choose(r.model)
-        return f"{choice.origin}: {choice.reason}"
-    return [To("model", f"{table}.{key}", value(key), note=note,
-               when=_is("opsd") if table.startswith("orchestrator.algo") else lambda r: True)
-            for key in renderer.TABLE_KEYS]
-
-
 FIELD_MAP: list[Row] = [
     To("model", "model.name", note="shared: fills trainer, orchestrator and inference"),
-    *_render("orchestrator.renderer"),
+    *renderer_rows("orchestrator.renderer"),
     To("steps", "max_steps"),
     To("prompts", "orchestrator.batch_size", lambda r: r.rollouts,
        note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"),
@@ -146,37 +129,19 @@ FIELD_MAP: list[Row] = [
     To("checkpoint.keep_last", "ckpt.keep_last", when=_ckpt),
     *[Drop(f"checkpoint.{f}", "checkpoint.enabled is false: no [ckpt] table is written",
            when=lambda r: not r.checkpoint.enabled) for f in ("interval", "keep_last")],
-    # the method
-    To("method.temperature", "orchestrator.train.sampling.temperature"),
+    # the method: the per-run rows here, its algo table from prime_rl_algo (a mixture's source
+    # reuses those rows at orchestrator.train.source[i].algo)
+    To("method.temperature", "orchestrator.train.sampling.temperature",
+       note=lambda r: "the teacher samples the training completions" if r.method.type == "sft" else ""),
     To("method.max_tokens", "orchestrator.train.sampling.max_completion_tokens"),
     To("method.max_tokens", "orchestrator.eval.sampling.max_completion_tokens", when=_eval_on),
     To("method.learning_rate", "trainer.optim.lr", lambda r: r.learning_rate,
        note=lambda r: "" if r.method.learning_rate else
        f"default for {r.method.type} with {'LoRA' if r.lora else 'full weights'}"),
-    To("method.divergence", "orchestrator.algo.type", lambda r: r.method.type,
-       when=lambda r: r.method.type != "grpo" and r.method.divergence == "reverse_kl",
-       note="its loss is the sampled-token reverse-KL estimator"),
-    Drop("method.divergence", OPSD_REASON + "; a forward-KL or JSD objective is not offered",
-         when=lambda r: r.method.type != "grpo" and r.method.divergence != "reverse_kl"),
-    Drop("method.top_k", "prime-rl scores only the sampled token (its reverse-KL estimator); "
-         "there is no top-k or full-vocabulary support to restrict"),
-    To("method.teacher.model", "orchestrator.algo.teacher.name"),
-    To("method.teacher.url", "orchestrator.algo.teacher.base_url",
-       note="rl never launches the teacher: serve it there (see run)"),
-    To("method.teacher.api_key_env", "orchestrator.algo.teacher.api_key_var"),
+    *ALGO[1:],
     Fix("inference.vllm.gpu_memory_utilization", TEACHER_GPU_MEMORY,
         "the local teacher shares GPU 0 with the policy server (prime-rl's ci opd config)",
         when=local_teacher),
-    To("method.privileged", "orchestrator.algo.demo_key",
-       note="read from the task's info, then its top-level fields"),
-    To("method.template", "orchestrator.algo.template"),
-    *_render("orchestrator.algo.renderer"),
-    Drop("method.anchor", "prime-rl opsd scores against the live policy; an EMA or "
-         "initial-weights teacher (SDFT, SDPO) is not offered there",
-         when=lambda r: r.method.type == "opsd" and r.method.anchor != "live"),  # type: ignore
-    To("method.anchor", "orchestrator.algo.type", lambda r: "opsd",
-       when=lambda r: r.method.type == "opsd" and r.method.anchor == "live",  # type: ignore
-       note="prime-rl's opsd teacher is the live policy"),
 ]
 
 

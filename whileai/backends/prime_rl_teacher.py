@@ -1,4 +1,5 @@
-"""Where an OPD teacher runs for prime-rl, sized from the teacher's name (whileai.sizes).
+"""Where a frozen teacher runs for prime-rl (OPD's scores the student's tokens, SFT's samples the
+training completions), sized from the teacher's name (whileai.sizes).
 
 rl never launches the teacher. `plan(run, stem)` decides, by a rule the report states:
 - a run on one node without SLURM and a teacher at localhost: beside the policy on GPU 0 when
@@ -20,9 +21,10 @@ from typing import Any, NamedTuple
 import tomli_w
 
 from whileai import __version__, sizes
+from whileai.backends.prime_rl_algo import teacher
 from whileai.backends.prime_rl_deploy import job_name, on_slurm
 from whileai.errors import SpecError
-from whileai.spec import OPD, RunSpec
+from whileai.spec import RunSpec
 
 TEACHER_GPU_MEMORY = 0.4  # prime-rl's ci opd config: teacher and policy share GPU 0
 LOCAL = ("localhost", "127.0.0.1", "0.0.0.0")
@@ -42,6 +44,7 @@ class Plan(NamedTuple):
     cuda: str | None = None  # GPUs of a local server (CUDA_VISIBLE_DEVICES)
     held: int | None = None  # GPUs held for the teacher besides the run's
     key_env: str = "VLLM_API_KEY"
+    samples: bool = False  # SFT: the teacher samples the completions (OPD: it scores them)
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "url": self.url, "mode": self.mode,
@@ -65,9 +68,9 @@ def _size_text(size: sizes.Size | None, need: int | None) -> str:
 
 
 def plan(run: RunSpec, stem: str) -> Plan | None:
-    if not isinstance(run.method, OPD):
+    t = teacher(run.method)
+    if t is None:
         return None
-    t = run.method.teacher
     size = sizes.params(t.model)
     need = sizes.serve_gpus(size.total_b) if size else None
     what = _size_text(size, need)
@@ -106,7 +109,8 @@ def plan(run: RunSpec, stem: str) -> Plan | None:
                f"more than one node of {per}: prime-rl's inference launcher keeps tensor "
                "parallelism within a node")
         return Plan(t.model, t.url, size, need, "endpoint", f"teacher {t.model}: {what}; it must "
-                    f"already be served at {t.url} ({why})", key_env=t.api_key_env)
+                    f"already be served at {t.url} ({why})", key_env=t.api_key_env,
+                    samples=run.method.type == "sft")
     engines = per // need
     doc = _doc(run, port, need, engines, slurm=True)
     return Plan(t.model, t.url, size, need, "job", f"teacher {t.model}: {what}; its own SLURM job "
@@ -117,7 +121,7 @@ def plan(run: RunSpec, stem: str) -> Plan | None:
 
 def _doc(run: RunSpec, port: int, tp: int, engines: int, *, slurm: bool) -> dict[str, Any]:
     """The `uv run inference` config that serves the teacher."""
-    t = run.method.teacher  # type: ignore[union-attr]
+    t = teacher(run.method)
     vllm: dict[str, Any] = {"model": t.model, "tensor_parallel_size": tp,
                             "max_model_len": run.prompt_tokens + run.method.max_tokens}
     if engines > 1:
@@ -137,8 +141,9 @@ def _text(run: RunSpec, name: str, doc: dict[str, Any]) -> str:
 
     how = (f"uv run inference @ {quote(name)}  (submits a SLURM job; --dry-run writes the sbatch "
            "script only)" if "slurm" in doc else f"uv run inference @ {quote(name)}")
-    return (f"# written by whileai {__version__} for {TARGET}: the OPD teacher's server for "
-            f"{run.method.type} on {run.taskset}\n# run first: {how}\n\n") + tomli_w.dumps(doc)
+    return (f"# written by whileai {__version__} for {TARGET}: the {run.method.type.upper()} "
+            f"teacher's server for {run.method.type} on {run.taskset}\n# run first: {how}\n\n"
+            ) + tomli_w.dumps(doc)
 
 
 def commands(p: Plan | None) -> list[str]:
@@ -156,7 +161,8 @@ def commands(p: Plan | None) -> list[str]:
     if p.mode == "job":
         return [f"uv run inference @ {quote(p.file or '')}  # the teacher's SLURM job: start it "
                 f"first and put its first node in method.teacher.url ({p.url})"]
-    return [f"# first serve {p.model} at {p.url} (vLLM with prompt logprobs; key in ${p.key_env})"]
+    what = "vLLM: it samples the training completions" if p.samples else "vLLM with prompt logprobs"
+    return [f"# first serve {p.model} at {p.url} ({what}; key in ${p.key_env})"]
 
 
 __all__ = ["LOCAL", "TEACHER_GPU_MEMORY", "Plan", "commands", "host_port", "plan"]

@@ -2,7 +2,7 @@
 
 Sides: the student is `--local-student` (a folder or a cached model id) or `--student-endpoint`
 (a URL serving the spec's model, or `vllm:<model>@<url>`). The teacher is `--local-teacher`,
-`--teacher-endpoint`, or else the spec's own teacher endpoint (OPD); OPSD's teacher is the
+`--teacher-endpoint`, or else the spec's own teacher endpoint (OPD, SFT); OPSD's teacher is the
 student's model itself, so it takes no teacher flag. API keys come from environment variables
 (the spec's `api_key_env` for its teacher; `--student-api-key-env` for the student).
 """
