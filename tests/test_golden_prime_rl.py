@@ -47,3 +47,17 @@ def test_two_stage_sft_then_opd_files_and_report() -> None:
     for name, text in c.files.items():
         golden(GOLDEN / "two-stage" / name, text)
     golden(GOLDEN / "two-stage" / "report.txt", str(c) + "\n")
+
+
+MIXTURE_EXAMPLES = sorted((ROOT / "examples" / "mixtures").glob("*.toml"))
+
+
+@pytest.mark.parametrize("spec", MIXTURE_EXAMPLES, ids=lambda p: p.stem)
+def test_mixture_examples_toml_and_report(spec) -> None:  # type: ignore[no-untyped-def]
+    """Mixtures (examples/mixtures/, out of the recipes' examples/*.toml): the TOML and the
+    report, which accounts for every source."""
+    from whileai.load import load_spec
+
+    c = prime_rl.compile(load_spec(spec), name=f"{spec.stem}.toml")
+    golden(GOLDEN / "mixtures" / f"{spec.stem}.toml", c.text)
+    golden(GOLDEN / "mixtures" / f"{spec.stem}.report.txt", str(c) + "\n")

@@ -332,6 +332,10 @@ def test_every_example_compiles_for_both_backends(path: str) -> None:
 
     spec = load_spec(EXAMPLES / path)
     assert check_document(toml(prime_rl.compile(spec, name=Path(path).name))) == []
+    if spec.sources:
+        with pytest.raises(wai.SpecError, match="TRL has no per-source algorithms"):
+            trl.compile(spec)  # a mixture is prime-rl's only, and TRL says so in one line
+        return
     if spec.data is None and name_of(spec.taskset) not in BUILTIN:
         with pytest.raises(wai.SpecError, match="data whileai can generate locally"):
             trl.compile(spec)  # TRL trains from files: such a spec needs `data`, and says so

@@ -145,6 +145,7 @@ def test_algo_rows_write_one_methods_table_anywhere() -> None:
     assert {r.field for r in top.reads} == {"type", "teacher.model", "teacher.url", "teacher.api_key_env"}
     # a method found elsewhere in the spec (a list item by its index), written at a source's table
     holder = {"sources": [wai.GRPO(), wai.OPD(T)]}
+    assert field_value(holder, "sources[1].teacher.model") == TEACHER  # type: ignore[arg-type]
     assert field_value(holder, "sources.1.teacher.model") == TEACHER  # type: ignore[arg-type]
     opd = wai.RunSpec(taskset="reverse-text", model=STUDENT, method=wai.OPD(T))
     src = apply(algo_rows("orchestrator.train.source[0].algo"), opd)

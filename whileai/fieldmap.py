@@ -56,18 +56,21 @@ _MISSING = object()
 
 
 def field_value(run: RunSpec, field: str) -> Any:
-    """Value of a dotted spec field (`method.teacher.url`; a list item by its index, e.g.
-    `sources.1.method.type`), or _MISSING."""
+    """Value of a dotted spec field (`method.teacher.url`; a list item by its index, written
+    `sources[1].method.type` or `sources.1.method.type`), or _MISSING."""
     obj: Any = run
-    for seg in field.split("."):
-        if isinstance(obj, BaseModel) and seg in type(obj).model_fields:
-            obj = getattr(obj, seg)
-        elif isinstance(obj, dict) and seg in obj:
-            obj = obj[seg]
-        elif isinstance(obj, (list, tuple)) and seg.isdigit() and int(seg) < len(obj):
-            obj = obj[int(seg)]
-        else:
-            return _MISSING
+    for part in field.split("."):
+        name, _, index = part.partition("[")
+        segs = [name, index.rstrip("]")] if index else [name]
+        for seg in segs:
+            if isinstance(obj, BaseModel) and seg in type(obj).model_fields:
+                obj = getattr(obj, seg)
+            elif isinstance(obj, dict) and seg in obj:
+                obj = obj[seg]
+            elif isinstance(obj, (list, tuple)) and seg.isdigit() and int(seg) < len(obj):
+                obj = obj[int(seg)]
+            else:
+                return _MISSING
     return obj
 
 

@@ -116,8 +116,10 @@ def print_methods() -> None:
                   title_justify="left", title_style="bold")
         seen: set[str] = set()
         for field in spec_fields(model):
-            if model is RunSpec and field.startswith("then.method."):  # a stage's method: one row
-                field = "then.method"
+            nested = next((m for m in ("then.method", "sources.method")
+                           if field.startswith(m + ".")), None)
+            if model is RunSpec and nested:  # a stage's or a source's method: one row
+                field = nested
                 if field in seen:
                     continue
             seen.add(field)

@@ -64,6 +64,7 @@ class Compiled:
     cost: Estimate | None = None  # whileai.cost: size and GPU-hours before launch
     notes: tuple[str, ...] = ()  # further summary lines (e.g. where an OPD teacher is served)
     teacher: dict[str, Any] | None = None  # where and on how many GPUs a teacher is served
+    teachers: tuple[dict[str, Any], ...] = ()  # every teacher (a mixture may have several)
     stages: tuple[Compiled, ...] = ()  # a two-stage run (whileai.stages): each stage, in order
 
     @property
@@ -114,6 +115,7 @@ class Compiled:
             "files": dict(self.files),
             "cost": self.cost.to_dict() if self.cost is not None else None,
             "teacher": self.teacher,
+            "teachers": list(self.teachers) if self.teachers else ([self.teacher] if self.teacher else []),
             "stages": [s.to_dict() for s in self.stages],
         }
 

@@ -137,6 +137,9 @@ class Report(_Row):
     run: list[str] = Field(description="Shell commands that start the run, in order.")
     files: dict[str, str] = Field(description="Every emitted file: name relative to the output -> text.")
     cost: Cost | None = Field(description="The run's size and GPU-hour estimate (docs/cost.md).")
-    teacher: Teacher | None = Field(description="Where an OPD or SFT teacher is served; null otherwise.")
+    teacher: Teacher | None = Field(description="Where an OPD or SFT teacher is served (a mixture's "
+                                    "first); null otherwise.")
+    teachers: list[Teacher] = Field(description="Every teacher of the run, one per distinct server "
+                                    "(a mixture's sources may name several); [] without one.")
     stages: list[Report] = Field(description="A two-stage run (`then`): each stage's own report, in "
                                  "order (the fields above then cover both); [] for one stage.")

@@ -211,14 +211,23 @@ def _eval_never(run: RunSpec, f: Facts) -> str | None:
 
 
 def _holdout(run: RunSpec, f: Facts) -> str | None:
-    """From the compiled sources: which split train and eval read (a backend fact)."""
-    h = f.get("holdout")
-    if not h or not h.get("same_rows"):
+    """From the compiled sources: which split train and eval read (a backend fact); a mixture
+    checks every eval source against every training source on its taskset (`holdouts`)."""
+    found = [h for h in (f.get("holdouts") or [f.get("holdout")]) if h and h.get("same_rows")]
+    if not found:
         return None
-    rows = (f"{h['arg']} {h['train']!r} for both" if h.get("arg")
-            else "the same tasks: it has no split argument")
-    return (f"eval reads the rows training reads ({h['taskset']}: {rows}), so the eval score is "
-            f"no holdout score; {h['advice']}")
+    out: dict[tuple[Any, ...], list[str]] = {}  # one sentence per eval source and split
+    for h in found:
+        key = (h.get("eval_source"), h["taskset"], h.get("arg"), h["train"], h["advice"])
+        out.setdefault(key, []).append(str(h.get("source")))
+    said = []
+    for (ev, taskset, arg, train, advice), sources in out.items():
+        rows = f"{arg} {train!r} for both" if arg else "the same tasks: it has no split argument"
+        who = (f"eval source {ev!r} reads the rows training source{'s' if len(sources) > 1 else ''} "
+               f"{', '.join(map(repr, sources))} read{'' if len(sources) > 1 else 's'}"
+               if ev is not None else "eval reads the rows training reads")
+        said.append(f"{who} ({taskset}: {rows}), so the eval score is no holdout score; {advice}")
+    return "; ".join(said)
 
 
 def _unchecked(run: RunSpec, f: Facts) -> str | None:

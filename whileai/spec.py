@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from whileai import layout, paths, values
-from whileai.errors import SpecError
+from whileai.errors import SpecError, raw
 from whileai.layout import Slurm
 from whileai.methods import (  # noqa: F401  (re-exported: the public spec names)
     GRPO,
@@ -31,18 +31,23 @@ from whileai.methods import (  # noqa: F401  (re-exported: the public spec names
 )
 from whileai.spec_tables import (  # noqa: F401  (re-exported: the public spec names)
     _ARGS,
-    _ROLE,
     _TASKSET,
     MAX_GPUS,
     MAX_NODES,
+    MAX_RATIO,
     MAX_STEPS,
     PATH_LEN,
+    RATIO,
+    RATIO_SOURCE,
     Checkpoint,
     Eval,
     Monitor,
+    Source,
     Stage,
     _taskset_id,
+    check_roles,
     flatten_overrides,
+    leaves,
 )
 
 
@@ -72,6 +77,19 @@ class RunSpec(_Spec):
                      max_length=PATH_LEN)
     method: Method = Field(description="The training method: a table with type = opd | opsd | grpo "
                            "| sft.")
+    sources: list[Source] = src(
+        "Extra training sources: a mixture ([[sources]] tables). The run's taskset, taskset_args, "
+        "roles, ratio and method are source 0; each entry adds a source with its own taskset, "
+        "arguments, sampling ratio and method, e.g. GRPO on one taskset and OPD on another. "
+        "prime-rl only (TRL has no per-source algorithms).",
+        "prime-rl configs/debug/algo/mixed_grpo_opd.toml (per-source algo)", default_factory=list,
+        max_length=64,
+    )
+    ratio: float | None = src(
+        "The run's own taskset's (source 0's) weight in a mixture; unset: 1.0. Read only with "
+        "sources. " + RATIO,
+        RATIO_SOURCE, default=None, gt=0.0, le=MAX_RATIO,
+    )
     steps: int = src("Optimizer steps.", "prime-rl/anchor default 100", default=100, ge=1,
                      le=MAX_STEPS)
     prompts: int = src(
@@ -189,9 +207,7 @@ class RunSpec(_Spec):
     @field_validator("roles")
     @classmethod
     def _roles(cls, v: list[str] | None) -> list[str] | None:
-        if v is not None and (any(not _ROLE.fullmatch(r) for r in v) or len(set(v)) < len(v)):
-            raise ValueError("distinct role names such as 'agent' or 'player0' (letters, digits, _)")
-        return v
+        return check_roles(v)
 
     @model_validator(mode="after")
     def _split(self) -> RunSpec:
@@ -203,20 +219,27 @@ class RunSpec(_Spec):
         """Taskset arguments and roles against the pinned taskset catalogue."""
         from whileai import taskset_catalog as tc
 
-        for label, table in (("taskset_args", self.taskset_args),
-                             ("eval.taskset_args", self.eval.taskset_args)):
-            for segs, value in _leaves(table):
+        sources = [("", self.taskset, self.taskset_args, self.roles)] + [
+            (f"sources[{i}].", s.taskset, s.taskset_args, s.roles) for i, s in enumerate(self.sources)]
+        tables = [(f"{at}taskset_args", args) for at, _, args, _ in sources]
+        for label, table in [*tables, ("eval.taskset_args", self.eval.taskset_args)]:
+            for segs, value in leaves(table):
                 values.check_override(segs, paths.join(segs), value, label=label)
-        known = tc.roles(self.taskset)
-        if known is not None and self.roles is not None:
-            raise SpecError("roles", self.roles, f"unset: {self.taskset}'s roles come from the "
-                            f"pinned taskset catalogue ({', '.join(known)})")
-        tc.check_args(self.taskset, self.taskset_args, "taskset_args")
+        for at, taskset, args, roles in sources:
+            known = tc.roles(taskset)
+            if known is not None and roles is not None:
+                raise SpecError(f"{at}roles", roles, f"unset: {taskset}'s roles come from the "
+                                f"pinned taskset catalogue ({', '.join(known)})")
+            tc.check_args(taskset, args, f"{at}taskset_args")
         tc.check_args(self.eval_taskset, self.eval_args, "eval.taskset_args")
         return self
 
     @model_validator(mode="after")
     def _stages(self) -> RunSpec:
+        if self.then is not None and self.sources:
+            raise SpecError("then", raw("a second stage"), "unset in a mixture (sources): a "
+                            "two-stage run trains one taskset per stage; compile the mixture as "
+                            "its own run from the first stage's weights")
         if self.then is not None and self.lora:
             raise SpecError("lora", True, "false when a second stage (then) follows: its student "
                             "is this stage's final full weights (a LoRA adapter would need merging "
@@ -268,13 +291,6 @@ class RunSpec(_Spec):
     @property
     def learning_rate(self) -> float:
         return self.method.learning_rate or default_lr(self.method.type, self.lora)
-
-
-def _leaves(table: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
-    out: list[tuple[tuple[str, ...], Any]] = []
-    for k, v in table.items():
-        out += _leaves(v, (*prefix, k)) if isinstance(v, dict) and v else [((*prefix, k), v)]
-    return out
 
 
 def default_lr(method: str, lora: bool) -> float:

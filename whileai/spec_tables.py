@@ -1,6 +1,7 @@
 """The run spec's tables besides the method (whileai.methods): evaluation, checkpoints, the W&B
-monitor and a two-stage run's second stage. whileai.spec assembles them into RunSpec and
-re-exports them; every field is described once, here, with its default's source.
+monitor, a two-stage run's second stage and a mixture's extra training sources. whileai.spec
+assembles them into RunSpec and re-exports them; every field is described once, here, with its
+default's source.
 """
 
 from __future__ import annotations
@@ -25,6 +26,26 @@ _ARGS = (
     "Written verbatim as the source's env.taskset table (prime-rl); checked against the pinned "
     "taskset catalogue, with a did-you-mean, where the taskset is known."
 )
+
+
+RATIO = ("Sampling weight: prime-rl draws each task from a training source with probability "
+         "its ratio over the sum of all sources' ratios (the run's own taskset, source 0, "
+         "included), e.g. 1 and 3: 25% and 75% of the tasks, each a group of the source's samples.")
+RATIO_SOURCE = "prime-rl 559b447 EnvConfig.ratio (configs/orchestrator.py), default 1.0"
+MAX_RATIO = 1e6
+
+
+def leaves(table: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    out: list[tuple[tuple[str, ...], Any]] = []
+    for k, v in table.items():
+        out += leaves(v, (*prefix, k)) if isinstance(v, dict) and v else [((*prefix, k), v)]
+    return out
+
+
+def check_roles(v: list[str] | None) -> list[str] | None:
+    if v is not None and (any(not _ROLE.fullmatch(r) for r in v) or len(set(v)) < len(v)):
+        raise ValueError("distinct role names such as 'agent' or 'player0' (letters, digits, _)")
+    return v
 
 
 def _taskset_id(v: str) -> str:
@@ -138,3 +159,46 @@ class Stage(_Spec):
     @classmethod
     def _flatten(cls, v: Any) -> Any:
         return flatten_overrides(v)
+
+
+class Source(_Spec):
+    """An extra training source of a mixture: its own taskset, arguments, sampling weight and
+    method. The run's own taskset, taskset_args, roles, ratio and method are source 0."""
+
+    taskset: str = src("This source's taskset id, e.g. 'gsm8k' or 'owner/name@version'.", "",
+                       max_length=256)
+    taskset_args: dict[str, Any] = src("Arguments of this source's taskset (its env.taskset table), "
+                                       "e.g. {split = \"train\"}. " + _ARGS, "", default_factory=dict)
+    roles: list[str] | None = src(
+        "Agent roles of this source's taskset when the pinned catalogue does not know it (as the "
+        "run's roles).", "verifiers' single-agent env: ['agent']", default=None, min_length=1,
+        max_length=16,
+    )
+    ratio: float = src(RATIO, RATIO_SOURCE, default=1.0, gt=0.0, le=MAX_RATIO)
+    method: Method | None = Field(
+        default=None, description="This source's method: a table with type = opd | opsd | grpo | "
+        "sft (e.g. OPD here, GRPO on the run's taskset). Unset: the run's method, written into the "
+        "source explicitly. Its samples, temperature and max_tokens are this source's; its "
+        "learning_rate is not read: one optimizer trains every source (the run's method's).",
+    )
+    name: str | None = src(
+        "The source's name in prime-rl's logs, metrics and buffer; unique among the training "
+        "sources ('agg' is reserved). Unset: its taskset id, or '<taskset>-<method>' where "
+        "sources share a taskset.", "prime-rl EnvConfig.name default: the taskset id",
+        default=None, min_length=1, max_length=128,
+    )
+    eval: bool = src(
+        "Evaluate on this source's taskset too (its held-out split where it has one), as its own "
+        "eval source. Not read when eval.taskset names the one eval taskset or eval is off.",
+        "whileai: every training taskset is evaluated", default=True,
+    )
+
+    @field_validator("taskset")
+    @classmethod
+    def _taskset(cls, v: str) -> str:
+        return _taskset_id(v)
+
+    @field_validator("roles")
+    @classmethod
+    def _roles(cls, v: list[str] | None) -> list[str] | None:
+        return check_roles(v)

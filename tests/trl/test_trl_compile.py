@@ -37,7 +37,7 @@ def full_run(kind: str, *, lora: bool) -> RunSpec:
         "eval": {"interval": 5, "examples": 16, "taskset": "gsm8k", "taskset_args": {"split": "test"}},
         "checkpoint": {"interval": 5, "keep_last": 2},
         "monitor": {"project": "p", "entity": "e", "name": "n", "group": "g", "tags": ["a"]},
-        "output_dir": "o", "overrides": {"logging_steps": 5},
+        "output_dir": "o", "overrides": {"logging_steps": 5}, "ratio": 2.0,
     })
 
 
@@ -46,8 +46,9 @@ MULTI_NODE = ("nodes", "inference_nodes", "inference_replicas", "inference_tp",
 
 
 def leaf_fields(kind: str) -> list[str]:
-    """The fields one stage's field map accounts for (`then.*`: whileai.stages, tests/test_coverage.py)."""
-    top = [f for f in spec_fields(RunSpec) if not f.startswith(("method.", "then."))]
+    """The fields one stage's field map accounts for (`then.*`: whileai.stages, tests/test_coverage.py;
+    `sources.*`: a mixture, which TRL refuses, tests/test_mixtures.py)."""
+    top = [f for f in spec_fields(RunSpec) if not f.startswith(("method.", "then.", "sources."))]
     return top + [f"method.{f}" for f in spec_fields(METHODS[kind])]
 
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import tomli_w
 
-from whileai import __version__
+from whileai import __version__, mixture
 from whileai import taskset_catalog as tc
 from whileai.backends import overrides as ov
 from whileai.backends import prime_rl_deploy as deploy
+from whileai.backends import prime_rl_mixture as mix
 from whileai.backends import prime_rl_teacher as teacher
-from whileai.backends.prime_rl_algo import teacher as teacher_of
 from whileai.backends.prime_rl_deploy_rules import check_inference_document
 from whileai.backends.prime_rl_map import FIELD_MAP, rows
 from whileai.backends.prime_rl_rules import check_document, rename_hint
@@ -26,7 +26,6 @@ from whileai.catalog import prime_rl
 from whileai.errors import SpecError, raw
 from whileai.fieldmap import Row, apply, get_path
 from whileai.report import Compiled
-from whileai.rules import findings
 from whileai.spec import RunSpec
 
 COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
@@ -45,7 +44,8 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "anchor": "live" if m.type == "opsd" else None,
         "top_p": 1.0,
         "anchor_requested": getattr(m, "anchor", None),
-        "unchecked_tasksets": sorted({t for t in (run.taskset, run.eval_taskset)
+        "unchecked_tasksets": sorted({t for t in (run.taskset, run.eval_taskset,
+                                                  *(x.taskset for x in run.sources))
                                       if tc.entry(t) is None}),
     }
     if doc is None:
@@ -69,6 +69,7 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         if isinstance(get_path(doc, "orchestrator.eval"), dict) else None,
         "eval_at_start": not get_path(doc, "orchestrator.eval.skip_first_step", False),
         "holdout": holdout(run, doc),
+        "holdouts": mix.holdouts(doc) if run.sources else [],
     }
     return out
 
@@ -96,13 +97,13 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
 
     extra: rows applied after the field map (a stage of a two-stage run: its run name, where its
     weights land); a key set twice keeps the later value, and the report shows that one."""
-    t = teacher_of(run.method)
-    if t is not None and t.port == 8000:
-        raise SpecError("method.teacher.url", t.url,
-                        "a port other than 8000, where rl serves the policy itself")
+    for field, t, _ in mixture.teachers(run):
+        if t.port == 8000:
+            raise SpecError(f"{field}.url", t.url, "a port other than 8000, where rl serves the "
+                            "policy itself")
     deploy.check(run, run.overrides)
     fname = name or f"{run.method.type}.toml"
-    plan = teacher.plan(run, fname.removesuffix(".toml")) if deploy.serves(run) else None
+    plans = teacher.plans(run, fname.removesuffix(".toml")) if deploy.serves(run) else []
     applied = apply(rows(run), run, extra)
     doc = applied.doc
     doc.setdefault("trainer", {})
@@ -112,22 +113,26 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     ov.override_reads(reads, ignores, fixed, run.overrides)
     deploy.without_inference(run, doc, reads, ignores, fixed)
     problems = check_document(doc, catalog)
-    if plan is not None and plan.doc is not None:
-        problems += [p._replace(path=f"{plan.file}: {p.path}") for p in check_inference_document(plan.doc)]
+    for plan in plans:
+        if plan.doc is not None:
+            problems += [p._replace(path=f"{plan.file}: {p.path}")
+                         for p in check_inference_document(plan.doc)]
     if problems:
         p = problems[0]
         raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
                         f"it: {p.message}", hint=_hint(p.path, p.message, doc))
-    commands = teacher.commands(plan) + deploy.run_commands(run, fname)
+    commands = [c for plan in plans for c in teacher.commands(plan)] + deploy.run_commands(run, fname)
     known = facts(run, doc)
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
-    files = {fname: text} | ({plan.file: plan.text} if plan and plan.file and plan.text else {})
+    files = {fname: text} | {p.file: p.text for p in plans if p.file and p.text}
+    notes = tuple(p.note for p in plans) + ((mixture.summary(run),) if run.sources else ())
     return Compiled(
         backend="prime-rl", target=TARGET, run=run, files=files, main=fname,
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
-        warnings=findings(run, known), commands=tuple(commands), data=known,
-        cost=deploy.estimate(run, doc, plan), notes=(plan.note,) if plan else (),
-        teacher=plan.to_dict() if plan else None,
+        warnings=mix.findings(run, known, facts), commands=tuple(commands), data=known,
+        cost=deploy.estimate(run, doc, plans), notes=notes,
+        teacher=plans[0].to_dict() if plans else None,
+        teachers=tuple(p.to_dict() for p in plans),
     )
 
 

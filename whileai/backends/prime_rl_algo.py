@@ -5,7 +5,7 @@ or `orchestrator.train.source[i].algo` for one training source (a mixture). `alg
 field)` writes the table for the method found at spec field `field` into the TOML path `table`:
 
     algo_rows("orchestrator.algo")                                      # the run's method
-    algo_rows("orchestrator.train.source[1].algo", "sources.0.method")  # a mixture's extra source
+    algo_rows("orchestrator.train.source[1].algo", "sources[0].method")  # a mixture's extra source
 
 Every method field that lives in the algo table is read there or ignored with its reason;
 fields that are per run in prime-rl (samples → group_size, temperature and max_tokens → the

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from whileai import mixture
 from whileai import taskset_catalog as tc
 from whileai.backends import prime_rl_deploy as deploy
+from whileai.backends import prime_rl_mixture as mix
 from whileai.backends import prime_rl_teacher as teacher
 from whileai.backends.prime_rl_algo import algo_rows, renderer_rows
 from whileai.fieldmap import Drop, Fix, Row, To
@@ -21,8 +23,6 @@ from whileai.spec import RunSpec
 TRAIN = "orchestrator.train.source[0]"
 EVAL = "orchestrator.eval.source[0]"
 TEACHER_GPU_MEMORY = teacher.TEACHER_GPU_MEMORY
-HARNESS_NULL = "no agent harness: the taskset drives the episode (as in the pin's own configs)"
-RUNTIME = "always set the runtime: its default is a remote sandbox VM"
 
 
 def _eval_on(r: RunSpec) -> bool:
@@ -42,9 +42,8 @@ def _lora(r: RunSpec) -> bool:
 
 
 def local_teacher(r: RunSpec) -> bool:
-    """The teacher shares GPU 0 with the policy server (whileai.backends.prime_rl_teacher)."""
-    p = teacher.plan(r, r.method.type)
-    return p is not None and p.mode == "share"
+    """A teacher shares GPU 0 with the policy server (whileai.backends.prime_rl_teacher)."""
+    return any(p.mode == "share" for p in teacher.plans(r, r.method.type))
 
 
 def split(r: RunSpec) -> tc.SplitPlan:
@@ -63,13 +62,16 @@ def _eval_note(r: RunSpec) -> str:
 ALGO = algo_rows("orchestrator.algo")
 HEAD: list[Row] = [
     ALGO[0],  # method.type -> orchestrator.algo.type, first: the report opens with it
-    To("taskset", f"{TRAIN}.name"),
+    To("taskset", f"{TRAIN}.name", lambda r: mixture.entries(r)[0].name,
+       note=lambda r: mixture.name_reason(r, mixture.entries(r)[0]) if r.sources else ""),
     To("taskset", f"{TRAIN}.env.taskset.id"),
     To("taskset", f"{EVAL}.name", when=_same_eval),
     To("taskset", f"{EVAL}.env.taskset.id", when=_same_eval, note=_eval_note),
     To("eval.taskset", f"{EVAL}.name", when=_eval_on),
     To("eval.taskset", f"{EVAL}.env.taskset.id", when=_eval_on,
-       note="a different taskset: its rows are not training's"),
+       note=lambda r: "a different taskset: its rows are not training's" if not any(
+           tc.plugin_key(e.taskset) == tc.plugin_key(r.eval_taskset) for e in mixture.entries(r))
+       else "a taskset a training source reads (the holdout check compares their rows)"),
     Drop("eval.taskset", "eval.enabled is false: no eval source", when=lambda r: not r.eval.enabled),
 ]
 
@@ -93,11 +95,13 @@ FIELD_MAP: list[Row] = [
     Drop("lora_rank", "lora is false: full weights are trained", when=lambda r: not r.lora),
     Drop("seed", "prime-rl has no run seed (orchestrator.seed was removed); only vLLM sampling "
          "takes one, --set inference.vllm.seed=N"),
-    To("prompt_tokens", "seq_len", lambda r: r.prompt_tokens + r.method.max_tokens,
-       note="seq_len = prompt_tokens + max_tokens"),
+    To("prompt_tokens", "seq_len", lambda r: r.prompt_tokens + mixture.max_tokens(r),
+       note=lambda r: "seq_len = prompt_tokens + the longest source's max_tokens" if r.sources
+       else "seq_len = prompt_tokens + max_tokens"),
     To("max_off_policy_steps", "orchestrator.max_off_policy_steps"),
     To("eval.enabled", "<[orchestrator.eval] written>", when=_eval_on,
-       note="an eval table with one source"),
+       note=lambda r: "an eval table with one source" if not r.sources else
+       "an eval table: the run's taskset and each source's own (sources[i].eval)"),
     To("eval.enabled", "<no [orchestrator.eval]>", when=lambda r: not r.eval.enabled,
        note="prime-rl runs no evaluation without the table (an empty one is refused)"),
     To("eval.interval", "orchestrator.eval.interval", lambda r: r.eval_interval, when=_eval_on),
@@ -147,7 +151,7 @@ FIELD_MAP: list[Row] = [
 
 def rows(run: RunSpec) -> list[Row]:
     """The whole map for one run: the fixed rows with the per-run rows in their places."""
-    return [*HEAD, *_sources(run), *FIELD_MAP]
+    return [*HEAD, *_sources(run), *FIELD_MAP, *mix.rows(run)]
 
 
 def _sources(run: RunSpec) -> list[Row]:
@@ -158,7 +162,7 @@ def _sources(run: RunSpec) -> list[Row]:
     if plan.train_reason:
         out.append(To("taskset", f"{TRAIN}.env.taskset.{plan.arg}", _const(plan.train),
                       note=plan.train_reason))
-    out += _role_rows(run, TRAIN, run.taskset)
+    out += mix.role_rows(TRAIN, run.taskset, run.roles, "roles")
     if not run.eval.enabled:
         return out
     if run.eval_same_taskset:
@@ -171,27 +175,8 @@ def _sources(run: RunSpec) -> list[Row]:
     if plan.eval_reason:
         out.append(To("taskset", f"{EVAL}.env.taskset.{plan.arg}", _const(plan.eval),
                       note=plan.eval_reason))
-    return out + _role_rows(run, EVAL, run.eval_taskset)
-
-
-def _role_rows(run: RunSpec, source: str, taskset: str) -> list[Row]:
-    entry = tc.entry(taskset)
-    if entry is None and run.roles is not None and taskset == run.taskset:
-        return [row for role in run.roles for row in (
-            To("roles", f"{source}.env.{role}.harness.id", _const("null"), note=HARNESS_NULL),
-            To("roles", f"{source}.env.{role}.runtime.type", _const("subprocess"), note=RUNTIME))]
-    if entry is None:
-        why = (f"{tc.unknown_reason(taskset)}: the single-agent role 'agent' is assumed "
-               "(set roles for another env)")
-        return [Fix(f"{source}.env.agent.harness.id", "null", f"{HARNESS_NULL}; {why}"),
-                Fix(f"{source}.env.agent.runtime.type", "subprocess", f"{RUNTIME}; {why}")]
-    out: list[Row] = []
-    for role, info in entry["roles"].items():
-        whose = f"{tc.plugin_key(taskset)}'s role {role!r} (pinned taskset catalogue)"
-        if info.get("harness") in (None, "bash", "null") or info.get("harness_pinned_by_env"):
-            out.append(Fix(f"{source}.env.{role}.harness.id", "null", f"{whose}: {HARNESS_NULL}"))
-        out.append(Fix(f"{source}.env.{role}.runtime.type", "subprocess", f"{whose}: {RUNTIME}"))
-    return out
+    return out + mix.role_rows(EVAL, run.eval_taskset,
+                               run.roles if run.eval_same_taskset else None, "roles")
 
 
 def _const(value: Any) -> Any:

@@ -110,6 +110,10 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     a GPU). out: the directory the files will be written to (only used in the commands).
     extra: rows applied after the field map, which win (a stage of a two-stage run: its student).
     """
+    if run.sources:
+        raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source "
+                        "for TRL: TRL has no per-source algorithms (one trainer, one method and one "
+                        "dataset per run); compile a mixture for prime-rl (-b prime-rl)")
     spec, run, cpu_ignores = accel.for_cpu(run) if cpu else (run, run, [])
     n = accel.processes(run)
     if completions(run) % n:

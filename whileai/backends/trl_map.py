@@ -191,6 +191,8 @@ FIELD_MAP: list[Row] = [
          "not load", when=lambda r: bool(r.taskset_args)),
     Drop("roles", "TRL trains one policy on single-turn prompts from data/: agent roles are "
          "seats of a prime-rl (verifiers) env"),
+    Drop("ratio", "TRL trains on one dataset: a source's sampling weight only matters in a mixture "
+         "(sources), which TRL does not offer"),
     Fix("per_device_eval_batch_size", eval_batch, "the eval batch must divide by the number of "
         "generations", when=lambda r: r.eval.enabled and r.method.type in ("grpo", "opsd")),
     To("checkpoint.enabled", "save_strategy", lambda r: "steps" if r.checkpoint.enabled else "no",

@@ -82,6 +82,10 @@ def run_inspect(spec: Path, *, opts: Options, out: Path | None, force: bool, dev
     from whileai.write import Output, check_out, write
 
     run = load_spec(spec)
+    if run.sources:
+        raise SpecError("sources", run.sources[0].taskset, "none: inspect shows one method's signal "
+                        "on one taskset; write the source you want to see (its taskset and method) "
+                        "as a spec of its own")
     ad = adapter(run)
     student_src, teacher_src = sources(run, ad, **flags)
     data.sample(run, 1, seed=0, split=opts.split, privileged=ad.privileged(run))  # data errors first
