@@ -205,23 +205,23 @@ def _sizes(work: Work, part: Part) -> tuple[dict[str, float], list[str]]:
     n = {"train": work.student.active_b}
     if "sample" not in work.stages:
         return n, []
-    missing = []
-    if part.sampler == "teacher":
+    missing: list[str] = []
+
+    def teacher(stage: str, what: str) -> None:
         if part.teacher is None:
-            missing.append(f"teacher sampling not counted: {part.teacher_name!r}'s size is unknown "
+            missing.append(f"teacher {what} not counted: {part.teacher_name!r}'s size is unknown "
                            "from its name")
         else:
-            n["sample"] = part.teacher.active_b
+            n[stage] = part.teacher.active_b
+
+    if part.sampler == "teacher":
+        teacher("sample", "sampling")
     else:
         n["sample"] = work.student.active_b
     if part.scorer == "self":
         n["teacher"] = work.student.active_b
     elif part.scorer == "teacher":
-        if part.teacher is None:
-            missing.append(f"teacher scoring not counted: {part.teacher_name!r}'s size is unknown "
-                           "from its name")
-        else:
-            n["teacher"] = part.teacher.active_b
+        teacher("teacher", "scoring")
     return n, missing
 
 

@@ -42,6 +42,7 @@ from whileai.spec_tables import (  # noqa: F401  (re-exported: the public spec n
     Checkpoint,
     Eval,
     Monitor,
+    OnTaskset,
     Source,
     Stage,
     _taskset_id,
@@ -51,7 +52,7 @@ from whileai.spec_tables import (  # noqa: F401  (re-exported: the public spec n
 )
 
 
-class RunSpec(_Spec):
+class RunSpec(OnTaskset):
     """One training run: a method on a taskset for a student model."""
 
     schema_: str | None = Field(
@@ -198,16 +199,6 @@ class RunSpec(_Spec):
     @classmethod
     def _flatten(cls, v: Any) -> Any:
         return flatten_overrides(v)
-
-    @field_validator("taskset")
-    @classmethod
-    def _taskset(cls, v: str) -> str:
-        return _taskset_id(v)
-
-    @field_validator("roles")
-    @classmethod
-    def _roles(cls, v: list[str] | None) -> list[str] | None:
-        return check_roles(v)
 
     @model_validator(mode="after")
     def _split(self) -> RunSpec:

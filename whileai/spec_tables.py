@@ -161,7 +161,21 @@ class Stage(_Spec):
         return flatten_overrides(v)
 
 
-class Source(_Spec):
+class OnTaskset(_Spec):
+    """A table that names a taskset and, for an unknown one, its roles (the run, a source)."""
+
+    @field_validator("taskset", check_fields=False)
+    @classmethod
+    def _taskset(cls, v: str) -> str:
+        return _taskset_id(v)
+
+    @field_validator("roles", check_fields=False)
+    @classmethod
+    def _roles(cls, v: list[str] | None) -> list[str] | None:
+        return check_roles(v)
+
+
+class Source(OnTaskset):
     """An extra training source of a mixture: its own taskset, arguments, sampling weight and
     method. The run's own taskset, taskset_args, roles, ratio and method are source 0."""
 
@@ -192,13 +206,3 @@ class Source(_Spec):
         "eval source. Not read when eval.taskset names the one eval taskset or eval is off.",
         "whileai: every training taskset is evaluated", default=True,
     )
-
-    @field_validator("taskset")
-    @classmethod
-    def _taskset(cls, v: str) -> str:
-        return _taskset_id(v)
-
-    @field_validator("roles")
-    @classmethod
-    def _roles(cls, v: list[str] | None) -> list[str] | None:
-        return check_roles(v)
