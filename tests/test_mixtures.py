@@ -170,6 +170,16 @@ def test_spec_checks_each_source() -> None:
     assert any(i.field == "ratio" and "nothing to weigh" in i.reason for i in ratio.ignores)
 
 
+def test_the_python_api_takes_sources() -> None:
+    teacher = wai.Endpoint(url="http://localhost:8001/v1", model="Qwen/Qwen3-8B")
+    c = wai.prime_rl_config("reverse-text", "grpo", model="Qwen/Qwen3-1.7B", sources=[
+        wai.Source(taskset="gsm8k", ratio=2.0, method=wai.OPD(teacher))])
+    names = [s["name"] for s in toml(c)["orchestrator"]["train"]["source"]]
+    assert names == ["reverse-text", "gsm8k"]
+    with pytest.raises(SpecError, match="TRL has no per-source algorithms"):
+        wai.trl_config("reverse-text", "grpo", model="m", sources=[wai.Source(taskset="gsm8k")])
+
+
 def test_trl_and_the_arms_refuse_a_mixture_in_one_line(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

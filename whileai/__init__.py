@@ -14,9 +14,9 @@ __version__ = "0.1.0"
 from whileai.api import compile, compile_all, prime_rl_config, trl_config  # noqa: E402
 from whileai.errors import SpecError  # noqa: E402
 from whileai.report import Compiled  # noqa: E402
-from whileai.spec import GRPO, OPD, OPSD, SFT, Endpoint, RunSpec, Stage  # noqa: E402
+from whileai.spec import GRPO, OPD, OPSD, SFT, Endpoint, RunSpec, Source, Stage  # noqa: E402
 
 __all__ = [
-    "GRPO", "OPD", "OPSD", "SFT", "Compiled", "Endpoint", "RunSpec", "SpecError", "Stage",
+    "GRPO", "OPD", "OPSD", "SFT", "Compiled", "Endpoint", "RunSpec", "Source", "SpecError", "Stage",
     "compile", "compile_all", "prime_rl_config", "trl_config", "__version__",
 ]
