@@ -25,11 +25,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from whileai.errors import SpecError
 from whileai.fieldmap import spec_fields
 from whileai.report import Compiled
 from whileai.schemas import generate, sample_runs
@@ -84,17 +86,20 @@ def field_rows(schema: Node, node: Node, prefix: str = "") -> list[list[str]]:
     rows: list[list[str]] = []
     required = set(node.get("required", []))
     for name, prop in node.get("properties", {}).items():
-        if name in ("$schema", "method"):
+        if name == "$schema" or (name == "method" and not prefix):
             continue
         path = prefix + name
-        refs = [prop] + prop.get("anyOf", [])
+        if name == "method":  # a stage's method: any method table, as documented above
+            rows.append([code(path), "table", "required", "", cell(prop.get("description", ""))])
+            continue
+        refs = [prop, prop.get("items", {})] + prop.get("anyOf", [])
         sub = next((r["$ref"].rsplit("/", 1)[-1] for r in refs if "$ref" in r), None)
         if sub is None:
             rows.append([code(path), kind(prop), default(prop, name in required),
                          cell(prop.get("source", "")), cell(prop.get("description", ""))])
             continue
         alt = [a for a in prop.get("anyOf", []) if "$ref" not in a]
-        shape = "table" + "".join(
+        shape = ("array of tables" if prop.get("type") == "array" else "table") + "".join(
             f", or {a['type']} {code(a.get('description', '').removeprefix('Shorthand: '))}" for a in alt)
         rows.append([code(path), shape, "required" if name in required else "",
                      "", cell(prop.get("description", ""))])
@@ -106,7 +111,8 @@ def methods_md() -> str:
     schema = generate("spec")
     out = [STAMP.format(src="whileai/spec.py"), "# Methods and run spec fields\n\n",
            "A run spec is a TOML file: run fields at the top level, the method in a `[method]` "
-           "table selected by `type`. Each default names its source. The same text is printed by "
+           "table selected by `type`, extra training sources of a mixture in `[[sources]]` "
+           "tables ([mixtures.md](mixtures.md)). Each default names its source. The same text is printed by "
            "`whileai methods` and appears in `schemas/spec.schema.json`.\n"]
     head = ["field", "type", "default", "source of the default", "meaning"]
     for name, model in METHODS.items():
@@ -122,13 +128,17 @@ def methods_md() -> str:
 def backends() -> dict[str, Callable[[RunSpec], Compiled]]:
     """prime-rl always; TRL when whileai.backends.trl imports."""
     from whileai.backends import prime_rl
+    from whileai.stages import compile_stages
 
-    out: dict[str, Callable[[RunSpec], Compiled]] = {"prime-rl": prime_rl.compile}
+    def chained(name: str, one: Callable[[RunSpec], Compiled]) -> Callable[[RunSpec], Compiled]:
+        return lambda r: compile_stages(r, name, name="spec.toml") if r.then is not None else one(r)
+
+    out: dict[str, Callable[[RunSpec], Compiled]] = {"prime-rl": chained("prime-rl", prime_rl.compile)}
     try:
         trl = importlib.import_module("whileai.backends.trl")
     except ImportError:
         return out
-    out["trl"] = trl.compile
+    out["trl"] = chained("trl", trl.compile)
     return out
 
 
@@ -146,11 +156,16 @@ def field_map(compile_: Callable[[RunSpec], Compiled]) -> tuple[list[list[str]],
     dest: dict[str, dict[str, set[str]]] = {}  # field -> destination -> method types
     notes: dict[str, list[str]] = {}
     fixed: dict[str, list[str]] = {}
+    refused: list[str] = []
     for run in sample_runs().values():
-        c = compile_(run)
+        try:
+            c = compile_(run)
+        except SpecError as e:  # TRL and a mixture: one line, recorded for its fields
+            refused.append(e.allowed)
+            continue
         own = set(spec_fields(type(run.method)))
         labels = [x.field for x in c.reads] + [x.field for x in c.ignores]
-        full = {f: f"method.{f}" if f in own else f for f in labels}
+        full = {f: f"method.{f}" if f in own else _source_field(f) for f in labels}
         for r in c.reads:
             key = f"{code(r.path)}"
             dest.setdefault(full[r.field], {}).setdefault(key, set()).add(run.method.type)
@@ -172,6 +187,17 @@ def field_map(compile_: Callable[[RunSpec], Compiled]) -> tuple[list[list[str]],
             parts.append(cell(text))
         if field == "overrides":
             parts = ["each dotted key is written at that path, checked against the target's catalogue"]
+        if field == "then.overrides":
+            parts = ["as overrides, in the second stage's file only"]
+        if field == "then.method":
+            parts = ["the second stage's method: each of its fields as `method.<field>` above, "
+                     "written to the second stage's file" + _stage_files(dest)]
+        if field == "sources.method" and any(f.startswith("sources.method.") for f in dest):
+            parts = ["each source's method: its algo table at `orchestrator.train.source[<i>].algo` "
+                     "(fields as `method.<field>` above), samples at `.group_size`, temperature and "
+                     "max_tokens at `.sampling`; learning_rate ignored (one optimizer)"]
+        if field.startswith("sources") and not parts and refused:
+            parts = [cell(f"refused: {refused[0]}")]
         rows.append([code(field), "<br>".join(parts) or "not exercised by the sample runs"])
     fixed_rows = []
     for path, texts in fixed.items():
@@ -186,17 +212,33 @@ def _value(v: Any) -> str:
     return "(table)" if isinstance(v, dict) else code(json.dumps(v))
 
 
+def _source_field(label: str) -> str:
+    """`sources[1].method.type` → `sources.method.type`: one row per source field."""
+    return re.sub(r"^sources\[\d+\]\.", "sources.", label)
+
+
 def _fields() -> list[str]:
-    run = [f for f in spec_fields(RunSpec) if not f.startswith("method") and f != "schema_"]
+    run = [f for f in spec_fields(RunSpec) if not f.startswith(("method", "then.method.",
+                                                               "sources.method.")) and f != "schema_"]
+    run.insert(run.index("then.steps"), "then.method")
+    run.insert(run.index("sources.name"), "sources.method")
     method = [f"method.{f}" for m in METHODS.values() for f in spec_fields(m)]
     return run + list(dict.fromkeys(method))
+
+
+def _stage_files(dest: dict[str, dict[str, set[str]]]) -> str:
+    """Where the sample two-stage run put its second stage's keys (e.g. `spec-2-opd.toml`)."""
+    files = sorted({k.strip("`").split(": ", 1)[0] for f, d in dest.items()
+                    if f.startswith("then.method.") for k in d if ": " in k})
+    return f" ({', '.join(code(f) for f in files)} for the sample run)" if files else ""
 
 
 def field_maps_md() -> str:
     out = [STAMP.format(src="each backend's field map (compiled sample runs)"), "# Field maps\n\n",
            "What each backend does with each spec field: the target path it is written to, or "
            "why it is ignored. Derived by compiling `whileai.schemas.sample_runs()` (every method, "
-           "LoRA and full weights, a W&B monitor, eval set and unset) and reading each report, so "
+           "LoRA and full weights, a W&B monitor, eval set and unset, a two-stage run, a mixture) and "
+           "reading each report, so "
            "it matches `whileai explain`. Where a text differs between runs, one is shown "
            "(\"e.g.\"); method-specific mappings name the runs they apply to.\n"]
     for name, compile_ in backends().items():

@@ -11,7 +11,8 @@ checkout (it imports nothing from prime-rl). For each variant of the battery
   overrides is compiled with `python -m whileai compile SPEC -o OUT --set ...` (this checkout on
   PYTHONPATH). When whileai refuses, the document the user asked for is still built (the spec
   compiled without the overrides, then each override applied as a plain dotted assignment) so
-  the loader can say whether refusing was right;
+  the loader can say whether refusing was right. A two-stage spec (`then`) writes one TOML per
+  stage (`<name>-<n>-<method>.toml`): `stage = n` says which one the variant loads;
 - kind "check": a raw prime-rl document (`doc`, `doc_file` from the repo root, or `base`: a named
   document of the battery's [base] table with `set` assignments applied) is checked with
   `python -m whileai check FILE --entry ENTRY` (`entry` of the variant, default rl; "auto" lets
@@ -114,6 +115,9 @@ def run_compile(v: dict[str, Any], work: Path) -> dict[str, Any]:
     done = whileai(args, work)
     verdict = {"accepted": done.returncode == 0, "exit_code": done.returncode,
                "error": "" if done.returncode == 0 else first_lines(done.stderr or done.stdout, work)}
+    if "stage" in v:  # a two-stage spec: one TOML per stage beside the named one
+        found = sorted(work.glob(f"{v['name']}-{v['stage']}-*.toml"))
+        out = found[0] if found else out
     doc_text = out.read_text() if done.returncode == 0 and out.is_file() else None
     also = {suffix: (work / f"{v['name']}.{suffix}").read_text() for suffix in v.get("also", {})
             if done.returncode == 0 and (work / f"{v['name']}.{suffix}").is_file()}

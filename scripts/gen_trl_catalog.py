@@ -6,7 +6,7 @@ Usage (needs the trl extra installed at the pinned version):
     python scripts/gen_trl_catalog.py --check    # exit 1 if the file on disk differs
 
 For each config class a TRL command parses (the dataclasses behind `trl distillation`,
-`trl grpo` and whileai's OPSD launcher), the catalogue lists every field: its type as a
+`trl grpo`, `trl sft` and whileai's OPSD launcher), the catalogue lists every field: its type as a
 string, its default (JSON-able, else null) and its choices (Literal or Enum types). Structure
 only: no help text is copied. whileai's TRL backend checks `run.overrides` and its own field
 map against this file without importing trl.
@@ -37,11 +37,13 @@ CLASSES = {
     "DistillationConfig": ("trl", "DistillationConfig"),
     "GRPOConfig": ("trl", "GRPOConfig"),
     "SDFTConfig": ("trl.experimental.sdft", "SDFTConfig"),
+    "SFTConfig": ("trl", "SFTConfig"),
 }
 COMMANDS = {
     "distillation": ["ScriptArguments", "DistillationConfig", "ModelConfig", "DatasetMixtureConfig"],
     "grpo": ["GRPOScriptArguments", "GRPOConfig", "ModelConfig", "DatasetMixtureConfig"],
     "sdft": ["ScriptArguments", "SDFTConfig", "ModelConfig"],
+    "sft": ["ScriptArguments", "SFTConfig", "ModelConfig", "DatasetMixtureConfig"],
 }
 
 

@@ -19,7 +19,8 @@ UPDATE_GOLDEN = os.environ.get("WHILEAI_UPDATE_GOLDEN") == "1"
 
 def seed_methods() -> dict[str, object]:
     teacher = wai.Endpoint(url="http://localhost:8001/v1", model=TEACHER)
-    return {"grpo": wai.GRPO(), "opsd": wai.OPSD(privileged="answer"), "opd": wai.OPD(teacher)}
+    return {"grpo": wai.GRPO(), "opsd": wai.OPSD(privileged="answer"), "opd": wai.OPD(teacher),
+            "sft": wai.SFT(teacher)}
 
 
 def seed_run(kind: str, **fields: object) -> wai.RunSpec:

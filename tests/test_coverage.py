@@ -20,7 +20,8 @@ TEACHER = wai.Endpoint(url="http://localhost:8001/v1", model="PrimeIntellect/Qwe
 def variants(kind: str) -> list[RunSpec]:
     """Defaults, and every optional field set to a non-default value."""
     base: dict = {"opd": {"type": "opd", "teacher": TEACHER.model_dump()},
-                  "opsd": {"type": "opsd"}, "grpo": {"type": "grpo"}}[kind]
+                  "opsd": {"type": "opsd"}, "grpo": {"type": "grpo"},
+                  "sft": {"type": "sft", "teacher": TEACHER.model_dump()}}[kind]
     full_method = dict(base, learning_rate=2e-5, temperature=0.9, max_tokens=1024, samples=2)
     if kind == "opd":
         full_method |= {"divergence": "forward_kl", "top_k": 8}
@@ -41,12 +42,40 @@ def variants(kind: str) -> list[RunSpec]:
                    taskset_args={"level": 3}, data=str(TASKS), reward="my_rewards.contains_answer")
     live = dict(common, method=dict(base, anchor="live")) if kind == "opsd" else None
     remote = {"teacher": {"url": "http://teacher-node:8001/v1", "model": "Qwen/Qwen3-32B"}}
-    nodes = dict(common, method=dict(base, **(remote if kind == "opd" else {})), nodes=4,
+    nodes = dict(common, method=dict(base, **(remote if kind in ("opd", "sft") else {})), nodes=4,
                  gpus=32, gpus_per_node=8, inference_nodes=2, inference_replicas=1, inference_tp=2,
                  nodes_per_fsdp_group=1, slurm=SLURM)
+    # a two-stage run: an SFT cold start, then this method with every stage field set
+    chain = dict(full, method={"type": "sft", "teacher": TEACHER.model_dump()},
+                 then={"method": full_method, "steps": 6, "prompts": 4, "lora": True, "lora_rank": 8})
     runs = [RunSpec.model_validate(dict(common, method=base)), RunSpec.model_validate(full),
-            RunSpec.model_validate(off), RunSpec.model_validate(unknown), RunSpec.model_validate(nodes)]
+            RunSpec.model_validate(off), RunSpec.model_validate(unknown), RunSpec.model_validate(nodes),
+            RunSpec.model_validate(chain)]
     return runs + ([RunSpec.model_validate(live)] if live else [])
+
+
+def mixtures(kind: str) -> list[RunSpec]:
+    """A mixture whose extra sources set every source field, this method on one of them (every
+    method field set), one with no method of its own, one on an unknown taskset with roles."""
+    full_method = {"type": kind, "learning_rate": 2e-5, "temperature": 0.9, "max_tokens": 1024,
+                   "samples": 2} | ({"teacher": {"url": "http://localhost:8002/v1", "model": TEACHER.model}}
+                                    if kind in ("opd", "sft") else {})
+    if kind == "opd":
+        full_method |= {"divergence": "forward_kl", "top_k": 8}
+    if kind == "opsd":
+        full_method |= {"divergence": "jsd", "anchor": "initial", "template": "hint: {demonstration}"}
+    sources = [
+        {"taskset": "gsm8k", "taskset_args": {"split": "train"}, "ratio": 2.0, "name": "math",
+         "method": full_method, "eval": True},
+        {"taskset": "reverse-text", "ratio": 0.5, "eval": False},
+        {"taskset": "someone/my-env@0.1", "roles": ["player"], "taskset_args": {"level": 3},
+         "method": {"type": "grpo", "samples": 2}},
+    ]
+    common = {"taskset": "reverse-text", "model": STUDENT, "ratio": 3.0, "method": {"type": "grpo"},
+              "sources": sources}
+    return [RunSpec.model_validate(common),
+            RunSpec.model_validate(common | {"eval": {"taskset": "gsm8k"}}),
+            RunSpec.model_validate(common | {"eval": {"enabled": False}})]
 
 
 SLURM = {"job_name": "j", "partition": "gpu", "account": "a", "time": "1-00:00:00",
@@ -68,30 +97,54 @@ def backend(name: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("name", BACKENDS)
 @pytest.mark.parametrize("kind", list(METHODS))
 def test_every_set_field_is_read_or_ignored(name: str, kind: str) -> None:
+    from whileai.stages import compile_stages
+
     mod = backend(name)
     for run in variants(kind):
-        c = mod.compile(run)
-        accounted = {r.field for r in c.reads} | {i.field for i in c.ignores}
-        for field in spec_fields(RunSpec):
-            if field in ("schema_", "overrides"):
-                continue
-            label = field.removeprefix("method.")
-            value = _value(run, field)
-            if value is _ABSENT or value is None or value == {}:  # an empty table sets nothing
-                continue
-            assert label in accounted, f"{name}/{kind}: {field}={value!r} is neither read nor ignored"
-        for i in c.ignores:
-            assert len(i.reason) > 15, f"{i.field}: reason too thin: {i.reason!r}"
+        c = mod.compile(run) if run.then is None else compile_stages(run, name, name="chain.toml")
+        assert_accounted(c, run, f"{name}/{kind}")
+
+
+@pytest.mark.parametrize("kind", list(METHODS))
+def test_every_field_of_every_source_is_read_or_ignored(kind: str) -> None:
+    """A mixture on prime-rl: each source's fields (sources[i].*) too; TRL refuses it in one
+    line."""
+    for run in mixtures(kind):
+        assert_accounted(backend("prime-rl").compile(run), run, f"prime-rl/{kind} mixture")
+        with pytest.raises(wai.SpecError, match="TRL has no per-source algorithms"):
+            backend("trl").compile(run)
+
+
+def assert_accounted(c: wai.Compiled, run: RunSpec, what: str) -> None:
+    accounted = {r.field for r in c.reads} | {i.field for i in c.ignores}
+    for field in spec_fields(RunSpec):
+        if field in ("schema_", "overrides", "then.overrides"):  # each key is its own read
+            continue
+        if field.startswith("sources."):  # each source's own fields, by its position
+            rest = field.removeprefix("sources.")
+            for j, source in enumerate(run.sources):
+                value = _value(source, rest)
+                if value is not _ABSENT and value is not None and value != {}:
+                    assert f"sources[{j}].{rest}" in accounted, (
+                        f"{what}: sources[{j}].{rest}={value!r} is neither read nor ignored")
+            continue
+        label = field.removeprefix("method.")
+        value = _value(run, field)
+        if value is _ABSENT or value is None or value == {} or value == []:  # sets nothing
+            continue
+        assert label in accounted, f"{what}: {field}={value!r} is neither read nor ignored"
+    for i in c.ignores:
+        assert len(i.reason) > 15, f"{i.field}: reason too thin: {i.reason!r}"
 
 
 _ABSENT = object()
 
 
-def _value(run: RunSpec, dotted: str) -> object:
+def _value(run: object, dotted: str) -> object:
     obj: object = run
     for seg in dotted.split("."):
-        if seg == "method":
-            obj = run.method
+        if seg == "method" and obj is not None:  # the run's method, or a stage's
+            obj = obj.method  # type: ignore[attr-defined]
             continue
         if obj is None or seg not in type(obj).model_fields:  # type: ignore[attr-defined]
             return _ABSENT

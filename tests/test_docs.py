@@ -43,8 +43,10 @@ def test_methods_page_lists_every_field_with_its_source() -> None:
         for field in spec_fields(model):
             assert f"| `{field}` |" in section, f"methods.md: {name} lacks {field}"
     for field in spec_fields(RunSpec):
-        if not field.startswith("method") and field != "schema_":
+        if not field.startswith(("method", "then.method.", "sources.method.")) and field != "schema_":
             assert f"| `{field}` |" in text, f"methods.md lacks {field}"
+    assert "| `then.method` |" in text  # a stage's method: any method table above
+    assert "| `sources.method` |" in text  # a source's method likewise
     assert "Li 2026 (arXiv:2604.13016)" in text  # sources come through from spec.py
 
 
@@ -54,8 +56,8 @@ def test_field_map_page_accounts_for_every_field() -> None:
     sections = re.split(r"\n## ", text)[1:]
     assert [s.splitlines()[0] for s in sections][:1] == ["prime-rl"]
     for section in sections:
-        for field in spec_fields(RunSpec):
-            if not field.startswith("method") and field != "schema_":
+        for field in [*spec_fields(RunSpec), "then.method", "sources.method"]:  # *.method.* as method.*
+            if not field.startswith(("method", "then.method.", "sources.method.")) and field != "schema_":
                 assert f"| `{field}` |" in section, f"{section.splitlines()[0]}: no row for {field}"
 
 

@@ -18,6 +18,7 @@ import pytest
 import tomllib
 from helpers import ROOT
 
+import whileai as wai
 from whileai.backends import prime_rl
 from whileai.backends.prime_rl_loader import rule_sets
 from whileai.backends.prime_rl_loader.view import FIRED
@@ -30,6 +31,7 @@ BATTERY = tomllib.loads((FIXTURES / "battery.toml").read_text())
 FIXTURE = json.loads((FIXTURES / "loader-verdicts.json").read_text())
 VARIANTS = FIXTURE["variants"]
 ENTRY = {v["name"]: v.get("entry", "rl") for v in BATTERY["variant"]}
+STAGE = {v["name"]: v.get("stage", 1) for v in BATTERY["variant"]}
 REGENERATE = ("the fixture is stale: regenerate it with `PYTHONPATH=$PWD python "
               "scripts/gen_loader_fixture.py --loader-python $LOADER` and review its diff")
 
@@ -47,7 +49,13 @@ def run_now(v: dict[str, Any], tmp_path: Path) -> Now:
         spec.write_text(v["input"]["spec"])
         try:
             run = load_spec(spec, parse_sets(v["input"]["set"]))
-            c = prime_rl.compile(run, name=f"{v['name']}.toml")
+            if run.then is not None:  # a two-stage spec: the variant loads stage `stage`'s TOML
+                from whileai.stages import compile_stages
+
+                chain = compile_stages(run, "prime-rl", name=f"{v['name']}.toml")
+                c = chain.stages[STAGE[v["name"]] - 1]
+            else:
+                c = prime_rl.compile(run, name=f"{v['name']}.toml")
         except SpecError as e:
             return Now(False, None, str(e), None)
         return Now(True, c.text, "", "rl")
@@ -137,3 +145,29 @@ def test_done_when_tasksets_load() -> None:
     splits = tomllib.loads(by_name["opd-gsm8k"]["compiled_toml_or_doc"])["orchestrator"]
     assert splits["train"]["source"][0]["env"]["taskset"]["split"] == "train"
     assert splits["eval"]["source"][0]["env"]["taskset"]["split"] == "test"
+
+
+def test_done_when_sft_and_both_stages_load() -> None:
+    """Issue 9's bar: the compiled SFT specs and both stages of an SFT cold start followed by
+    OPD are accepted by the loader, with no launch error."""
+    by_name = {v["name"]: v for v in VARIANTS}
+    for name in ("sft-reverse-text", "sft-full-weights-gpus-4", "sft-lora-rank-8",
+                 "sft-remote-teacher", "sft-gsm8k", "two-stage-sft-then-opd-stage1",
+                 "two-stage-sft-then-opd-stage2", "two-stage-sft-then-opsd-lora-stage2"):
+        v = by_name[name]
+        assert v["whileai_verdict"]["accepted"] and v["loader_accepted"], (name, v["loader_error"])
+        assert v["launch_error"] == "", (name, v["launch_error"])
+    sft = tomllib.loads(by_name["sft-reverse-text"]["compiled_toml_or_doc"])["orchestrator"]["algo"]
+    assert sft["type"] == "sft" and sft["sampling"]["source"]["base_url"] == "http://localhost:8001/v1"
+
+
+def test_who_samples_is_checked_before_the_loader() -> None:
+    """sft needs a frozen sampling.source; every other algorithm samples from the policy."""
+    sft = load_spec(ROOT / "examples" / "sft.toml")
+    with pytest.raises(SpecError, match="algorithm 'sft' needs a frozen model to sample from"):
+        wai.compile(sft.model_copy(update={"overrides": {"orchestrator.algo.sampling.source": "policy"}}))
+    opd = load_spec(ROOT / "examples" / "opd.toml")
+    frozen = {"orchestrator.algo.sampling.source.name": "x/y",
+              "orchestrator.algo.sampling.source.base_url": "http://localhost:8002/v1"}
+    with pytest.raises(SpecError, match="only 'sft' may sample from a frozen model"):
+        wai.compile(opd.model_copy(update={"overrides": frozen}))

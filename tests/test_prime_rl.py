@@ -33,7 +33,7 @@ VARIANTS = [
 ]
 
 
-@pytest.mark.parametrize("kind", ["grpo", "opsd", "opd"])
+@pytest.mark.parametrize("kind", ["grpo", "opsd", "opd", "sft"])
 @pytest.mark.parametrize("fields", VARIANTS, ids=lambda f: ",".join(f) or "defaults")
 def test_output_passes_reference_schema_and_loader_rules(kind: str, fields: dict[str, Any]) -> None:
     doc = toml(kind, **fields)
@@ -43,7 +43,7 @@ def test_output_passes_reference_schema_and_loader_rules(kind: str, fields: dict
 
 
 def test_loader_rules_that_the_schema_misses_hold() -> None:
-    for kind, samples in [("grpo", 8), ("opsd", 1), ("opd", 4)]:
+    for kind, samples in [("grpo", 8), ("opsd", 1), ("opd", 4), ("sft", 4)]:
         doc = toml(kind)
         orch = doc["orchestrator"]
         assert orch["batch_size"] == 64 * samples and orch["group_size"] == samples

@@ -17,6 +17,10 @@ def opd(teacher: str = "Qwen/Qwen3-8B", **kw: Any) -> wai.OPD:
     return wai.OPD(wai.Endpoint(url=T, model=teacher), **kw)
 
 
+def sft(teacher: str = "Qwen/Qwen3-8B", **kw: Any) -> wai.SFT:
+    return wai.SFT(wai.Endpoint(url=T, model=teacher), **kw)
+
+
 def run(method: Any, model: str = "Qwen/Qwen3-1.7B-Instruct", **kw: Any) -> wai.RunSpec:
     return wai.RunSpec(taskset="reverse-text", model=model, method=method, **kw)
 
@@ -58,6 +62,7 @@ CASES: dict[str, tuple[tuple[wai.RunSpec, dict], tuple[wai.RunSpec, dict]]] = {
         (run(wai.GRPO()), {"holdout": {"same_rows": False}})),
     "taskset-unchecked": ((run(wai.GRPO()), {"unchecked_tasksets": ["me/my-env@1"]}),
                           (run(wai.GRPO()), {"unchecked_tasksets": []})),
+    "sft-exposure-bias": ((run(sft(max_tokens=8192)), {}), (run(sft()), {})),
 }
 
 
@@ -127,3 +132,29 @@ def test_honest_holdout_from_the_compiled_sources(taskset: str, args: dict, eval
         assert "eval.taskset_args." in hits[0].message  # names the argument that selects rows
     if taskset == "alphabet-sort":
         assert "no held-out split" in hits[0].message and "eval.taskset" in hits[0].message
+def test_sft_rules_read_what_sft_is() -> None:
+    """SFT's temperature and length belong to the teacher: the on-policy rules stay quiet, the
+    exposure-bias rule speaks; the tokenizer, ceiling and GRPO-arm rules apply as to OPD; a
+    thinking teacher for a non-thinking OPD student asks for the cold start a two-stage spec
+    gives; an SFT stage is that cold start, so it never asks for one."""
+    by_id = {r.id: r for r in RULES}
+    quiet = run(sft(temperature=0.7, max_tokens=16384), model="Qwen/Qwen3-1.7B-Base")
+    for rid in ("temperature-off-policy", "max-tokens-long", "sft-cold-start"):
+        assert by_id[rid](quiet, {}) is None, rid
+    assert by_id["sft-exposure-bias"](quiet, {}) is not None
+    assert by_id["tokenizer-mismatch"](run(sft("meta-llama/Llama-3.1-8B-Instruct")), {}) is not None
+    assert by_id["teacher-ceiling"](run(sft("Qwen/Qwen3-1.7B"), model="Qwen/Qwen3-1.7B-SFT"), {})
+    assert by_id["needs-grpo-arm"](run(sft()), {}) is not None
+    cold = by_id["sft-cold-start"](run(opd("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B")), {})
+    assert cold is not None and "then" in cold.message
+    assert by_id["sft-cold-start"](run(opd("Qwen/QwQ-32B"), model="Qwen/QwQ-32B-mini"), {}) is None
+
+
+def test_tokenizer_rule_says_what_a_text_level_teacher_means() -> None:
+    """TRL's SFT hands the teacher's text to the student (re-tokenized): the loss stays sound,
+    so the warning says so instead of calling the signal wrong."""
+    rule = next(r for r in RULES if r.id == "tokenizer-mismatch")
+    mixed = run(sft("meta-llama/Llama-3.1-8B-Instruct"))
+    tokens, text = rule(mixed, {}), rule(mixed, {"teacher_reads": "text"})
+    assert tokens is not None and "SFT targets are silently wrong" in tokens.message
+    assert text is not None and "re-tokenized" in text.message and "silently wrong" not in text.message

@@ -86,7 +86,8 @@ def test_slurm_fields_are_the_pins_slurm_keys() -> None:
 # -- prime-rl: multi_node ------------------------------------------------------------------
 @pytest.mark.parametrize("spec", sorted(p.name for p in SCALE.glob("*nodes.toml")))
 def test_scale_examples_compile_to_golden_files(spec: str) -> None:
-    """32B students, GRPO and OPD, on 2, 4 and 8 nodes (loader verdicts: the battery's scale-*)."""
+    """32B students, GRPO and OPD on 2, 4 and 8 nodes, SFT on 4 (loader verdicts: the battery's
+    scale-*)."""
     c = prime_rl.compile(load_spec(SCALE / spec), name=spec)
     for name, text in c.files.items():
         golden(GOLDEN / name, text)
@@ -103,13 +104,18 @@ def test_scale_examples_compile_to_golden_files(spec: str) -> None:
     assert c.commands[-2].startswith(f"uv run rl @ {spec} --dry-run")
     assert c.commands[-1].startswith(f"uv run rl @ {spec}  # submits")
     assert {w.rule for w in c.warnings} >= {"shared-filesystem"}
-    if spec.startswith("opd"):
+    if spec.startswith(("opd", "sft")):  # a frozen teacher: OPD's scores, SFT's samples
         teacher = tomllib.loads(c.files[spec.replace(".toml", ".teacher.toml")])
         assert teacher["deployment"] == {"type": "multi_node", "num_nodes": 1, "gpus_per_node": 8}
         assert teacher["vllm"]["tensor_parallel_size"] == 8  # 235B: one node
         assert teacher["server"]["port"] == 8001 and teacher["slurm"]["job_name"].endswith("-teacher")
         assert check_inference_document(teacher) == []
         assert c.commands[0].startswith(f"uv run inference @ {spec.replace('.toml', '.teacher.toml')}")
+    if spec.startswith("sft"):
+        assert doc["orchestrator"]["algo"]["sampling"]["source"]["base_url"] == "http://teacher-node:8001/v1"
+        assert c.cost is not None and c.cost.work.sampler == "teacher"
+        assert c.cost.to_dict()["teacher_tokens"] == c.cost.to_dict()["sampled_tokens"] > 0
+        assert c.cost.gpu_hours is not None and c.cost.gpu_hours["teacher"] is None  # no scoring
 
 
 def test_nemotron_layout_reproduces_the_pins_deployment_and_slurm_keys() -> None:
@@ -270,6 +276,34 @@ def test_teacher_placement_follows_the_stated_rule() -> None:
     assert "size unknown" in unknown.notes[0]
 
 
+def test_an_sft_teacher_is_planned_sized_and_served_like_opds() -> None:
+    """SFT's frozen teacher (orchestrator.algo.sampling.source) goes through the same plan:
+    beside the policy, on GPUs of its own with an inference TOML, or its own SLURM job; it
+    samples every completion, so its size prices the sampling and it scores nothing."""
+    def sft(url: str, teacher: str, **fields: Any) -> RunSpec:
+        return run(method={"type": "sft", "teacher": {"url": url, "model": teacher}}, **fields)
+
+    share = prime_rl.compile(sft("http://localhost:8001/v1", "Qwen/Qwen3-8B", model="Qwen/Qwen3-1.7B"))
+    assert share.teacher is not None and share.teacher["mode"] == "share"
+    assert toml(share)["inference"]["vllm"]["gpu_memory_utilization"] == 0.4
+    local = prime_rl.compile(sft("http://localhost:8001/v1", BIG, model="Qwen/Qwen3-8B", gpus=4))
+    assert local.teacher is not None and local.teacher["mode"] == "local" and local.teacher["gpus"] == 2
+    assert local.commands[0].startswith("CUDA_VISIBLE_DEVICES=4,5 uv run inference @ sft.teacher.toml")
+    assert check_inference_document(toml(local, "sft.teacher.toml")) == []
+    assert "the SFT teacher's server" in local.files["sft.teacher.toml"]
+    remote = prime_rl.compile(sft("https://api.example.com/v1", "deepseek-ai/DeepSeek-V3", nodes=2))
+    assert remote.teacher is not None and remote.teacher["mode"] == "endpoint"
+    assert "it samples the training completions" in remote.commands[0]
+    with pytest.raises(SpecError, match="port other than 8000"):
+        prime_rl.compile(sft("http://localhost:8000/v1", "Qwen/Qwen3-1.7B", model="Qwen/Qwen3-1.7B"))
+    est = share.cost
+    assert est is not None and est.flops is not None and est.gpu_hours is not None
+    tokens = est.work.steps * est.work.rollouts_per_step * est.tokens_per_rollout
+    assert est.flops["sample"] == pytest.approx(2 * 8.0e9 * tokens, rel=1e-3)  # 2·N_teacher·tokens
+    assert est.flops["train"] == pytest.approx(6 * 1.7e9 * tokens, rel=1e-3)  # 6·N_student·tokens
+    assert est.flops["teacher"] is None and est.to_dict()["teacher_tokens"] > 0
+
+
 def test_json_report_carries_cost_and_teacher(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
@@ -298,6 +332,10 @@ def test_every_example_compiles_for_both_backends(path: str) -> None:
 
     spec = load_spec(EXAMPLES / path)
     assert check_document(toml(prime_rl.compile(spec, name=Path(path).name))) == []
+    if spec.sources:
+        with pytest.raises(wai.SpecError, match="TRL has no per-source algorithms"):
+            trl.compile(spec)  # a mixture is prime-rl's only, and TRL says so in one line
+        return
     if spec.data is None and name_of(spec.taskset) not in BUILTIN:
         with pytest.raises(wai.SpecError, match="data whileai can generate locally"):
             trl.compile(spec)  # TRL trains from files: such a spec needs `data`, and says so
@@ -329,6 +367,14 @@ def test_trl_splits_the_step_over_processes_and_picks_a_strategy() -> None:
     assert any(i.field == "gpus" and "--cpu" in i.reason for i in cpu.ignores)
     with pytest.raises(SpecError, match="split evenly over the 16"):
         trl.compile(run(model="Qwen/Qwen3-8B", nodes=2, prompts=3))
+    sft = trl.compile(run(model="Qwen/Qwen3-8B", gpus=4, steps=10, prompts=8,
+                          method={"type": "sft", "teacher": {"url": "http://t:8001/v1", "model": BIG}}))
+    acc = yaml.safe_load(sft.files["accelerate.yaml"])
+    assert (acc["distributed_type"], acc["num_processes"]) == ("FSDP", 4)
+    sample, train = sft.commands  # the teacher samples once, then `trl sft` on every process
+    assert sample.startswith("python sample.py ") and "--prompts 80 " in sample  # 10 x 32 / 4 samples
+    assert train == "trl sft --config config.yaml --accelerate_config accelerate.yaml"
+    assert sft.cost is not None and sft.cost.pools.serial and sft.cost.wall_hours is not None
 
 
 # -- prime-rl's own loader (recorded by scripts/gen_loader_fixture.py) ---------------------

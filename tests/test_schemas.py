@@ -161,7 +161,8 @@ def test_every_spec_table_rejects_unknown_keys() -> None:
     """extra="forbid" on every model → additionalProperties false on every table but overrides."""
     spec = generate("spec")
     tables = [spec, *spec["$defs"].values()]
-    assert len(tables) == 9  # RunSpec, OPD, OPSD, GRPO, Endpoint, Eval, Checkpoint, Monitor, Slurm
+    assert len(tables) == 12  # RunSpec, Stage, Source, OPD, OPSD, GRPO, SFT, Endpoint, Eval,
+    # Checkpoint, Monitor, Slurm
     for node in tables:
         assert node["additionalProperties"] is False, node.get("title", node.get("description"))
     assert spec["properties"]["overrides"]["additionalProperties"] is True  # checked per target
@@ -180,9 +181,11 @@ def reports() -> list[tuple[str, dict[str, Any]]]:
     from whileai.tasksets import BUILTIN, name_of
 
     runs = [(p.stem, load_spec(p)) for p in EXAMPLES] + list(sample_runs().items())
-    # TRL trains from files: a taskset it cannot generate locally needs `data` (it says so)
+    # TRL trains from files: a taskset it cannot generate locally needs `data` (it says so); a
+    # mixture is prime-rl's only (TRL refuses it in one line: tests/test_mixtures.py)
     return [(f"{name}/{b}", wai.compile(run, b).to_dict()) for name, run in runs for b in backends()
-            if b != "trl" or run.data is not None or name_of(run.taskset) in BUILTIN]
+            if b != "trl" or ((run.data is not None or name_of(run.taskset) in BUILTIN)
+                              and not run.sources)]
 
 
 def test_every_report_matches_the_model_and_the_schema() -> None:
@@ -225,8 +228,10 @@ def in_prime_rl(path: str) -> bool:
 def test_prime_rl_field_map_names_only_catalogue_paths() -> None:
     assert not in_prime_rl("orchestrator.algo.no_such_key")
     for name, run in sample_runs().items():
-        for path in target_paths(wai.compile(run, "prime-rl")):
-            assert in_prime_rl(path), f"{name}: prime-rl's catalogue has no {path}"
+        c = wai.compile(run, "prime-rl")
+        for stage in c.stages or (c,):  # a two-stage run: each stage's file
+            for path in target_paths(stage):
+                assert in_prime_rl(path), f"{name}: prime-rl's catalogue has no {path}"
 
 
 def test_trl_field_map_names_only_catalogue_paths() -> None:
@@ -239,8 +244,12 @@ def test_trl_field_map_names_only_catalogue_paths() -> None:
         pytest.skip("whileai.backends.trl_catalog (the TRL catalogue) is not present yet")
     assert not trl_catalog.has("grpo", "no_such_key")
     for name, run in sample_runs().items():
-        command = trl.command_name(run)
-        for path in target_paths(wai.compile(run, "trl")):
-            if path.startswith("<"):  # not a YAML key: the command, a dataset column
-                continue
-            assert trl_catalog.has(command, path), f"{name}: TRL {command} accepts no {path}"
+        if run.sources:  # a mixture: TRL refuses it (tests/test_mixtures.py)
+            continue
+        c = wai.compile(run, "trl")
+        for stage in c.stages or (c,):  # a two-stage run: each stage's directory
+            command = trl.command_name(stage.run)
+            for path in target_paths(stage):
+                if path.startswith("<"):  # not a YAML key: the command, a dataset column
+                    continue
+                assert trl_catalog.has(command, path), f"{name}: TRL {command} accepts no {path}"

@@ -1,4 +1,4 @@
-"""whileai: compile OPD / OPSD / GRPO specs into prime-rl and TRL run files.
+"""whileai: compile OPD / OPSD / GRPO / SFT specs into prime-rl and TRL run files.
 
     import whileai as wai
     teacher = wai.Endpoint(url="http://localhost:8001/v1", model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL")
@@ -14,9 +14,9 @@ __version__ = "0.1.0"
 from whileai.api import compile, compile_all, prime_rl_config, trl_config  # noqa: E402
 from whileai.errors import SpecError  # noqa: E402
 from whileai.report import Compiled  # noqa: E402
-from whileai.spec import GRPO, OPD, OPSD, Endpoint, RunSpec  # noqa: E402
+from whileai.spec import GRPO, OPD, OPSD, SFT, Endpoint, RunSpec, Source, Stage  # noqa: E402
 
 __all__ = [
-    "GRPO", "OPD", "OPSD", "Compiled", "Endpoint", "RunSpec", "SpecError",
+    "GRPO", "OPD", "OPSD", "SFT", "Compiled", "Endpoint", "RunSpec", "Source", "SpecError", "Stage",
     "compile", "compile_all", "prime_rl_config", "trl_config", "__version__",
 ]

@@ -49,11 +49,26 @@ def compile_all(
     whole = backend == "trl"
     write.write([write.Output(d.root, c.files, whole) for d, c in zip(dests, compiled, strict=True)
                  if d.root is not None], force=bool(force))
-    return [replace(c, out=str(d.root / c.main if whole else d.root / d.name) if d.root else None)
-            for d, c in zip(dests, compiled, strict=True)]
+    return [_written(c, d.root) for d, c in zip(dests, compiled, strict=True)]
+
+
+def _written(c: Compiled, root: Path | None) -> Compiled:
+    """`out` set to the main file written (and each stage's, for a two-stage run: prime-rl's
+    TOMLs sit side by side, TRL's run directories in <n>-<method>/ folders)."""
+    if root is None:
+        return c
+    stages = tuple(replace(s, out=str(root / s.main if c.backend == "prime-rl" else
+                                      root / f"{i}-{s.run.method.type}" / s.main))
+                   for i, s in enumerate(c.stages, 1))
+    return replace(c, out=str(root / c.main), stages=stages)
 
 
 def _one(run: RunSpec, backend: str, dest: write.Target, cpu: bool) -> Compiled:
+    if run.then is not None:
+        from whileai.stages import compile_stages
+
+        where = str(dest.root) if dest.root is not None else None
+        return compile_stages(run, backend, name=dest.name, out=where, cpu=cpu)
     if backend == "prime-rl":
         from whileai.backends import prime_rl
 

@@ -61,6 +61,15 @@ def load_arms(
         else:
             raise SpecError("--baseline", b, f"an arm ({', '.join(paths)}) or a spec file")
     runs = {n: load_spec(p) for n, p in paths.items()}
+    for n, r in runs.items():
+        if r.sources:
+            raise SpecError("arms", str(paths[n]), "a spec of one training source: an arm is one "
+                            "method on one taskset, compared with the others on one holdout (compile "
+                            "a mixture (sources) with `whileai compile -b prime-rl`)")
+        if r.then is not None:
+            raise SpecError("arms", str(paths[n]), "a one-stage spec: an arm trains one method "
+                            "(compile a two-stage spec with `whileai compile`, which writes both "
+                            "stages and the order to run them in)")
     base = base_name or pick_baseline({n: r.method.type for n, r in runs.items()})
     if check:
         check_shared(runs, base, paths)

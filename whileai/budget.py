@@ -51,10 +51,13 @@ def parse_budget(text: str) -> Budget:
 
 
 def teacher_role(run: RunSpec) -> str | None:
-    """Who scores the sampled tokens besides the student: 'self' (OPSD's privileged view of the
-    student), 'teacher' (any method with a teacher: OPD, off-policy SFT), None (GRPO: a reward)."""
+    """Who works on the sampled tokens besides the student: 'self' (OPSD's privileged view of
+    the student scores them), 'teacher' (OPD's teacher scores them), 'sampler' (off-policy SFT:
+    the teacher samples every one), None (GRPO: a reward)."""
     if run.method.type == "opsd":
         return "self"
+    if run.method.type == "sft":
+        return "sampler"
     return "teacher" if getattr(run.method, "teacher", None) is not None else None
 
 

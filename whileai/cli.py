@@ -17,7 +17,7 @@ from whileai.errors import SpecError, clean
 
 SETTINGS: dict[str, Any] = dict(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-    help="Compile OPD / OPSD / GRPO method specs into prime-rl and TRL run files.",
+    help="Compile OPD / OPSD / GRPO / SFT method specs into prime-rl and TRL run files.",
 )
 app = typer.Typer(**SETTINGS)
 
@@ -103,11 +103,12 @@ def compile_cmd(
 
 def _check_target(backend: str, results: list[Any]) -> None:
     if backend == "prime-rl":
-        print("checked: every file passed the pinned prime-rl catalogue and loader rules")
+        print("checked: every file (each stage of a two-stage run) passed the pinned prime-rl "
+              "catalogue and loader rules")
         return
     from whileai.backends import trl_check
 
-    for c in results:
+    for c in [s for r in results for s in (r.stages or (r,))]:  # a two-stage run: each stage
         if c.out is None:
             _fail(SpecError("--check", True, "a written run directory: pass -o DIR"))
         try:
@@ -205,10 +206,10 @@ def rules() -> None:
 
 @app.command("inspect")
 def inspect_cmd(
-    spec: Annotated[Path, typer.Argument(help="An OPD or OPSD run spec.", show_default=False)],
+    spec: Annotated[Path, typer.Argument(help="An OPD, OPSD or SFT run spec.", show_default=False)],
     local_student: Annotated[str | None, typer.Option(help="Student as a local model: a folder or a "
                              "model id in the local Hugging Face cache (offline).")] = None,
-    local_teacher: Annotated[str | None, typer.Option(help="Teacher as a local model (OPD).")] = None,
+    local_teacher: Annotated[str | None, typer.Option(help="Teacher as a local model (OPD, SFT).")] = None,
     student_endpoint: Annotated[str | None, typer.Option(help="Student's OpenAI-compatible server: "
                                 "URL serving the spec's model, or vllm:<model>@<url>.")] = None,
     teacher_endpoint: Annotated[str | None, typer.Option(help="Teacher's server (default: the "
@@ -281,7 +282,7 @@ def main() -> None:
 
 
 def _group() -> None:
-    """Compile OPD / OPSD / GRPO method specs into prime-rl and TRL run files."""
+    """Compile OPD / OPSD / GRPO / SFT method specs into prime-rl and TRL run files."""
 
 
 if __name__ == "__main__":

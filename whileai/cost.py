@@ -8,10 +8,12 @@ The formula (docs/cost.md states it with its sources):
   tokens per step = rollouts per step x tokens per rollout; sampled tokens = rollouts x max_tokens
 - student training 6·N·tokens (forward + backward, Kaplan et al. 2020, arXiv:2001.08361),
   sampling 2·N·tokens, teacher scoring 2·N_teacher·tokens (OPD; OPSD's self-teacher is the
-  student, N); N counts the parameters a token passes through (the active ones of an MoE)
+  student, N); SFT's frozen teacher samples every token (sampling 2·N_teacher·tokens) and
+  scores none; N counts the parameters a token passes through (the active ones of an MoE)
 - GPU-seconds of a stage = FLOPs / (peak x MFU of the stage); a stage's GPUs run it in
   parallel, stages on separate GPUs overlap (prime-rl is asynchronous), stages on the same GPUs
-  add up (TRL); wall hours = the slowest pool; GPU-hours held = wall hours x GPUs held.
+  add up (TRL), and pools that run one after another add up too (TRL's SFT samples before it
+  trains); wall hours = the slowest pool (or that sum); GPU-hours held = wall hours x GPUs held.
 The vocabulary (rollouts, sampled tokens, teacher-scored tokens, GPU-seconds/hours) is the one
 whileai's result budgets use for finished runs. Pure: no I/O, no heavy imports.
 """
@@ -31,7 +33,8 @@ MFU_SOURCE = {
 }
 FLOPS_PER_TOKEN = {"train": 6, "sample": 2, "teacher": 2}
 FORMULA = ("tokens = rollouts x (prompt_tokens + max_tokens) at the caps; FLOPs: train 6*N*tokens, "
-           "sample 2*N*tokens, teacher 2*N_teacher*tokens; GPU-hours = FLOPs / (peak x MFU) / 3600")
+           "sample 2*N*tokens (SFT: 2*N_teacher*tokens, the teacher samples), teacher "
+           "2*N_teacher*tokens; GPU-hours = FLOPs / (peak x MFU) / 3600")
 DOCS = "docs/cost.md"
 
 
@@ -43,11 +46,32 @@ class Work(NamedTuple):
     prompt_tokens: int
     max_tokens: int
     student: Size | None
-    teacher: Size | None  # OPD's teacher; OPSD scores with the student itself
-    scorer: str | None  # "teacher" (OPD), "self" (OPSD) or None (GRPO: a reward)
+    teacher: Size | None  # OPD's or SFT's teacher; OPSD scores with the student itself
+    scorer: str | None  # "teacher" (OPD), "self" (OPSD) or None (GRPO: a reward; SFT)
     student_name: str
     teacher_name: str | None = None
     stages: tuple[str, ...] = ("train", "sample", "teacher")  # what runs (fake data: train only)
+    sampler: str = "student"  # who samples the completions: "teacher" for SFT (off-policy)
+    parts: tuple[Part, ...] = ()  # a mixture's sources (unset: one part, the fields above)
+
+
+def parts(work: Work) -> tuple[Part, ...]:
+    return work.parts or (Part(1.0, work.max_tokens, work.scorer, work.sampler, work.teacher,
+                               work.teacher_name),)
+
+
+class Part(NamedTuple):
+    """One training source of a mixture: its share of each step's rollouts, its completion cap,
+    who samples and who scores its tokens; `pools` maps its stages to pools where they differ
+    from the run's (a source whose teacher is served on its own GPUs)."""
+
+    share: float
+    max_tokens: int
+    scorer: str | None
+    sampler: str
+    teacher: Size | None
+    teacher_name: str | None
+    pools: Mapping[str, str | None] | None = None
 
 
 class Pools(NamedTuple):
@@ -62,6 +86,7 @@ class Pools(NamedTuple):
     pool_gpus: dict[str, int]  # pool → its GPUs
     stage_pool: Mapping[str, str | None]  # stage ("train", "sample", "teacher") → pool
     teacher_gpus: int | None = None  # GPUs held for the teacher besides `gpus`
+    serial: bool = False  # the pools run one after another (TRL's SFT: sample.py, then trl sft)
 
 
 def _num(x: float) -> str:
@@ -78,7 +103,8 @@ class Estimate(NamedTuple):
 
     @property
     def tokens_per_rollout(self) -> int:
-        return self.work.prompt_tokens + self.work.max_tokens
+        """prompt_tokens + max_tokens (a mixture: each source's cap weighed by its share)."""
+        return self.work.prompt_tokens + round(sum(x.share * x.max_tokens for x in parts(self.work)))
 
     @property
     def held_gpus(self) -> int:
@@ -92,14 +118,18 @@ class Estimate(NamedTuple):
         w, p = self.work, self.pools
         rollouts = w.steps * w.rollouts_per_step
         total = None if self.gpu_hours is None else self.gpu_hours["total"]
+        sampled = rollouts * sum(x.share * x.max_tokens for x in parts(w))
+        taught = rollouts * sum(x.share * x.max_tokens for x in parts(w)
+                                if x.scorer or x.sampler == "teacher")
         return {
             "gpus": p.gpus, "nodes": p.nodes, "gpus_per_node": p.gpus_per_node,
             "teacher_gpus": p.teacher_gpus, "steps": w.steps,
             "rollouts_per_step": w.rollouts_per_step, "rollouts": rollouts,
             "tokens_per_rollout": self.tokens_per_rollout,
             "tokens_per_step": w.rollouts_per_step * self.tokens_per_rollout,
-            "sampled_tokens": rollouts * w.max_tokens if "sample" in w.stages else 0,
-            "teacher_tokens": rollouts * w.max_tokens if w.scorer and "teacher" in w.stages else 0,
+            "sampled_tokens": round(sampled) if "sample" in w.stages else 0,
+            "teacher_tokens": round(taught) if "sample" in w.stages else 0,
+            "sampler": "/".join(dict.fromkeys(x.sampler for x in parts(w))),
             "student_params_b": w.student.total_b if w.student else None,
             "student_active_params_b": w.student.active_b if w.student else None,
             "teacher_params_b": w.teacher.total_b if w.teacher else None,
@@ -144,34 +174,56 @@ def estimate(work: Work, pools: Pools) -> Estimate:
         return Estimate(work, pools, None, None, None,
                         f"the student's size is unknown from its name ({work.student_name!r}; "
                         "no 'NB' in it and not in whileai.sizes.TABLE)")
-    tokens = float(work.steps * work.rollouts_per_step * (work.prompt_tokens + work.max_tokens))
-    n = {"train": work.student.active_b, "sample": work.student.active_b}
-    unknown = ""
-    if "sample" not in work.stages:
-        n.pop("sample")
-    elif work.scorer == "self":
-        n["teacher"] = work.student.active_b
-    elif work.scorer == "teacher":
-        if work.teacher is None:
-            unknown = (f"teacher scoring not counted: {work.teacher_name!r}'s size is unknown "
-                       "from its name")
-        else:
-            n["teacher"] = work.teacher.active_b
-    flops = {stage: FLOPS_PER_TOKEN[stage] * b * 1e9 * tokens for stage, b in n.items()}
-    hours = {stage: f / (PEAK_TFLOPS * 1e12 * MFU[stage]) / 3600 for stage, f in flops.items()}
-    every: dict[str, Any] = {stage: None for stage in MFU}  # a stage that does not run: None
-    return Estimate(work, pools, every | flops, every | hours | {"total": sum(hours.values())},
-                    _wall(hours, pools), unknown)
-
-
-def _wall(hours: dict[str, float], pools: Pools) -> float | None:
+    flops: dict[str, float] = {}
     busy: dict[str, float] = {}
-    for stage, h in hours.items():
-        pool = pools.stage_pool.get(stage)
-        if pool is not None and pools.pool_gpus.get(pool):
-            busy[pool] = busy.get(pool, 0.0) + h / pools.pool_gpus[pool]
-    return max(busy.values()) if busy else None
+    unknown: list[str] = []
+    for part in parts(work):
+        tokens = work.steps * work.rollouts_per_step * part.share * (work.prompt_tokens + part.max_tokens)
+        n, missing = _sizes(work, part)
+        unknown += missing
+        where = part.pools or pools.stage_pool
+        for stage, b in n.items():
+            f = FLOPS_PER_TOKEN[stage] * b * 1e9 * tokens
+            flops[stage] = flops.get(stage, 0.0) + f
+            pool = where.get(stage)
+            if pool is not None and pools.pool_gpus.get(pool):
+                busy[pool] = busy.get(pool, 0.0) + _hours(stage, f) / pools.pool_gpus[pool]
+    hours = {stage: _hours(stage, f) for stage, f in flops.items()}
+    every: dict[str, Any] = {stage: None for stage in MFU}  # a stage that does not run: None
+    wall = (sum(busy.values()) if pools.serial else max(busy.values())) if busy else None
+    return Estimate(work, pools, every | flops, every | hours | {"total": sum(hours.values())},
+                    wall, "; ".join(dict.fromkeys(unknown)))
 
 
-__all__ = ["DOCS", "FLOPS_PER_TOKEN", "FORMULA", "MFU", "MFU_SOURCE", "Estimate", "Pools", "Work",
-           "assumptions", "estimate"]
+def _hours(stage: str, flops: float) -> float:
+    return flops / (PEAK_TFLOPS * 1e12 * MFU[stage]) / 3600
+
+
+def _sizes(work: Work, part: Part) -> tuple[dict[str, float], list[str]]:
+    """Parameters per token of each stage that runs for this part, and what is unknown."""
+    assert work.student is not None
+    n = {"train": work.student.active_b}
+    if "sample" not in work.stages:
+        return n, []
+    missing: list[str] = []
+
+    def teacher(stage: str, what: str) -> None:
+        if part.teacher is None:
+            missing.append(f"teacher {what} not counted: {part.teacher_name!r}'s size is unknown "
+                           "from its name")
+        else:
+            n[stage] = part.teacher.active_b
+
+    if part.sampler == "teacher":
+        teacher("sample", "sampling")
+    else:
+        n["sample"] = work.student.active_b
+    if part.scorer == "self":
+        n["teacher"] = work.student.active_b
+    elif part.scorer == "teacher":
+        teacher("teacher", "scoring")
+    return n, missing
+
+
+__all__ = ["DOCS", "FLOPS_PER_TOKEN", "FORMULA", "MFU", "MFU_SOURCE", "Estimate", "Part", "Pools",
+           "Work", "assumptions", "estimate", "parts"]

@@ -11,7 +11,7 @@ run (e.g. `method.top_k` on a GRPO run) or whose field is unset (None) is skippe
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Union
 
 from pydantic import BaseModel
@@ -56,15 +56,21 @@ _MISSING = object()
 
 
 def field_value(run: RunSpec, field: str) -> Any:
-    """Value of a dotted spec field (`method.teacher.url`), or _MISSING."""
+    """Value of a dotted spec field (`method.teacher.url`; a list item by its index, written
+    `sources[1].method.type` or `sources.1.method.type`), or _MISSING."""
     obj: Any = run
-    for seg in field.split("."):
-        if isinstance(obj, BaseModel) and seg in type(obj).model_fields:
-            obj = getattr(obj, seg)
-        elif isinstance(obj, dict) and seg in obj:
-            obj = obj[seg]
-        else:
-            return _MISSING
+    for part in field.split("."):
+        name, _, index = part.partition("[")
+        segs = [name, index.rstrip("]")] if index else [name]
+        for seg in segs:
+            if isinstance(obj, BaseModel) and seg in type(obj).model_fields:
+                obj = getattr(obj, seg)
+            elif isinstance(obj, dict) and seg in obj:
+                obj = obj[seg]
+            elif isinstance(obj, (list, tuple)) and seg.isdigit() and int(seg) < len(obj):
+                obj = obj[int(seg)]
+            else:
+                return _MISSING
     return obj
 
 
@@ -84,7 +90,21 @@ class Applied(NamedTuple):
     fixed: list[Fixed]
 
 
-def apply(rows: list[Row], run: RunSpec) -> Applied:
+def apply(rows: Sequence[Row], run: RunSpec, extra: Sequence[Row] = ()) -> Applied:
+    """Apply the rows in order. `extra` rows come last and win: a key (or table) an extra Fix
+    sets replaces what the map wrote there, in the document and in the report."""
+    out = _apply([*rows, *extra], run)
+    later = [r.path for r in extra if isinstance(r, Fix) and r.when(run)]
+    if not later:
+        return out
+    def under(path: str) -> bool:
+        return any(path == p or path.startswith(p + ".") for p in later)
+    fixed = {f.path: f for f in out.fixed if not under(f.path) or f.path in later}
+    return Applied(out.doc, [r for r in out.reads if not under(r.path)], out.ignores,
+                   list(fixed.values()))
+
+
+def _apply(rows: list[Row], run: RunSpec) -> Applied:
     out = Applied({}, [], [], [])
     for row in rows:
         if not row.when(run):

@@ -1,4 +1,4 @@
-"""The method specs: OPD, OPSD and GRPO (one discriminated union on `type`) and Endpoint.
+"""The method specs: OPD, OPSD, GRPO and SFT (one discriminated union on `type`) and Endpoint.
 
 Every field is described once, here; `whileai methods`, the JSON schemas and the docs read
 these descriptions, and `source` names where each default comes from. The run spec that
@@ -286,5 +286,35 @@ class GRPO(_Spec):
     )
 
 
-Method = Annotated[Union[OPD, OPSD, GRPO], Field(discriminator="type")]
-METHODS: dict[str, type[BaseModel]] = {"opd": OPD, "opsd": OPSD, "grpo": GRPO}
+class SFT(_Spec):
+    """Off-policy distillation: a frozen teacher samples, the student imitates it (cross-entropy)."""
+
+    type: Literal["sft"] = Field(default="sft", description="Selects this method.")
+    teacher: Endpoint = src("The frozen teacher that writes the completions, served at an endpoint.",
+                            "")
+    samples: int = src(
+        "Teacher completions sampled per prompt.",
+        "prime-rl configs/debug/algo/sft_distill.toml (group_size 4); matches OPD's 4",
+        default=4, ge=1, le=MAX_SAMPLES,
+    )
+    temperature: float = src(
+        "Sampling temperature of the teacher's completions; 1.0 samples the teacher's own "
+        "distribution.", "all frameworks' sampling default", default=1.0, gt=0.0, le=2.0,
+    )
+    max_tokens: int = src(
+        "Cap on completion tokens per teacher completion (exposure bias grows with length).",
+        "whileai: matches the GRPO/OPSD cap", default=4096, ge=1, le=MAX_TOKENS,
+    )
+    learning_rate: float | None = src(
+        _LR, "LoRA 1e-4 (prime-rl sft_distill_lora.toml); full weights 3e-6 (prime-rl "
+        "sft_distill.toml)", default=None, gt=0.0, le=1.0,
+    )
+
+    def __init__(self, teacher: Any = None, /, **data: Any) -> None:
+        if teacher is not None:
+            data["teacher"] = teacher
+        super().__init__(**data)
+
+
+Method = Annotated[Union[OPD, OPSD, GRPO, SFT], Field(discriminator="type")]
+METHODS: dict[str, type[BaseModel]] = {"opd": OPD, "opsd": OPSD, "grpo": GRPO, "sft": SFT}

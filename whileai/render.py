@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Console
@@ -27,6 +28,17 @@ def console() -> Console:
 
 def print_report(c: Compiled) -> None:
     con = console()
+    if c.stages:  # a two-stage run: each stage's report, then every command in order
+        for i, st in enumerate(c.stages, 1):
+            con.print(Text(f"stage {i} of {len(c.stages)}", style="bold magenta"))
+            if i > 1 and c.data.get("handoff"):
+                con.print(Text(f"  student: {c.data['handoff']}"))
+            print_report(replace(st, commands=()))
+        con.print(Text("run, in order" + ("" if c.out else " (once written with -o)") + ":", style="cyan"))
+        for cmd in c.commands:
+            con.print(Text(f"  {cmd}"))
+        con.print()
+        return
     con.print(Text(f"{c.backend} config: {c.label}", style="bold"), Text(f"  [{c.target}]", "dim"))
     for line in c.header():
         con.print(Text("  " + line))
@@ -76,6 +88,10 @@ def explain_rows(c: Compiled) -> list[tuple[str, Any, str]]:
 
 
 def print_explain(c: Compiled) -> None:
+    if c.stages:
+        for st in c.stages:
+            print_explain(st)
+        return
     con = console()
     con.print(Text(f"{c.backend}: {c.label}", style="bold"))
     t = Table(box=None, pad_edge=False)
@@ -98,7 +114,15 @@ def print_methods() -> None:
         t = Table("field", "default", "source of the default", "meaning", box=None,
                   pad_edge=False, title=f"{name}: {(model.__doc__ or '').strip()}",
                   title_justify="left", title_style="bold")
+        seen: set[str] = set()
         for field in spec_fields(model):
+            nested = next((m for m in ("then.method", "sources.method")
+                           if field.startswith(m + ".")), None)
+            if model is RunSpec and nested:  # a stage's or a source's method: one row
+                field = nested
+                if field in seen:
+                    continue
+            seen.add(field)
             info = _info(model, field)
             if info is None or field == "schema_" or (model is RunSpec and field.startswith("method.")):
                 continue

@@ -6,7 +6,7 @@ plain report (the seed page's shape), `to_dict()` the `--json` contract.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from whileai.cost import Estimate
@@ -64,6 +64,8 @@ class Compiled:
     cost: Estimate | None = None  # whileai.cost: size and GPU-hours before launch
     notes: tuple[str, ...] = ()  # further summary lines (e.g. where an OPD teacher is served)
     teacher: dict[str, Any] | None = None  # where and on how many GPUs a teacher is served
+    teachers: tuple[dict[str, Any], ...] = ()  # every teacher (a mixture may have several)
+    stages: tuple[Compiled, ...] = ()  # a two-stage run (whileai.stages): each stage, in order
 
     @property
     def text(self) -> str:
@@ -113,6 +115,8 @@ class Compiled:
             "files": dict(self.files),
             "cost": self.cost.to_dict() if self.cost is not None else None,
             "teacher": self.teacher,
+            "teachers": list(self.teachers) if self.teachers else ([self.teacher] if self.teacher else []),
+            "stages": [s.to_dict() for s in self.stages],
         }
 
 
@@ -154,6 +158,8 @@ def ignore_text(x: Ignore) -> str:
 
 
 def render_text(c: Compiled) -> str:
+    if c.stages:
+        return _render_stages(c)
     lines = [f"{c.backend} config: {c.label}"]
     lines += ["  " + h for h in c.header()]
     lines.append("  reads: " + "; ".join(read_text(x) for x in grouped_reads(c.reads)))
@@ -165,3 +171,19 @@ def render_text(c: Compiled) -> str:
     for cmd in c.commands:
         lines.append(f"  {run}: {cmd}")
     return "\n".join(lines)
+
+
+def _render_stages(c: Compiled) -> str:
+    """A two-stage run: each stage's own report, then the commands of both in order."""
+    n = len(c.stages)
+    out = [f"{c.backend} {n}-stage run: {c.label}"]
+    for i, st in enumerate(c.stages, 1):
+        head, rest = render_text(replace(st, commands=())).split("\n", 1)
+        out.append(f"stage {i} of {n}: {head}")
+        if i > 1 and c.data.get("handoff"):
+            out.append(f"  student: {c.data['handoff']}")
+        out.append(rest)
+    run = "run, in order" if c.out else "run, in order (once written with -o)"
+    out.append(f"  {run}:")
+    out += [f"    {cmd}" for cmd in c.commands]
+    return "\n".join(out)

@@ -55,7 +55,8 @@ class Flops(_Row):
     """One number per stage (FLOPs, or GPU-hours of compute = FLOPs / (peak x MFU) / 3600)."""
 
     train: float = Field(description="Student training: 6 x N x tokens.")
-    sample: float | None = Field(description="Sampling: 2 x N x tokens (null without inference).")
+    sample: float | None = Field(description="Sampling: 2 x N x tokens (SFT: the teacher's N; null "
+                                 "without inference or, for SFT, an unknown teacher size).")
     teacher: float | None = Field(description="Teacher scoring: 2 x N_teacher x tokens (OPD), "
                                   "2 x N x tokens (OPSD's self-teacher); null for GRPO or an "
                                   "unknown teacher size.")
@@ -82,8 +83,10 @@ class Cost(_Row):
     tokens_per_rollout: int = Field(description="prompt_tokens + max_tokens: both caps.")
     tokens_per_step: int = Field(description="rollouts_per_step x tokens_per_rollout.")
     sampled_tokens: int = Field(description="rollouts x max_tokens: an upper bound.")
-    teacher_tokens: int = Field(description="Sampled tokens a teacher (or self-teacher) scores; "
-                                "0 for GRPO.")
+    teacher_tokens: int = Field(description="Sampled tokens a teacher (or self-teacher) scores, "
+                                "or (SFT) the tokens the teacher samples; 0 for GRPO.")
+    sampler: str = Field(description="Who samples the completions: student (on-policy methods) or "
+                         "teacher (SFT, off-policy; its sampling counts 2 x N_teacher x tokens).")
     student_params_b: float | None = Field(description="Student parameters, billions; null: unknown.")
     student_active_params_b: float | None = Field(description="Parameters a token passes through "
                                                   "(MoE: the active ones).")
@@ -101,13 +104,14 @@ class Cost(_Row):
 
 
 class Teacher(_Row):
-    """Where an OPD teacher is served and on how many GPUs (its size from its name)."""
+    """Where a frozen teacher (OPD, SFT) is served and on how many GPUs (its size from its name)."""
 
     model: str = Field(description="The teacher model.")
     url: str = Field(description="Where the run reaches it.")
     mode: str = Field(description="share (beside the policy on GPU 0), local (GPUs of its own on "
                       "the run's node), job (its own SLURM job), endpoint (already served), "
-                      "in-process (TRL loads it into every training process).")
+                      "in-process (TRL loads it into every training process; SFT: into sample.py, "
+                      "before training).")
     params_b: float | None = Field(description="Parameters, billions; null: unknown from the name.")
     active_params_b: float | None = Field(description="Active parameters (MoE).")
     gpus: int | None = Field(description="GPUs one server needs: bf16 weights plus KV headroom.")
@@ -133,4 +137,9 @@ class Report(_Row):
     run: list[str] = Field(description="Shell commands that start the run, in order.")
     files: dict[str, str] = Field(description="Every emitted file: name relative to the output -> text.")
     cost: Cost | None = Field(description="The run's size and GPU-hour estimate (docs/cost.md).")
-    teacher: Teacher | None = Field(description="Where an OPD teacher is served; null otherwise.")
+    teacher: Teacher | None = Field(description="Where an OPD or SFT teacher is served (a mixture's "
+                                    "first); null otherwise.")
+    teachers: list[Teacher] = Field(description="Every teacher of the run, one per distinct server "
+                                    "(a mixture's sources may name several); [] without one.")
+    stages: list[Report] = Field(description="A two-stage run (`then`): each stage's own report, in "
+                                 "order (the fields above then cover both); [] for one stage.")

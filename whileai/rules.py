@@ -63,16 +63,30 @@ def _tokenizer(run: RunSpec, f: Facts) -> str | None:
         from whileai.tokcheck import check_names
 
         check = check_names(run.model, teacher)
+    text = f.get("teacher_reads") == "text"  # the teacher's text is re-tokenized (TRL SFT)
     if check is not None:
-        return None if check.verdict == "identical" else check.verdict_text()
+        if check.verdict == "identical":
+            return None
+        return f"{check.statement()}; {_TEXT}" if text else check.verdict_text()
     a, b = family(run.model), family(teacher)
     if a and b and a != b:
         why = f"no local tokenizer files for {', '.join(absent)}" if absent else "`tokenizers` not installed"
-        return (f"by model-name family only ({why}): teacher "
-                f"{teacher} ({b}) and student {run.model} ({a}) come from different families, so "
-                "their tokenizers likely differ; the teacher scores the student's token ids and "
-                "the signal is silently wrong. Use one tokenizer or a cross-tokenizer method")
+        head = (f"by model-name family only ({why}): teacher {teacher} ({b}) and student "
+                f"{run.model} ({a}) come from different families, so their tokenizers likely differ")
+        if text:
+            return f"{head}; {_TEXT}"
+        if run.method.type == "sft":  # prime-rl: the prompt goes to the teacher as token ids
+            return (f"{head}; the teacher is sent the prompt as the student's token ids, which its "
+                    "vocabulary reads as other text, so it answers a garbled prompt and the SFT "
+                    "targets are silently wrong. Use one tokenizer")
+        return (f"{head}; the teacher scores the student's token ids and the signal is silently "
+                "wrong. Use one tokenizer or a cross-tokenizer method")
     return None
+
+
+_TEXT = ("the teacher's completions reach the student as text and are re-tokenized, so the "
+         "cross-entropy stays sound, but the teacher's own chat markup and special tokens become "
+         "plain text in the student's targets")
 
 
 def _top_k_one(run: RunSpec, f: Facts) -> str | None:
@@ -98,23 +112,45 @@ def _sampled_top_p(run: RunSpec, f: Facts) -> str | None:
 
 
 def _max_tokens(run: RunSpec, f: Facts) -> str | None:
-    if run.method.type != "grpo" and run.method.max_tokens > 8192:
+    if run.method.type in ("opd", "opsd") and run.method.max_tokens > 8192:
         return (f"max_tokens {run.method.max_tokens} > 8k: runs at 10k-15k collapse late; the "
                 "teacher's advantage falls from +0.37 at a 1k prefix to +0.02 at 16k")
     return None
 
 
+_THINKING = re.compile(r"thinking|(^|[-/_])(r1|qwq)([-_]|$)")
+_COLD = ("needs an SFT cold start on teacher rollouts first: a two-stage spec does it (method "
+         "sft with lora = false, then [then.method] opd)")
+
+
 def _cold_start(run: RunSpec, f: Facts) -> str | None:
-    if run.method.type != "grpo" and re.search(r"(^|[-_/])base($|[-_])", run.model.lower()):
-        return (f"{run.model} looks like a base model: a student that cannot produce the "
-                "teacher's tokens needs an SFT cold start on teacher rollouts first")
+    if run.method.type not in ("opd", "opsd"):
+        return None
+    # the weights the target loads (the compiled model: a two-stage run's second stage starts
+    # from the first stage's output, which had its cold start)
+    student = str(f.get("model") or run.model)
+    if re.search(r"(^|[-_/])base($|[-_])", student.lower()):
+        return (f"{student} looks like a base model: a student that cannot produce the "
+                f"teacher's tokens {_COLD}")
+    teacher = _teacher_model(run)
+    if teacher and _THINKING.search(teacher.lower()) and not _THINKING.search(student.lower()):
+        return (f"the teacher {teacher} thinks aloud and the student {student} does not: a student "
+                f"whose style differs from the teacher's {_COLD}")
+    return None
+
+
+def _exposure_bias(run: RunSpec, f: Facts) -> str | None:
+    if run.method.type == "sft" and run.method.max_tokens > 4096:
+        return (f"SFT on teacher completions of up to {run.method.max_tokens} tokens: the student "
+                "never trains on its own mistakes, and errors compound with length (exposure "
+                "bias); for long outputs use OPD, or SFT as a short cold start followed by OPD")
     return None
 
 
 def _same_family(run: RunSpec, f: Facts) -> str | None:
-    m = _opd(run)
-    if m and family(run.model) == family(m.teacher.model) and size_b(run.model) is not None \
-            and size_b(run.model) == size_b(m.teacher.model):
+    teacher = _teacher_model(run)
+    if teacher and family(run.model) == family(teacher) and size_b(run.model) is not None \
+            and size_b(run.model) == size_b(teacher):
         return ("teacher and student are the same size and family: the student saturates at the "
                 "teacher; check the teacher beats the student on the holdout first")
     return None
@@ -175,14 +211,23 @@ def _eval_never(run: RunSpec, f: Facts) -> str | None:
 
 
 def _holdout(run: RunSpec, f: Facts) -> str | None:
-    """From the compiled sources: which split train and eval read (a backend fact)."""
-    h = f.get("holdout")
-    if not h or not h.get("same_rows"):
+    """From the compiled sources: which split train and eval read (a backend fact); a mixture
+    checks every eval source against every training source on its taskset (`holdouts`)."""
+    found = [h for h in (f.get("holdouts") or [f.get("holdout")]) if h and h.get("same_rows")]
+    if not found:
         return None
-    rows = (f"{h['arg']} {h['train']!r} for both" if h.get("arg")
-            else "the same tasks: it has no split argument")
-    return (f"eval reads the rows training reads ({h['taskset']}: {rows}), so the eval score is "
-            f"no holdout score; {h['advice']}")
+    out: dict[tuple[Any, ...], list[str]] = {}  # one sentence per eval source and split
+    for h in found:
+        key = (h.get("eval_source"), h["taskset"], h.get("arg"), h["train"], h["advice"])
+        out.setdefault(key, []).append(str(h.get("source")))
+    said = []
+    for (ev, taskset, arg, train, advice), sources in out.items():
+        rows = f"{arg} {train!r} for both" if arg else "the same tasks: it has no split argument"
+        who = (f"eval source {ev!r} reads the rows training source{'s' if len(sources) > 1 else ''} "
+               f"{', '.join(map(repr, sources))} read{'' if len(sources) > 1 else 's'}"
+               if ev is not None else "eval reads the rows training reads")
+        said.append(f"{who} ({taskset}: {rows}), so the eval score is no holdout score; {advice}")
+    return "; ".join(said)
 
 
 def _unchecked(run: RunSpec, f: Facts) -> str | None:
@@ -205,13 +250,13 @@ def _truncated(run: RunSpec, f: Facts) -> str | None:
 
 
 def _single_number(run: RunSpec, f: Facts) -> str | None:
-    if run.method.type in ("opd", "opsd"):
+    if run.method.type in ("opd", "opsd", "sft"):
         return "run a GRPO arm on the same holdout before believing a single number"
     return None
 
 
 def _temperature(run: RunSpec, f: Facts) -> str | None:
-    if run.method.type != "grpo" and run.method.temperature != 1.0:
+    if run.method.type in ("opd", "opsd") and run.method.temperature != 1.0:
         return (f"student temperature {run.method.temperature:g} != 1.0 samples off the policy "
                 "the loss assumes")
     return None
@@ -233,9 +278,13 @@ RULES: list[Rule] = [
     Rule("sampled-token-top-p", "sampled-token estimator with top_p < 1",
          "OpenRLHF enforces top_p = 1", _sampled_top_p),
     Rule("max-tokens-long", "OPD/OPSD max_tokens > 8192", "Li 2026, arXiv:2604.13016 §6.1", _max_tokens),
-    Rule("sft-cold-start", "OPD/OPSD student looks like a base model",
+    Rule("sft-cold-start", "OPD/OPSD student looks like a base model, or the teacher thinks aloud "
+         "(R1, QwQ, '-Thinking') and the student does not",
          "Li 2026, arXiv:2604.13016 §5.1; Lu 2025", _cold_start),
-    Rule("teacher-ceiling", "OPD teacher of the same family and size as the student",
+    Rule("sft-exposure-bias", "SFT max_tokens > 4096: off-policy errors compound with length",
+         "the seed article on off- vs on-policy distillation (compounding error); Lu 2025; "
+         "Agarwal 2024, arXiv:2306.13649", _exposure_bias),
+    Rule("teacher-ceiling", "OPD or SFT teacher of the same family and size as the student",
          "Li 2026, arXiv:2604.13016 §3; Lu 2025", _same_family),
     Rule("opsd-thinking-model", "OPSD on a thinking model",
          "Kaur 2026, arXiv:2607.05184; Kim 2026, arXiv:2603.24472", _thinking),
@@ -249,7 +298,7 @@ RULES: list[Rule] = [
          "tinker-cookbook distillation recipe", _lora_lr),
     Rule("support-truncated", "the backend restricts the loss to a top-k support",
          "anchor text-to-SQL recipe (research.md rule 16)", _truncated),
-    Rule("needs-grpo-arm", "any OPD or OPSD run", "research.md rule 17 (Zhao 2026; Hübotter 2026)",
+    Rule("needs-grpo-arm", "any OPD, OPSD or SFT run", "research.md rule 17 (Zhao 2026; Hübotter 2026)",
          _single_number),
     Rule("temperature-off-policy", "OPD/OPSD student temperature != 1.0",
          "Lu 2025; all frameworks sample at 1.0", _temperature),

@@ -190,7 +190,8 @@ _OWN_DATA = str(Path(__file__).resolve().parents[1] / "examples" / "own-data" / 
 def sample_runs() -> dict[str, _spec.RunSpec]:
     """Runs that between them set every spec field (all methods, LoRA and full weights, W&B
     monitor, eval set, unset and off, checkpoints, tasksets beyond reverse-text with their
-    arguments and roles, several nodes on SLURM): the catalogue checks and the field-map docs
+    arguments and roles, several nodes on SLURM, SFT, a two-stage run): the catalogue checks and
+    the field-map docs
     compile these."""
     base = {"taskset": "reverse-text", "model": "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"}
     opd = {"type": "opd", "teacher": _TEACHER}
@@ -206,7 +207,7 @@ def sample_runs() -> dict[str, _spec.RunSpec]:
         "grpo-full": {"method": {"type": "grpo", "samples": 4, "temperature": 0.8}, "lora": False,
                       "seed": 7, "output_dir": "runs/grpo"},
         "grpo-own-data": {"method": {"type": "grpo", "samples": 4}, "data": _OWN_DATA,
-                          "reward": "rewards.contains_answer"},
+                          "reward": "rewards.contains_answer", "ratio": 1.5},
         "grpo-nodes": {"method": {"type": "grpo"}, "model": "Qwen/Qwen3-32B", "lora": False,
                        "nodes": 4, "inference_nodes": 2, "inference_replicas": 1,
                        "nodes_per_fsdp_group": 1, "output_dir": "/shared/runs", "slurm": _SLURM},
@@ -226,5 +227,21 @@ def sample_runs() -> dict[str, _spec.RunSpec]:
                          "data": _OWN_DATA, "reward": "rewards.contains_answer",
                          "taskset_args": {"level": 2},
                          "eval": {"taskset": "gsm8k", "taskset_args": {"split": "test"}}},
+        "sft-lora": {"method": {"type": "sft", "teacher": _TEACHER}},
+        "sft-full": {"method": {"type": "sft", "teacher": _REMOTE, "samples": 2, "temperature": 0.7,
+                                "max_tokens": 1024, "learning_rate": 1e-5}, "lora": False},
+        "sft-then-opd": {"method": {"type": "sft", "teacher": _TEACHER, "max_tokens": 1024},
+                         "lora": False, "then": {"method": opd, "steps": 50, "prompts": 32,
+                                                 "lora": True, "lora_rank": 64}},
+        "sft-nodes": {"method": {"type": "sft", "teacher": _CLUSTER}, "model": "Qwen/Qwen3-8B",
+                      "lora": False, "nodes": 2, "gpus_per_node": 8, "output_dir": "/shared/runs",
+                      "slurm": {"partition": "gpu"}},
+        # a mixture (prime-rl; TRL refuses it): every source field, a method of its own and none
+        "grpo-opd-mixture": {"method": {"type": "grpo", "samples": 8}, "ratio": 2.0, "lora": False,
+                             "sources": [
+                                 {"taskset": "gsm8k", "taskset_args": {"split": "train"}, "ratio": 1.0,
+                                  "name": "math-opd", "method": opd, "eval": True},
+                                 {"taskset": "my-org/my-env@0.1", "roles": ["player"],
+                                  "taskset_args": {"level": 2}, "eval": False}]},
     }
     return {name: _spec.RunSpec.model_validate(base | fields) for name, fields in runs.items()}

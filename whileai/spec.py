@@ -1,4 +1,5 @@
-"""The run spec: one method (whileai.methods) on a taskset for a student model.
+"""The run spec: one method (whileai.methods) on a taskset for a student model, optionally
+followed by a second stage (`then`) whose student is the first stage's final weights.
 
 Every field is described once, here; `whileai methods`, the JSON schemas and the docs read
 these descriptions, and `source` names where each default comes from.
@@ -6,19 +7,19 @@ these descriptions, and `source` names where each default comes from.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from whileai import layout, paths, values
-from whileai.errors import SpecError
+from whileai.errors import SpecError, raw
 from whileai.layout import Slurm
 from whileai.methods import (  # noqa: F401  (re-exported: the public spec names)
     GRPO,
     METHODS,
     OPD,
     OPSD,
+    SFT,
     Divergence,
     Endpoint,
     Method,
@@ -28,98 +29,30 @@ from whileai.methods import (  # noqa: F401  (re-exported: the public spec names
     src,
     validate_raw,
 )
-
-_TASKSET = re.compile(r"(?:[a-z0-9][a-z0-9_.\-]*/)?[a-z0-9][a-z0-9_.\-]*(?:@[A-Za-z0-9_.\-]+)?")
-MAX_STEPS = 10_000_000  # sane upper bounds: far beyond any run, well inside every target's int
-MAX_GPUS = 4096
-MAX_NODES = 512
-PATH_LEN = 4096
-
-
-_ROLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ARGS = (
-    "Written verbatim as the source's env.taskset table (prime-rl); checked against the pinned "
-    "taskset catalogue, with a did-you-mean, where the taskset is known."
+from whileai.spec_tables import (  # noqa: F401  (re-exported: the public spec names)
+    _ARGS,
+    _TASKSET,
+    MAX_GPUS,
+    MAX_NODES,
+    MAX_RATIO,
+    MAX_STEPS,
+    PATH_LEN,
+    RATIO,
+    RATIO_SOURCE,
+    Checkpoint,
+    Eval,
+    Monitor,
+    OnTaskset,
+    Source,
+    Stage,
+    _taskset_id,
+    check_roles,
+    flatten_overrides,
+    leaves,
 )
 
 
-def _taskset_id(v: str) -> str:
-    if not _TASKSET.fullmatch(v):
-        raise ValueError(
-            "expected a taskset id such as 'reverse-text' or 'owner/name@version' "
-            "(lowercase letters, digits, '-', '_', '.')"
-        )
-    return v
-
-
-class Eval(_Spec):
-    """Evaluation on the holdout during training."""
-
-    enabled: bool = src(
-        "Evaluate during training. false: no eval section is written at all (prime-rl refuses an "
-        "eval table without a source).", "whileai: evaluation on by default", default=True,
-    )
-    interval: int | None = src(
-        "Evaluate every N steps. Unset: a quarter of the steps (four evaluations a run).",
-        "whileai", default=None, ge=1, le=MAX_STEPS,
-    )
-    examples: int = src(
-        "Holdout examples per evaluation; -1 = the whole holdout.",
-        "prime-rl debug configs (128)", default=128, ge=-1, le=MAX_STEPS,
-    )
-    taskset: str | None = src(
-        "Evaluate on another taskset (a different holdout), e.g. 'gsm8k'. Unset: the run's taskset.",
-        "", default=None, max_length=256,
-    )
-    taskset_args: dict[str, Any] = src(
-        "Arguments of the eval source's taskset, e.g. {split = \"test\"}. With the run's own "
-        "taskset they are laid over taskset_args; with eval.taskset they are its only "
-        "arguments. " + _ARGS, "", default_factory=dict,
-    )
-
-    @field_validator("taskset")
-    @classmethod
-    def _taskset(cls, v: str | None) -> str | None:
-        return None if v is None else _taskset_id(v)
-
-
-class Checkpoint(_Spec):
-    """Resumable checkpoints of the training state."""
-
-    enabled: bool = src(
-        "Write checkpoints. false: none (prime-rl: no [ckpt]; TRL: save_strategy 'no'); the "
-        "trained weights are still written at the end.",
-        "whileai: one checkpoint at the end of training", default=True,
-    )
-    interval: int | None = src("Checkpoint every N steps. Unset: only at the end of training.",
-                               "prime-rl ckpt.interval default (None)", default=None, ge=1,
-                               le=MAX_STEPS)
-    keep_last: int | None = src("Keep only the N most recent checkpoints. Unset: keep every one.",
-                                "prime-rl ckpt.keep_last default (None)", default=None, ge=1,
-                                le=MAX_STEPS)
-
-
-class Monitor(_Spec):
-    """Weights & Biases logging; omit the table for none."""
-
-    project: str = src("W&B project (W&B allows 128 characters).", "", min_length=1, max_length=128)
-    entity: str | None = src("W&B entity (team or user).", "", default=None, max_length=128)
-    name: str | None = src("Run name; unset: the method and taskset.", "", default=None,
-                           max_length=256)
-    group: str | None = src("Run group (set one per paired comparison).", "", default=None,
-                            max_length=128)
-    tags: list[str] = src("Run tags (W&B allows 64 characters each).", "", default_factory=list,
-                          max_length=256)
-
-    @field_validator("tags")
-    @classmethod
-    def _tags(cls, v: list[str]) -> list[str]:
-        if any(not 0 < len(t) <= 64 for t in v):
-            raise ValueError("each tag 1 to 64 characters")
-        return v
-
-
-class RunSpec(_Spec):
+class RunSpec(OnTaskset):
     """One training run: a method on a taskset for a student model."""
 
     schema_: str | None = Field(
@@ -143,7 +76,21 @@ class RunSpec(_Spec):
     )
     model: str = src("The student: a Hugging Face model id or local path.", "", min_length=1,
                      max_length=PATH_LEN)
-    method: Method = Field(description="The training method: a table with type = opd | opsd | grpo.")
+    method: Method = Field(description="The training method: a table with type = opd | opsd | grpo "
+                           "| sft.")
+    sources: list[Source] = src(
+        "Extra training sources: a mixture ([[sources]] tables). The run's taskset, taskset_args, "
+        "roles, ratio and method are source 0; each entry adds a source with its own taskset, "
+        "arguments, sampling ratio and method, e.g. GRPO on one taskset and OPD on another. "
+        "prime-rl only (TRL has no per-source algorithms).",
+        "prime-rl configs/debug/algo/mixed_grpo_opd.toml (per-source algo)", default_factory=list,
+        max_length=64,
+    )
+    ratio: float | None = src(
+        "The run's own taskset's (source 0's) weight in a mixture; unset: 1.0. Read only with "
+        "sources. " + RATIO,
+        RATIO_SOURCE, default=None, gt=0.0, le=MAX_RATIO,
+    )
     steps: int = src("Optimizer steps.", "prime-rl/anchor default 100", default=100, ge=1,
                      le=MAX_STEPS)
     prompts: int = src(
@@ -236,6 +183,13 @@ class RunSpec(_Spec):
         "Target-specific settings as dotted keys, checked against the target's pinned schema.",
         "", default_factory=dict,
     )
+    then: Stage | None = src(
+        "A second stage trained from this one's final weights (full weights: lora must be "
+        "false), e.g. an SFT cold start, then OPD. whileai writes both stages, their order and "
+        "the command that hands the weights on.",
+        "Li 2026 (arXiv:2604.13016) §5.1: a student that cannot produce the teacher's tokens "
+        "needs an SFT cold start before OPD", default=None,
+    )
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True,
                               allow_inf_nan=False)
@@ -244,26 +198,7 @@ class RunSpec(_Spec):
     @field_validator("overrides", mode="before")
     @classmethod
     def _flatten(cls, v: Any) -> Any:
-        """`[overrides] trainer.optim.lr = 1e-5` is a nested table in TOML: flatten it to
-        canonical dotted keys (a.source[0].b), refusing malformed keys and secret values."""
-        if not isinstance(v, dict):
-            return v
-        flat = paths.flatten(v)
-        for key, value in flat.items():
-            values.check_override(paths.parse(key), key, value)
-        return flat
-
-    @field_validator("taskset")
-    @classmethod
-    def _taskset(cls, v: str) -> str:
-        return _taskset_id(v)
-
-    @field_validator("roles")
-    @classmethod
-    def _roles(cls, v: list[str] | None) -> list[str] | None:
-        if v is not None and (any(not _ROLE.fullmatch(r) for r in v) or len(set(v)) < len(v)):
-            raise ValueError("distinct role names such as 'agent' or 'player0' (letters, digits, _)")
-        return v
+        return flatten_overrides(v)
 
     @model_validator(mode="after")
     def _split(self) -> RunSpec:
@@ -275,16 +210,31 @@ class RunSpec(_Spec):
         """Taskset arguments and roles against the pinned taskset catalogue."""
         from whileai import taskset_catalog as tc
 
-        for label, table in (("taskset_args", self.taskset_args),
-                             ("eval.taskset_args", self.eval.taskset_args)):
-            for segs, value in _leaves(table):
+        sources = [("", self.taskset, self.taskset_args, self.roles)] + [
+            (f"sources[{i}].", s.taskset, s.taskset_args, s.roles) for i, s in enumerate(self.sources)]
+        tables = [(f"{at}taskset_args", args) for at, _, args, _ in sources]
+        for label, table in [*tables, ("eval.taskset_args", self.eval.taskset_args)]:
+            for segs, value in leaves(table):
                 values.check_override(segs, paths.join(segs), value, label=label)
-        known = tc.roles(self.taskset)
-        if known is not None and self.roles is not None:
-            raise SpecError("roles", self.roles, f"unset: {self.taskset}'s roles come from the "
-                            f"pinned taskset catalogue ({', '.join(known)})")
-        tc.check_args(self.taskset, self.taskset_args, "taskset_args")
+        for at, taskset, args, roles in sources:
+            known = tc.roles(taskset)
+            if known is not None and roles is not None:
+                raise SpecError(f"{at}roles", roles, f"unset: {taskset}'s roles come from the "
+                                f"pinned taskset catalogue ({', '.join(known)})")
+            tc.check_args(taskset, args, f"{at}taskset_args")
         tc.check_args(self.eval_taskset, self.eval_args, "eval.taskset_args")
+        return self
+
+    @model_validator(mode="after")
+    def _stages(self) -> RunSpec:
+        if self.then is not None and self.sources:
+            raise SpecError("then", raw("a second stage"), "unset in a mixture (sources): a "
+                            "two-stage run trains one taskset per stage; compile the mixture as "
+                            "its own run from the first stage's weights")
+        if self.then is not None and self.lora:
+            raise SpecError("lora", True, "false when a second stage (then) follows: its student "
+                            "is this stage's final full weights (a LoRA adapter would need merging "
+                            "into the base first)", hint="set lora = false")
         return self
 
     @property
@@ -334,14 +284,7 @@ class RunSpec(_Spec):
         return self.method.learning_rate or default_lr(self.method.type, self.lora)
 
 
-def _leaves(table: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
-    out: list[tuple[tuple[str, ...], Any]] = []
-    for k, v in table.items():
-        out += _leaves(v, (*prefix, k)) if isinstance(v, dict) and v else [((*prefix, k), v)]
-    return out
-
-
 def default_lr(method: str, lora: bool) -> float:
     """The researched default learning rate (see each method's learning_rate source)."""
-    table = {"opd": (1e-4, 1e-6), "opsd": (5e-6, 5e-6), "grpo": (5e-5, 3e-6)}
+    table = {"opd": (1e-4, 1e-6), "opsd": (5e-6, 5e-6), "grpo": (5e-5, 3e-6), "sft": (1e-4, 3e-6)}
     return table[method][0 if lora else 1]

@@ -36,7 +36,7 @@ def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
         return SpecError(field if field.endswith("type") else f"{field}.type", tag,
                          f"one of {', '.join(tags)}", hint=f"did you mean {guess!r}?" if guess else "")
     if kind == "model_attributes_type" and loc == ["method"]:
-        return SpecError(field, value, "a table: [method] with type = \"opd\", \"opsd\" or \"grpo\" "
+        return SpecError(field, value, "a table: [method] with type = \"opd\", \"opsd\", \"grpo\" or \"sft\" "
                          "and the method's fields")
     if kind == "missing":
         return SpecError(field, raw("missing"), "this field is required")

@@ -28,13 +28,18 @@ def test_recipe_dry_run_then_launch_without_token(tmp_path: Path) -> None:
     p = run("--dry-run", "--out", str(tmp_path), "--steps", "20", "--repeats", "2")
     assert p.returncode == 0, p.stderr
     m = load_manifest(tmp_path / "rt")
-    assert sorted(m.arms) == ["grpo", "grpo@2", "opd", "opd@2", "opsd", "opsd@2"]
+    assert sorted(m.arms) == ["grpo", "grpo@2", "opd", "opd@2", "opsd", "opsd@2", "sft", "sft@2"]
     opd = m.arms["opd"].spec
     assert opd.teacher and opd.teacher_port == 8001 and opd.argv[-2:] == ["@", "opd.toml"]
     assert (tmp_path / "rt" / "opd" / "opd.toml").exists() and m.meta["steps"] == 20
-    assert m.meta["comparisons"] == [["opd", "grpo"], ["opsd", "grpo"]] and m.meta["baseline"] == "grpo"
+    assert m.meta["comparisons"] == [["opd", "grpo"], ["opsd", "grpo"], ["sft", "grpo"], ["opd", "sft"]]
+    assert m.meta["baseline"] == "grpo"
     assert opd.per_step == {"rollouts": 256, "prompts": 64, "samples": 4, "max_tokens": 8192,
                             "teacher": "teacher", "gpus": 2}
+    sft = m.arms["sft"].spec  # the off-policy arm: its teacher is served like OPD's
+    assert sft.teacher == opd.teacher and sft.teacher_port == 8001 and sft.argv[-2:] == ["@", "sft.toml"]
+    assert sft.per_step == {"rollouts": 256, "prompts": 64, "samples": 4, "max_tokens": 4096,
+                            "teacher": "sampler", "gpus": 2}
     assert "warning: budgets differ 8.0x in rollouts" in p.stdout
     p = run("--out", str(tmp_path), "--arms", "grpo")
     assert p.returncode == 4 and "AuthError" in p.stderr
@@ -44,12 +49,13 @@ def test_recipe_dry_run_then_launch_without_token(tmp_path: Path) -> None:
 def test_recipe_dry_run_prints_reports_and_validate_runs_offline(tmp_path: Path) -> None:
     p = run("--dry-run", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr
-    for kind in ("grpo", "opsd", "opd"):
+    for kind in ("grpo", "opsd", "opd", "sft"):
         assert f"prime-rl config: {kind}.toml" in p.stdout
     assert "64 prompts x 4 rollouts = 256 rollouts per step" in p.stdout
     p = run("--validate", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr
-    assert p.stdout.count(": ok (prime-rl 559b447") == 3
+    assert p.stdout.count(": ok (prime-rl 559b447") == 4
+    assert "orchestrator.algo.type                             'sft'" in p.stdout
     assert "trainer.model.name" in p.stdout and "(shared model.name)" in p.stdout
     assert "orchestrator.batch_size                            256" in p.stdout
 
@@ -69,7 +75,7 @@ def test_own_spec_files_with_a_matched_budget(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--arms", "grpo,dpo"], ["--arms", "'dpo'", "grpo, opd, opsd"]),
+    (["--arms", "grpo,dpo"], ["--arms", "'dpo'", "grpo, opd, opsd, sft"]),
     (["--steps", "-3"], ["--steps", "'-3'", "whole number >= 1"]),
     (["--repeats", "0"], ["--repeats", "'0'", ">= 1"]),
     (["--budget", "gpus=3"], ["--budget", "'gpus=3'", "rollouts=N or tokens=N"]),
@@ -77,7 +83,7 @@ def test_own_spec_files_with_a_matched_budget(tmp_path: Path) -> None:
     (["--collect"], ["--tag", "'rt'", "none yet"]),
     ([str(MINE / "distill.toml")], ["--baseline", "no GRPO arm", "rule 17"]),
     ([str(ROOT / "examples" / "grpo.toml"), str(MINE / "distill.toml")], ["arms:", "taskset", "student"]),
-    (["--baseline", "ppo"], ["--baseline", "'ppo'", "an arm (grpo, opd, opsd) or a spec file"]),
+    (["--baseline", "ppo"], ["--baseline", "'ppo'", "an arm (grpo, opd, opsd, sft) or a spec file"]),
     (["--pair", "opd"], ["--pair", "'opd'", "A:B"]),
 ])
 def test_bad_options_are_one_line_exit_2_nothing_written(tmp_path: Path, args: list[str],

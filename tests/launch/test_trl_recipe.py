@@ -17,6 +17,7 @@ from whileai.launch.trl_eval import _BAR, PROGRESS, log_series, task_ids, train_
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipes" / "04-train" / "trl" / "run.py"
 MINE = ROOT / "tests" / "data" / "arms"
+SFT_ARM = ROOT / "tests" / "data" / "arms-sft" / "off-policy.toml"
 HEAVY = ("torch", "transformers", "trl", "datasets", "numpy", "scipy", "matplotlib")
 EVAL = "whileai.launch.trl_eval:train_and_evaluate"
 
@@ -36,21 +37,28 @@ def test_dry_run_writes_the_run_dirs_without_torch(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     loaded = {m.split(".")[0] for m in json.loads(p.stdout.strip().splitlines()[-1])}
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
-    assert p.stdout.count("trl config: config.yaml") == 3
+    assert p.stdout.count("trl config: config.yaml") == 4
     m = load_manifest(tmp_path / "trl-tiny")
-    assert list(m.arms) == ["grpo", "opd", "opsd"] and m.meta["steps"] == 4
+    assert list(m.arms) == ["grpo", "opd", "opsd", "sft"] and m.meta["steps"] == 4
+    assert m.meta["comparisons"] == [["opd", "grpo"], ["opsd", "grpo"], ["sft", "grpo"], ["opd", "sft"]]
     models = Path(m.meta["models_dir"])
     assert models.parent.parent == Path(os.environ["WHILEAI_CACHE"]) and not models.exists()
     for arm in m.arms.values():
         spec = arm.spec
         assert spec.target == "trl" and spec.argv[-3:-1] == ["call", EVAL]
-        assert json.loads(spec.argv[-1]) == {"command": spec.commands[0], "taskset": "reverse-text",
-                                             "reward": None}
+        # the arm's commands in order as one line: SFT samples the teacher, then trains
+        assert json.loads(spec.argv[-1]) == {"command": " && ".join(spec.commands),
+                                             "taskset": "reverse-text", "reward": None}
         assert spec.student == str(models / "student")
         assert (Path(arm.dir) / "config.yaml").exists()
         assert len((Path(arm.dir) / "data" / "test.jsonl").read_text().splitlines()) == 8
     out = tmp_path / "trl-tiny"
     assert (out / "opsd" / "train.py").exists() and (out / "grpo" / "reverse_text.py").exists()
+    sft = m.arms["sft"].spec
+    assert (out / "sft" / "sample.py").exists() and len(sft.commands) == 2
+    assert sft.commands[0].startswith("python sample.py --teacher " + str(models / "teacher"))
+    assert "--prompts 16 --samples 4" in sft.commands[0] and "--max-new-tokens 64" in sft.commands[0]
+    assert sft.commands[1] == "trl sft --config config.yaml"
     cfg = (out / "opd" / "config.yaml").read_text()
     assert f"teacher_model_name_or_path: {models / 'teacher'}" in cfg
     import yaml
@@ -134,14 +142,15 @@ def test_validate_checks_every_arm_with_trls_parser(tmp_path: Path) -> None:
 
 @pytest.mark.trl
 @pytest.mark.slow
-def test_four_own_specs_compare_offline_end_to_end_with_matched_budgets(tmp_path: Path) -> None:
-    """A user's four spec files (own data and reward, two GRPO variants, OPD, OPSD with a
-    prime-rl override) through the whole offline loop, budget-matched on rollouts."""
+def test_five_own_specs_compare_offline_end_to_end_with_matched_budgets(tmp_path: Path) -> None:
+    """A user's five spec files (own data and reward, two GRPO variants, OPD, OPSD with a
+    prime-rl override, off-policy SFT) through the whole offline loop, budget-matched on
+    rollouts; OPD is compared with SFT by default (on- vs off-policy)."""
     pytest.importorskip("trl")
     pytest.importorskip("torch")
     jsonschema = pytest.importorskip("jsonschema")
     pytest.importorskip("matplotlib")
-    specs = [str(p) for p in sorted(MINE.glob("*.toml"))]
+    specs = [str(p) for p in sorted(MINE.glob("*.toml"))] + [str(SFT_ARM)]
     args = (*specs, "--baseline", "baseline", "--pair", "distill:self-distill", "--budget",
             "rollouts=16", "--holdout", "8", "--max-tokens", "16", "--warmup", "20", "--out",
             str(tmp_path), "--tag", "mine", "--x", "step,rollouts,tokens,gpu-hours")
@@ -151,9 +160,9 @@ def test_four_own_specs_compare_offline_end_to_end_with_matched_budgets(tmp_path
     res = json.loads((out / "results.json").read_text())
     schema = json.loads((ROOT / "schemas" / "results.schema.json").read_text())
     jsonschema.validate(res, schema)
-    assert sorted(res["arms"]) == ["baseline", "distill", "self-distill", "small-group"]
+    assert sorted(res["arms"]) == ["baseline", "distill", "off-policy", "self-distill", "small-group"]
     assert res["baseline"] == "baseline" and res["budget"]["matched"] == "rollouts=16"
-    steps = {"baseline": 1, "distill": 4, "self-distill": 4, "small-group": 2}
+    steps = {"baseline": 1, "distill": 4, "self-distill": 4, "small-group": 2, "off-policy": 2}
     for name, arm in res["arms"].items():
         assert arm["state"] == "done" and arm["returncode"] == 0, (name, arm["error"])
         assert sorted(arm["per_task"]) == task_ids(8)
@@ -164,12 +173,19 @@ def test_four_own_specs_compare_offline_end_to_end_with_matched_budgets(tmp_path
         assert b["device_seconds"]["source"] == "logged" and b["device_seconds"]["value"] > 0
     assert res["arms"]["distill"]["budget"]["teacher_tokens"]["value"] > 0
     assert res["arms"]["baseline"]["budget"]["teacher_tokens"]["value"] == 0
+    sft = res["arms"]["off-policy"]["budget"]  # the teacher's completions, counted in the file
+    assert sft["teacher_tokens"]["value"] == sft["sampled_tokens"]["value"] > 0
+    assert "teacher's completions" in sft["sampled_tokens"]["how"]
     pairs = [(d["arm"], d["baseline"]) for d in res["comparisons"]]
-    assert pairs == [("distill", "baseline"), ("self-distill", "baseline"),
-                     ("small-group", "baseline"), ("distill", "self-distill")]
+    assert pairs == [("distill", "baseline"), ("self-distill", "baseline"), ("small-group", "baseline"),
+                     ("off-policy", "baseline"), ("distill", "self-distill"), ("distill", "off-policy")]
+    on_off = res["comparisons"][-1]
+    assert on_off["ci95"] is not None and on_off["ci95"][0] <= on_off["delta"] <= on_off["ci95"][1]
     for d in res["comparisons"]:
         assert d["paired"] and d["n_tasks"] == 8 and d["permutations"] > 0 and d["p_text"]
-        assert not any(w.startswith("budgets differ") for w in d["warnings"])
+        # matched on rollouts: no arm spends twice the rollouts of another (the teacher's SFT
+        # completions may be longer than a student's, so tokens can differ and be said so)
+        assert not any(w.startswith("budgets differ") and "rollouts" in w for w in d["warnings"]), d
     assert res["metric"] == "similarity.closeness (the baseline's reward)"
     assert res["models"].startswith("tiny random") and res["stats"]["noise_band"].startswith("none")
     subs = {(s["arm"], s["field"]) for s in res["substitutions"]}

@@ -1,5 +1,5 @@
 """`whileai inspect` on tiny local models: the JSON matches an independent forward pass, OPSD's
-teacher sees the hint, a teacher-sampled adapter plugs in, and the page renders in Chromium."""
+teacher sees the hint, SFT's teacher samples and both score, and the page renders in Chromium."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def write_spec(folder: Path, method: str, student: str, teacher: str = "", extra: str = "") -> Path:
     body = {"opd": f'type = "opd"\nteacher = "vllm:{teacher}@http://localhost:8001/v1"\n',
+            "sft": f'type = "sft"\nteacher = "vllm:{teacher}@http://localhost:8001/v1"\n',
             "opsd": 'type = "opsd"\nprivileged = "answer"\n'}[method]
     path = folder / f"{method}.toml"
     path.write_text(f'taskset = "reverse-text"\nmodel = "{student}"\n{extra}\n[method]\n{body}')
@@ -88,20 +89,22 @@ def test_opsd_teacher_is_the_student_shown_the_answer(tiny_models: dict[str, str
     assert report["tokenizer_check"] is None and "one model" in report["tokenizer_note"]
 
 
-def test_an_adapter_where_the_teacher_samples(tiny_models: dict[str, str], tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """What SFT's adapter will be: the teacher generates, signal = log p_t − log p_s."""
-    monkeypatch.setitem(adapters.ADAPTERS, "opd", adapters.Adapter(
-        sampler="teacher", teacher_context="the same prompt", self_teacher=False, privileged=lambda r: None))
-    spec = write_spec(tmp_path, "opd", tiny_models["student"], tiny_models["teacher"])
-    code, _, stderr = inspect(str(spec), "--local-student", tiny_models["student"], "--local-teacher",
-                              tiny_models["teacher"], "--prompts", "1", "--samples", "2", "--max-tokens", "6",
-                              "-o", str(tmp_path / "out"))
+def test_sft_the_teacher_samples_and_both_score(tiny_models: dict[str, str], tmp_path: Path) -> None:
+    """SFT's adapter: the teacher generates, both models score its tokens, signal = log p_t −
+    log p_s on each (checked against an independent forward pass of both models)."""
+    assert adapters.ADAPTERS["sft"].sampler == "teacher"
+    spec = write_spec(tmp_path, "sft", tiny_models["student"], tiny_models["teacher"])
+    code, stdout, stderr = inspect(str(spec), "--local-student", tiny_models["student"], "--local-teacher",
+                                   tiny_models["teacher"], "--prompts", "1", "--samples", "2",
+                                   "--max-tokens", "6", "-o", str(tmp_path / "out"))
     assert code == 0, stderr
     report = read(tmp_path / "out")
-    assert report["method"]["sampler"] == "teacher"
-    assert recheck(report, load(tiny_models["student"]), load(tiny_models["teacher"]), full=True,
-                   sampler="teacher") > 0
+    Draft202012Validator(json_schema()).validate(report)
+    assert report["method"] == {"type": "sft", "sampler": "teacher",
+                                "teacher_context": adapters.ADAPTERS["sft"].teacher_context}
+    assert "inspect: sft on reverse-text" in stdout
+    teacher, student = load(tiny_models["teacher"]), load(tiny_models["student"])
+    assert recheck(report, student, teacher, full=True, sampler="teacher") == report["overall"]["tokens"] > 0
 
 
 def test_a_model_that_is_not_local_is_one_line_exit_2(tiny_models: dict[str, str], tmp_path: Path) -> None:

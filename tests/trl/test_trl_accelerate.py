@@ -25,6 +25,7 @@ def written(tmp_path: Path, arm: str, **fields: object) -> tuple[wai.Compiled, P
     ("opd", {"gpus": 8}, "DEEPSPEED", 8, 1),
     ("opsd", {"nodes": 2}, "FSDP", 16, 2),
     ("opd", {"nodes": 4, "gpus_per_node": 4}, "DEEPSPEED", 16, 4),
+    ("sft", {"gpus": 4}, "FSDP", 4, 1),
 ])
 def test_accelerate_config_loads_with_accelerates_loader(tmp_path: Path, arm: str, fields: dict,
                                                          kind: str, procs: int, machines: int) -> None:
@@ -52,9 +53,9 @@ def _launch_args(command: str) -> tuple[object, list[str]]:
     if argv[0] == "accelerate":
         return launch_command_parser().parse_args(argv[2:]), argv
     from trl.cli.accelerate_config import resolve_accelerate_config_argument
-    from trl.scripts import distillation, grpo
+    from trl.scripts import distillation, grpo, sft
 
-    module = {"grpo": grpo, "distillation": distillation}[argv[1]]
+    module = {"grpo": grpo, "distillation": distillation, "sft": sft}[argv[1]]
     all_args = argv[2:] + ["--bf16", "false"]  # this machine has no GPU for the config's bf16
     *_, config_rest, cli_rest = module.make_parser().parse_args_and_config(
         all_args, return_remaining_strings=True, separate_remaining_strings=True)
@@ -63,7 +64,7 @@ def _launch_args(command: str) -> tuple[object, list[str]]:
 
 
 @pytest.mark.parametrize(("arm", "fields"), [("grpo", {"gpus": 2}), ("opd", {"nodes": 2}),
-                                             ("opsd", {"nodes": 2})])
+                                             ("opsd", {"nodes": 2}), ("sft", {"nodes": 2})])
 def test_commands_reach_accelerate_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arm: str,
                                          fields: dict) -> None:
     c, out = written(tmp_path, arm, **fields)
@@ -73,8 +74,12 @@ def test_commands_reach_accelerate_launch(tmp_path: Path, monkeypatch: pytest.Mo
     args: Any = parsed
     assert Path(args.config_file).name == "accelerate.yaml"
     if "nodes" in fields:
-        assert c.commands[0].startswith("# on each of the 2 machines")
+        assert c.commands[-2].startswith("# on each of the 2 machines")
         assert (args.machine_rank, args.main_process_ip) == (1, "10.0.0.1")
     if arm == "opsd":
         assert argv[-3:] == ["train.py", "--config", "config.yaml"]
+    if arm == "sft":  # the teacher samples once, on the main machine, before any process trains
+        assert c.commands[0].startswith(f"cd {out} && python sample.py ")
+        assert "once, on the main" in c.commands[0]
+        assert argv[:2] == ["trl", "sft"]
     assert "accelerate.yaml" in c.files["README.md"] and "accelerate.yaml" in c.files

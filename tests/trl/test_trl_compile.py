@@ -15,7 +15,7 @@ from whileai.backends import trl, trl_catalog
 from whileai.backends.trl_map import FIELD_MAP, completions, teacher_template
 from whileai.errors import SpecError
 from whileai.fieldmap import Drop, To, label, spec_fields
-from whileai.spec import GRPO, METHODS, OPD, OPSD, RunSpec
+from whileai.spec import GRPO, METHODS, OPD, OPSD, SFT, RunSpec
 from whileai.tasksets import reverse_text, reverse_text_reward
 
 
@@ -28,7 +28,8 @@ def full_run(kind: str, *, lora: bool) -> RunSpec:
     """Every optional field set."""
     method = {"opd": OPD(TEACHER, top_k=8, samples=2, learning_rate=2e-5),
               "opsd": OPSD(anchor="initial", samples=2, learning_rate=2e-5),
-              "grpo": GRPO(samples=4, learning_rate=2e-5)}[kind]
+              "grpo": GRPO(samples=4, learning_rate=2e-5),
+              "sft": SFT(TEACHER, samples=2, temperature=0.8, learning_rate=2e-5)}[kind]
     return RunSpec.model_validate({
         "$schema": "x.json", "taskset": "reverse-text", "model": "m", "method": method,
         "steps": 10, "prompts": 8, "gpus": 4, "inference_gpus": 1, "lora": lora, "seed": 3,
@@ -36,7 +37,7 @@ def full_run(kind: str, *, lora: bool) -> RunSpec:
         "eval": {"interval": 5, "examples": 16, "taskset": "gsm8k", "taskset_args": {"split": "test"}},
         "checkpoint": {"interval": 5, "keep_last": 2},
         "monitor": {"project": "p", "entity": "e", "name": "n", "group": "g", "tags": ["a"]},
-        "output_dir": "o", "overrides": {"logging_steps": 5},
+        "output_dir": "o", "overrides": {"logging_steps": 5}, "ratio": 2.0,
     })
 
 
@@ -45,7 +46,9 @@ MULTI_NODE = ("nodes", "inference_nodes", "inference_replicas", "inference_tp",
 
 
 def leaf_fields(kind: str) -> list[str]:
-    top = [f for f in spec_fields(RunSpec) if not f.startswith("method.")]
+    """The fields one stage's field map accounts for (`then.*`: whileai.stages, tests/test_coverage.py;
+    `sources.*`: a mixture, which TRL refuses, tests/test_mixtures.py)."""
+    top = [f for f in spec_fields(RunSpec) if not f.startswith(("method.", "then.", "sources."))]
     return top + [f"method.{f}" for f in spec_fields(METHODS[kind])]
 
 
@@ -81,11 +84,14 @@ def test_compile_shape(kind: str) -> None:
     assert (c.backend, c.target, c.main) == ("trl", "trl 1.16.0", "config.yaml")
     assert trl.TRL_VERSION == "1.16.0"
     expected = {"config.yaml", "README.md", "data/train.jsonl", "data/test.jsonl"}
-    expected |= {"grpo": {"reverse_text.py"}, "opsd": {"train.py"}, "opd": set()}[kind]
+    expected |= {"grpo": {"reverse_text.py"}, "opsd": {"train.py"}, "opd": set(), "sft": {"sample.py"}}[kind]
     assert set(c.files) == expected
+    sample = ("python sample.py --teacher PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL --prompts 6400 "
+              "--samples 4 --temperature 1 --max-new-tokens 4096 --seed 0 --data data --out teacher_samples")
     assert c.commands == ({"opd": ("trl distillation --config config.yaml",),
                            "grpo": ("trl grpo --config config.yaml",),
-                           "opsd": ("python train.py --config config.yaml",)}[kind])
+                           "opsd": ("python train.py --config config.yaml",),
+                           "sft": (sample, "trl sft --config config.yaml")}[kind])
     assert c.commands[0] in c.files["README.md"]
     assert trl.compile(seed_run(kind), out="runs/a").commands[0].startswith("cd runs/a && ")
 
@@ -157,6 +163,30 @@ def test_opsd_prompt_room_and_template() -> None:
         "P\n\n" + odd.format(demonstration="D"))
 
 
+def test_sft_report_tells_the_truth() -> None:
+    """SFT on TRL: the teacher samples first (sample.py, in-process: the URL is not read), then
+    trl sft trains on the teacher's completion tokens only; the sample count follows the final
+    config (an override of max_steps included)."""
+    c = trl.compile(seed_run("sft"))
+    doc = yaml_of(c)
+    assert doc["dataset_name"] == "teacher_samples" and doc["completion_only_loss"] is True
+    assert doc["max_length"] == 2048 + 4096 and doc["learning_rate"] == 1e-4
+    assert not {"temperature", "max_completion_length", "num_generations", "beta"} & set(doc)
+    ignored = {i.field: i.reason for i in c.ignores}
+    assert "in-process" in ignored["teacher.url"]
+    assert "sampled before training" in ignored["max_off_policy_steps"]
+    reads = {r.path: r.value for r in c.reads}
+    assert reads["<sample.py --teacher>"] == TEACHER.model and reads["<sample.py --prompts>"] == 6400
+    assert c.data["estimator"] == "cross_entropy" and c.data["teacher_reads"] == "text"
+    assert c.files["sample.py"] == (ROOT / "whileai" / "backends" / "trl_sample.py").read_text()
+    assert "whileai" not in "".join(ln for ln in c.files["sample.py"].splitlines()
+                                    if ln.startswith(("import", "from")))
+    short = trl.compile(seed_run("sft", overrides={"max_steps": 5}))
+    assert "--prompts 320 " in short.commands[0]  # 5 steps x 256 completions / 4 per prompt
+    assert {r.path: r.value for r in short.reads}["<sample.py --prompts>"] == 320
+    assert "sample.py" in c.files["README.md"] and "teacher_samples/" in c.files["README.md"]
+
+
 def test_cpu_keys_only_when_asked() -> None:
     gpu, cpu = yaml_of(trl.compile(seed_run("grpo"))), yaml_of(trl.compile(seed_run("grpo"), cpu=True))
     assert "use_cpu" not in gpu and "bf16" not in gpu
@@ -212,7 +242,8 @@ def test_field_map_keys_are_in_the_catalogue() -> None:
 def test_catalogue_lists_each_class() -> None:
     cat = trl_catalog.raw()
     assert cat["trl_version"] == trl.TRL_VERSION
-    for cls in ("ScriptArguments", "ModelConfig", "DistillationConfig", "GRPOConfig", "SDFTConfig"):
+    for cls in ("ScriptArguments", "ModelConfig", "DistillationConfig", "GRPOConfig", "SDFTConfig",
+                "SFTConfig"):
         assert cat["classes"][cls]["fields"], cls
     assert cat["classes"]["SDFTConfig"]["fields"]["distillation_mode"]["choices"] == [
         "sampled_token", "full_logits", "topk_logits"]

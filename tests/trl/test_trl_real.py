@@ -40,13 +40,14 @@ def test_catalogue_matches_installed_trl() -> None:
 
 
 def test_field_map_keys_are_dataclass_fields() -> None:
-    from trl import DistillationConfig, GRPOConfig, ModelConfig, ScriptArguments
+    from trl import DistillationConfig, GRPOConfig, ModelConfig, ScriptArguments, SFTConfig
     from trl.experimental.sdft import SDFTConfig
     from trl.scripts.grpo import GRPOScriptArguments
 
     classes = {"distillation": (ScriptArguments, DistillationConfig, ModelConfig),
                "grpo": (GRPOScriptArguments, GRPOConfig, ModelConfig),
-               "sdft": (ScriptArguments, SDFTConfig, ModelConfig)}
+               "sdft": (ScriptArguments, SDFTConfig, ModelConfig),
+               "sft": (ScriptArguments, SFTConfig, ModelConfig)}
     for arm in ARMS:
         for cpu in (False, True):
             c = backend.compile(seed_run(arm), cpu=cpu)
@@ -92,10 +93,25 @@ def test_check_dir_reports_what_trl_rejects(tmp_path: Path) -> None:
     assert "beta" in check_dir(out)[0]
 
 
+def test_check_dir_rejects_what_trl_sft_rejects(tmp_path: Path) -> None:
+    """An SFT directory before sampling: TRL's sft parser with unknown keys rejected, and the
+    prompts sample.py will answer; after sampling, the completions' columns."""
+    out = write(backend.compile(seed_run("sft"), cpu=True), tmp_path / "sft")
+    assert check_dir(out) == []
+    cfg = out / "config.yaml"
+    cfg.write_text(cfg.read_text() + "temperature: 0.7\n")  # a sampling key: not SFTConfig's
+    assert "temperature" in check_dir(out)[0] and "sft parser" in check_dir(out)[0]
+    cfg.write_text(cfg.read_text().replace("temperature: 0.7\n", ""))
+    (out / "teacher_samples").mkdir()
+    (out / "teacher_samples" / "train.jsonl").write_text('{"prompt": "p"}\n')
+    (out / "teacher_samples" / "test.jsonl").write_text('{"prompt": "p", "completion": "c"}\n')
+    assert check_dir(out) == [f"{out / 'teacher_samples' / 'train.jsonl'}: no column completion"]
+
+
 _LOSS = re.compile(r"'(?:train_)?loss': '?([-+0-9.eEnaif]+)'?")
 
 
-@pytest.mark.parametrize("arm", ARMS)
+@pytest.mark.parametrize("arm", [a for a in ARMS if a != "sft"])  # SFT: test_two_stage_run_...
 def test_tiny_run_two_steps_offline(arm: str, tiny_models: dict[str, str], tmp_path: Path) -> None:
     """Run the compiled directory the way a user would, for 2 steps on the CPU."""
     run = tiny_run(arm, tiny_models["student"], tiny_models["teacher"], tmp_path / "ckpt")
@@ -185,3 +201,90 @@ def test_lora_default_trains_two_steps(arm: str, tiny_models: dict[str, str], tm
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert (tmp_path / "ckpt" / "adapter_config.json").exists()
+
+
+def test_sft_loss_is_cross_entropy_on_the_teachers_tokens(tiny_models: dict[str, str],
+                                                          tmp_path: Path) -> None:
+    """The teacher samples with the written sample.py; TRL's SFT loss on those rows (as `trl sft`
+    parses the written config) = the mean over the teacher's completion tokens only of
+    -log p_student, computed here from the raw rows with the chat template and a forward pass."""
+    import torch
+    from datasets import load_dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTTrainer
+
+    run = tiny_run("sft", tiny_models["student"], tiny_models["teacher"], tmp_path / "ckpt")
+    out = write(backend.compile(run, cpu=True), tmp_path / "run")
+    sys.path.insert(0, str(out))
+    try:
+        import sample  # the script written beside the config, run in-process
+    finally:
+        sys.path.remove(str(out))
+        sys.modules.pop("sample", None)
+    cwd = os.getcwd()
+    os.chdir(out)
+    try:
+        assert sample.main(["--teacher", tiny_models["teacher"], "--prompts", "3", "--samples", "2",
+                            "--max-new-tokens", "8", "--seed", "1"]) == 0
+        script, args, _model, _data = parse("config.yaml", "sft")
+        rows = load_dataset(script.dataset_name)
+    finally:
+        os.chdir(cwd)
+    train = rows["train"]
+    assert len(train) == 6 and set(train.column_names) == {"prompt", "completion"}
+    assert args.completion_only_loss is True
+    args.per_device_eval_batch_size = len(train)  # one batch: TRL's mean is over every token
+    trainer = SFTTrainer(model=run.model, args=args, train_dataset=train, eval_dataset=train)
+    batch = next(iter(trainer.get_eval_dataloader()))
+    trainer.model.eval()
+    with torch.no_grad():
+        got = trainer.compute_loss(trainer.model, batch).item()
+    logged = trainer.evaluate()["eval_loss"]
+
+    tok = AutoTokenizer.from_pretrained(run.model)
+    net = AutoModelForCausalLM.from_pretrained(run.model, dtype=torch.float64).eval()
+    nll, count, every, tokens = 0.0, 0, 0.0, 0
+    for row in train:
+        prompt = tok.apply_chat_template(row["prompt"], add_generation_prompt=True, tokenize=True,
+                                         return_dict=True)["input_ids"]
+        full = tok.apply_chat_template(row["prompt"] + row["completion"], tokenize=True,
+                                       return_dict=True)["input_ids"]
+        assert full[: len(prompt)] == prompt  # the completion is a suffix of the conversation
+        with torch.no_grad():
+            logp = torch.log_softmax(net(input_ids=torch.tensor([full])).logits[0], -1)
+        targets = torch.tensor(full[len(prompt):])
+        nll -= logp[len(prompt) - 1: len(full) - 1].gather(-1, targets[:, None]).sum().item()
+        count += len(targets)
+        every -= logp[:-1].gather(-1, torch.tensor(full[1:])[:, None]).sum().item()
+        tokens += len(full) - 1
+    want = nll / count
+    assert int((batch["labels"] != -100).sum()) == count  # the prompt is never a target
+    assert abs(every / tokens - want) > 1e-3  # a loss over the prompt too would be told apart
+    assert abs(got - want) < 1e-4, (got, want)
+    assert abs(logged - want) < 1e-4, (logged, want)
+
+
+def test_two_stage_run_sft_then_opd_trains_on_the_cpu(tiny_models: dict[str, str], tmp_path: Path) -> None:
+    """The written two-stage directory, run as a user would (bash run.sh): the teacher samples,
+    trl sft trains 2 steps and saves; trl distillation then trains 2 steps from that saved
+    model (its student); both folders parse with TRL's own parser first."""
+    import whileai as wai
+
+    first = tiny_run("sft", tiny_models["student"], tiny_models["teacher"], tmp_path / "unused")
+    opd = tiny_run("opd", tiny_models["student"], tiny_models["teacher"], tmp_path / "unused")
+    run = first.model_copy(update={"output_dir": "outputs", "then": wai.Stage(
+        method=opd.method, prompts=opd.prompts, overrides=dict(opd.overrides))})
+    c = wai.compile(run, "trl", cpu=True, out=tmp_path / "two")
+    out = tmp_path / "two"
+    assert [check_dir(out / d) for d in ("1-sft", "2-opd")] == [[], []]
+    p = subprocess.run(["bash", str(out / "run.sh")], env=dict(os.environ, **OFFLINE),
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-4000:]
+    rows = (out / "1-sft" / "teacher_samples" / "train.jsonl").read_text().splitlines()
+    assert len(rows) == 2 * 4 * 2  # steps x prompts x samples: fresh completions every step
+    assert (out / "1-sft" / "outputs" / "config.json").exists()
+    assert (out / "1-sft" / "outputs" / "tokenizer.json").exists()  # stage 2 loads its tokenizer too
+    assert (out / "2-opd" / "outputs" / "config.json").exists()
+    losses = [float(x) for x in _LOSS.findall(p.stdout + p.stderr)]
+    assert len(losses) >= 6 and all(math.isfinite(x) for x in losses)
+    assert "model_name_or_path: ../1-sft/outputs\n" in c.stages[1].text

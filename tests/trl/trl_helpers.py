@@ -8,7 +8,7 @@ from typing import Any
 from helpers import golden  # noqa: F401  (tests/helpers.py: one golden-file rule)
 
 from whileai.report import Compiled
-from whileai.spec import GRPO, OPD, OPSD, Endpoint, RunSpec
+from whileai.spec import GRPO, OPD, OPSD, SFT, Endpoint, RunSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "trl"
@@ -18,13 +18,13 @@ OFFLINE = {
     "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
     "TRL_EXPERIMENTAL_SILENCE": "1",
 }
-ARMS = ("grpo", "opsd", "opd")
+ARMS = ("grpo", "opsd", "opd", "sft")
 
 
 def seed_run(arm: str, **kw: Any) -> RunSpec:
-    """The seed's three arms on reverse-text, with their defaults."""
+    """The article's four arms on reverse-text, with their defaults."""
     method = kw.pop("method", None) or {
-        "opd": OPD(TEACHER), "opsd": OPSD(privileged="answer"), "grpo": GRPO()}[arm]
+        "opd": OPD(TEACHER), "opsd": OPSD(privileged="answer"), "grpo": GRPO(), "sft": SFT(TEACHER)}[arm]
     return RunSpec(taskset="reverse-text", model=kw.pop("model", STUDENT), method=method, **kw)
 
 
@@ -42,6 +42,7 @@ def tiny_run(arm: str, student: str, teacher: str, output_dir: Path) -> RunSpec:
         "opd": OPD(Endpoint(url="http://localhost:8001/v1", model=teacher), max_tokens=16),
         "opsd": OPSD(max_tokens=16),
         "grpo": GRPO(samples=2, max_tokens=16),
+        "sft": SFT(Endpoint(url="http://localhost:8001/v1", model=teacher), samples=2, max_tokens=16),
     }[arm]
     return RunSpec(
         taskset="reverse-text", model=student, method=method, steps=2,

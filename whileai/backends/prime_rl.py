@@ -7,25 +7,26 @@ derived from it. Output is checked against the pinned catalogue and the loader's
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from shlex import quote
 from typing import Any
 
 import tomli_w
 
-from whileai import __version__
+from whileai import __version__, mixture
 from whileai import taskset_catalog as tc
 from whileai.backends import overrides as ov
 from whileai.backends import prime_rl_deploy as deploy
+from whileai.backends import prime_rl_mixture as mix
 from whileai.backends import prime_rl_teacher as teacher
 from whileai.backends.prime_rl_deploy_rules import check_inference_document
 from whileai.backends.prime_rl_map import FIELD_MAP, rows
 from whileai.backends.prime_rl_rules import check_document, rename_hint
 from whileai.catalog import prime_rl
 from whileai.errors import SpecError, raw
-from whileai.fieldmap import apply, get_path
+from whileai.fieldmap import Row, apply, get_path
 from whileai.report import Compiled
-from whileai.rules import findings
-from whileai.spec import OPD, RunSpec
+from whileai.spec import RunSpec
 
 COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 VERSION = "0.8.0"
@@ -38,12 +39,13 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
     given: the warning rules and the report's summary use these, not the spec's values."""
     m = run.method
     out: dict[str, Any] = {
-        "estimator": "sampled_token" if m.type != "grpo" else "policy_gradient",
+        "estimator": {"grpo": "policy_gradient", "sft": "cross_entropy"}.get(m.type, "sampled_token"),
         "support_top_k": None,
         "anchor": "live" if m.type == "opsd" else None,
         "top_p": 1.0,
         "anchor_requested": getattr(m, "anchor", None),
-        "unchecked_tasksets": sorted({t for t in (run.taskset, run.eval_taskset)
+        "unchecked_tasksets": sorted({t for t in (run.taskset, run.eval_taskset,
+                                                  *(x.taskset for x in run.sources))
                                       if tc.entry(t) is None}),
     }
     if doc is None:
@@ -67,6 +69,7 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         if isinstance(get_path(doc, "orchestrator.eval"), dict) else None,
         "eval_at_start": not get_path(doc, "orchestrator.eval.skip_first_step", False),
         "holdout": holdout(run, doc),
+        "holdouts": mix.holdouts(doc) if run.sources else [],
     }
     return out
 
@@ -89,15 +92,19 @@ def holdout(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any] | None:
             "same_rows": same, "advice": tc.advice(tid, train_split)}
 
 
-def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
-    """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing."""
-    if isinstance(run.method, OPD) and run.method.teacher.port == 8000:
-        raise SpecError("method.teacher.url", run.method.teacher.url,
-                        "a port other than 8000, where rl serves the policy itself")
+def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ()) -> Compiled:
+    """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing.
+
+    extra: rows applied after the field map (a stage of a two-stage run: its run name, where its
+    weights land); a key set twice keeps the later value, and the report shows that one."""
+    for field, t, _ in mixture.teachers(run):
+        if t.port == 8000:
+            raise SpecError(f"{field}.url", t.url, "a port other than 8000, where rl serves the "
+                            "policy itself")
     deploy.check(run, run.overrides)
     fname = name or f"{run.method.type}.toml"
-    plan = teacher.plan(run, fname.removesuffix(".toml")) if deploy.serves(run) else None
-    applied = apply(rows(run), run)
+    plans = teacher.plans(run, fname.removesuffix(".toml")) if deploy.serves(run) else []
+    applied = apply(rows(run), run, extra)
     doc = applied.doc
     doc.setdefault("trainer", {})
     reads, ignores, fixed = list(applied.reads), list(applied.ignores), list(applied.fixed)
@@ -106,22 +113,26 @@ def compile(run: RunSpec, *, name: str | None = None) -> Compiled:
     ov.override_reads(reads, ignores, fixed, run.overrides)
     deploy.without_inference(run, doc, reads, ignores, fixed)
     problems = check_document(doc, catalog)
-    if plan is not None and plan.doc is not None:
-        problems += [p._replace(path=f"{plan.file}: {p.path}") for p in check_inference_document(plan.doc)]
+    for plan in plans:
+        if plan.doc is not None:
+            problems += [p._replace(path=f"{plan.file}: {p.path}")
+                         for p in check_inference_document(plan.doc)]
     if problems:
         p = problems[0]
         raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
                         f"it: {p.message}", hint=_hint(p.path, p.message, doc))
-    commands = teacher.commands(plan) + deploy.run_commands(run, fname)
+    commands = [c for plan in plans for c in teacher.commands(plan)] + deploy.run_commands(run, fname)
     known = facts(run, doc)
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
-    files = {fname: text} | ({plan.file: plan.text} if plan and plan.file and plan.text else {})
+    files = {fname: text} | {p.file: p.text for p in plans if p.file and p.text}
+    notes = tuple(p.note for p in plans) + ((mixture.summary(run),) if run.sources else ())
     return Compiled(
         backend="prime-rl", target=TARGET, run=run, files=files, main=fname,
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
-        warnings=findings(run, known), commands=tuple(commands), data=known,
-        cost=deploy.estimate(run, doc, plan), notes=(plan.note,) if plan else (),
-        teacher=plan.to_dict() if plan else None,
+        warnings=mix.findings(run, known, facts), commands=tuple(commands), data=known,
+        cost=deploy.estimate(run, doc, plans), notes=notes,
+        teacher=plans[0].to_dict() if plans else None,
+        teachers=tuple(p.to_dict() for p in plans),
     )
 
 

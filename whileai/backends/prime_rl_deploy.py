@@ -11,7 +11,7 @@ from __future__ import annotations
 from shlex import quote
 from typing import Any
 
-from whileai import cost, sizes
+from whileai import cost, mixture, sizes
 from whileai.errors import SpecError, raw
 from whileai.fieldmap import Drop, Fix, Row, To, get_path
 from whileai.layout import Slurm
@@ -150,8 +150,9 @@ def check(run: RunSpec, overrides: dict[str, Any]) -> None:
     without an explicit fake-data benchmark."""
     if not serves(run):
         if not any(k.startswith("trainer.data.fake") for k in overrides):
-            raise SpecError("inference_nodes", 0, "at least 1: opd, opsd and grpo learn from "
-                            "rollouts, which need inference nodes", hint="for a trainer-only "
+            raise SpecError("inference_nodes", 0, "at least 1: every method learns from rollouts "
+                            "the orchestrator gathers, which need inference nodes (prime-rl runs "
+                            "no orchestrator without them)", hint="for a trainer-only "
                             "throughput benchmark on fake data, set it explicitly with "
                             "--set trainer.data.fake.batch_size=N (prime-rl docs/scaling.md)")
         return
@@ -209,8 +210,10 @@ def gpus_of(doc: dict[str, Any]) -> tuple[int, int, int, int] | None:
     return train, infer, 1, per
 
 
-def estimate(run: RunSpec, doc: dict[str, Any], teacher: Any) -> cost.Estimate | None:
-    """The cost estimate from the compiled document's batch and layout (whileai.cost)."""
+def estimate(run: RunSpec, doc: dict[str, Any], plans: list[Any]) -> cost.Estimate | None:
+    """The cost estimate from the compiled document's batch and layout (whileai.cost): one part
+    per training source (a mixture's share of the rollouts each), each teacher where its plan
+    serves it (its own GPUs, GPU 0 beside the policy, or elsewhere: not timed)."""
     got = gpus_of(doc)
     steps = get_path(doc, "max_steps")
     batch = get_path(doc, "orchestrator.batch_size")
@@ -219,17 +222,34 @@ def estimate(run: RunSpec, doc: dict[str, Any], teacher: Any) -> cost.Estimate |
     if got is None or not all(isinstance(x, int) for x in (steps, batch, seq, completion)):
         return None
     train, infer, nodes, per = got
-    scorer = {"opd": "teacher", "opsd": "self"}.get(run.method.type)
-    mode = getattr(teacher, "mode", None)
-    held = getattr(teacher, "held", None)
-    pools = {"trainer": train, "inference": infer} | ({"teacher": held} if held else {})
-    where: dict[str, str | None] = {"train": "trainer", "sample": "inference",
-                                    "teacher": "teacher" if held else None if mode == "endpoint"
-                                    else "inference"}
-    teacher_model = getattr(getattr(run.method, "teacher", None), "model", None)
-    work = cost.Work(steps, batch, seq - completion, completion, sizes.params(run.model),
-                     sizes.params(teacher_model) if teacher_model else None, scorer, run.model,
-                     teacher_model, stages=("train", "sample", "teacher") if serves(run) else ("train",))
+    pools = {"trainer": train, "inference": infer}
+    served: dict[str, str | None] = {}  # teacher URL -> its pool
+    for k, p in enumerate(plans):
+        if p.held:
+            pools[f"teacher-{k}"] = p.held
+        served[p.url] = f"teacher-{k}" if p.held else None if p.mode == "endpoint" else "inference"
+    parts, caps = [], []
+    for e, share in zip(mixture.entries(run), mixture.shares(run), strict=True):
+        cap = get_path(doc, f"orchestrator.train.source[{e.pos}].sampling.max_completion_tokens",
+                       completion)
+        cap = cap if isinstance(cap, int) else completion
+        caps.append(cap)
+        t = getattr(e.method, "teacher", None)
+        pool = served.get(t.url) if t is not None else None
+        sft = e.method.type == "sft"
+        parts.append(cost.Part(share, cap, {"opd": "teacher", "opsd": "self"}.get(e.method.type),
+                               "teacher" if sft else "student",
+                               sizes.params(t.model) if t is not None else None,
+                               t.model if t is not None else None,
+                               {"train": "trainer", "sample": pool if sft else "inference",
+                                "teacher": pool if e.method.type == "opd" else "inference"}))
+    first = parts[0]
+    held = sum(p.held or 0 for p in plans) or None
+    work = cost.Work(steps, batch, seq - max(caps), completion, sizes.params(run.model),
+                     first.teacher, first.scorer, run.model, first.teacher_name,
+                     stages=("train", "sample", "teacher") if serves(run) else ("train",),
+                     sampler=first.sampler, parts=tuple(parts) if run.sources else ())
+    where = first.pools or {}
     return cost.estimate(work, cost.Pools(train + infer, nodes, per, pools, where, held))
 
 

@@ -11,23 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from whileai import mixture
 from whileai import taskset_catalog as tc
 from whileai.backends import prime_rl_deploy as deploy
-from whileai.backends import prime_rl_renderer as renderer
+from whileai.backends import prime_rl_mixture as mix
 from whileai.backends import prime_rl_teacher as teacher
+from whileai.backends.prime_rl_algo import algo_rows, renderer_rows
 from whileai.fieldmap import Drop, Fix, Row, To
-from whileai.spec import OPD, RunSpec
+from whileai.spec import RunSpec
 
 TRAIN = "orchestrator.train.source[0]"
 EVAL = "orchestrator.eval.source[0]"
 TEACHER_GPU_MEMORY = teacher.TEACHER_GPU_MEMORY
-OPSD_REASON = "prime-rl's opd/opsd loss is the sampled-token reverse-KL estimator, not configurable"
-HARNESS_NULL = "no agent harness: the taskset drives the episode (as in the pin's own configs)"
-RUNTIME = "always set the runtime: its default is a remote sandbox VM"
-
-
-def _is(kind: str) -> Any:
-    return lambda r: r.method.type == kind
 
 
 def _eval_on(r: RunSpec) -> bool:
@@ -47,9 +42,8 @@ def _lora(r: RunSpec) -> bool:
 
 
 def local_teacher(r: RunSpec) -> bool:
-    """The teacher shares GPU 0 with the policy server (whileai.backends.prime_rl_teacher)."""
-    p = teacher.plan(r, r.method.type) if isinstance(r.method, OPD) else None
-    return p is not None and p.mode == "share"
+    """A teacher shares GPU 0 with the policy server (whileai.backends.prime_rl_teacher)."""
+    return any(p.mode == "share" for p in teacher.plans(r, r.method.type))
 
 
 def split(r: RunSpec) -> tc.SplitPlan:
@@ -65,34 +59,25 @@ def _eval_note(r: RunSpec) -> str:
     return f"eval reads {plan.arg} {plan.eval!r}, training {plan.train!r}" if plan.arg else ""
 
 
+ALGO = algo_rows("orchestrator.algo")
 HEAD: list[Row] = [
-    To("method.type", "orchestrator.algo.type"),
-    To("taskset", f"{TRAIN}.name"),
+    ALGO[0],  # method.type -> orchestrator.algo.type, first: the report opens with it
+    To("taskset", f"{TRAIN}.name", lambda r: mixture.entries(r)[0].name,
+       note=lambda r: mixture.name_reason(r, mixture.entries(r)[0]) if r.sources else ""),
     To("taskset", f"{TRAIN}.env.taskset.id"),
     To("taskset", f"{EVAL}.name", when=_same_eval),
     To("taskset", f"{EVAL}.env.taskset.id", when=_same_eval, note=_eval_note),
     To("eval.taskset", f"{EVAL}.name", when=_eval_on),
     To("eval.taskset", f"{EVAL}.env.taskset.id", when=_eval_on,
-       note="a different taskset: its rows are not training's"),
+       note=lambda r: "a different taskset: its rows are not training's" if not any(
+           tc.plugin_key(e.taskset) == tc.plugin_key(r.eval_taskset) for e in mixture.entries(r))
+       else "a taskset a training source reads (the holdout check compares their rows)"),
     Drop("eval.taskset", "eval.enabled is false: no eval source", when=lambda r: not r.eval.enabled),
 ]
 
-def _render(table: str) -> list[Row]:
-    """The renderer, chosen from the model by the renderers package's data (never 'auto')."""
-    def value(key: str) -> Any:
-        return lambda r: renderer.choose(r.model).table.get(key)
-
-    def note(r: RunSpec) -> str:
-        choice = renderer.choose(r.model)
-        return f"{choice.origin}: {choice.reason}"
-    return [To("model", f"{table}.{key}", value(key), note=note,
-               when=_is("opsd") if table.startswith("orchestrator.algo") else lambda r: True)
-            for key in renderer.TABLE_KEYS]
-
-
 FIELD_MAP: list[Row] = [
     To("model", "model.name", note="shared: fills trainer, orchestrator and inference"),
-    *_render("orchestrator.renderer"),
+    *renderer_rows("orchestrator.renderer"),
     To("steps", "max_steps"),
     To("prompts", "orchestrator.batch_size", lambda r: r.rollouts,
        note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"),
@@ -110,11 +95,13 @@ FIELD_MAP: list[Row] = [
     Drop("lora_rank", "lora is false: full weights are trained", when=lambda r: not r.lora),
     Drop("seed", "prime-rl has no run seed (orchestrator.seed was removed); only vLLM sampling "
          "takes one, --set inference.vllm.seed=N"),
-    To("prompt_tokens", "seq_len", lambda r: r.prompt_tokens + r.method.max_tokens,
-       note="seq_len = prompt_tokens + max_tokens"),
+    To("prompt_tokens", "seq_len", lambda r: r.prompt_tokens + mixture.max_tokens(r),
+       note=lambda r: "seq_len = prompt_tokens + the longest source's max_tokens" if r.sources
+       else "seq_len = prompt_tokens + max_tokens"),
     To("max_off_policy_steps", "orchestrator.max_off_policy_steps"),
     To("eval.enabled", "<[orchestrator.eval] written>", when=_eval_on,
-       note="an eval table with one source"),
+       note=lambda r: "an eval table with one source" if not r.sources else
+       "an eval table: the run's taskset and each source's own (sources[i].eval)"),
     To("eval.enabled", "<no [orchestrator.eval]>", when=lambda r: not r.eval.enabled,
        note="prime-rl runs no evaluation without the table (an empty one is refused)"),
     To("eval.interval", "orchestrator.eval.interval", lambda r: r.eval_interval, when=_eval_on),
@@ -146,43 +133,25 @@ FIELD_MAP: list[Row] = [
     To("checkpoint.keep_last", "ckpt.keep_last", when=_ckpt),
     *[Drop(f"checkpoint.{f}", "checkpoint.enabled is false: no [ckpt] table is written",
            when=lambda r: not r.checkpoint.enabled) for f in ("interval", "keep_last")],
-    # the method
-    To("method.temperature", "orchestrator.train.sampling.temperature"),
+    # the method: the per-run rows here, its algo table from prime_rl_algo (a mixture's source
+    # reuses those rows at orchestrator.train.source[i].algo)
+    To("method.temperature", "orchestrator.train.sampling.temperature",
+       note=lambda r: "the teacher samples the training completions" if r.method.type == "sft" else ""),
     To("method.max_tokens", "orchestrator.train.sampling.max_completion_tokens"),
     To("method.max_tokens", "orchestrator.eval.sampling.max_completion_tokens", when=_eval_on),
     To("method.learning_rate", "trainer.optim.lr", lambda r: r.learning_rate,
        note=lambda r: "" if r.method.learning_rate else
        f"default for {r.method.type} with {'LoRA' if r.lora else 'full weights'}"),
-    To("method.divergence", "orchestrator.algo.type", lambda r: r.method.type,
-       when=lambda r: r.method.type != "grpo" and r.method.divergence == "reverse_kl",
-       note="its loss is the sampled-token reverse-KL estimator"),
-    Drop("method.divergence", OPSD_REASON + "; a forward-KL or JSD objective is not offered",
-         when=lambda r: r.method.type != "grpo" and r.method.divergence != "reverse_kl"),
-    Drop("method.top_k", "prime-rl scores only the sampled token (its reverse-KL estimator); "
-         "there is no top-k or full-vocabulary support to restrict"),
-    To("method.teacher.model", "orchestrator.algo.teacher.name"),
-    To("method.teacher.url", "orchestrator.algo.teacher.base_url",
-       note="rl never launches the teacher: serve it there (see run)"),
-    To("method.teacher.api_key_env", "orchestrator.algo.teacher.api_key_var"),
+    *ALGO[1:],
     Fix("inference.vllm.gpu_memory_utilization", TEACHER_GPU_MEMORY,
         "the local teacher shares GPU 0 with the policy server (prime-rl's ci opd config)",
         when=local_teacher),
-    To("method.privileged", "orchestrator.algo.demo_key",
-       note="read from the task's info, then its top-level fields"),
-    To("method.template", "orchestrator.algo.template"),
-    *_render("orchestrator.algo.renderer"),
-    Drop("method.anchor", "prime-rl opsd scores against the live policy; an EMA or "
-         "initial-weights teacher (SDFT, SDPO) is not offered there",
-         when=lambda r: r.method.type == "opsd" and r.method.anchor != "live"),  # type: ignore
-    To("method.anchor", "orchestrator.algo.type", lambda r: "opsd",
-       when=lambda r: r.method.type == "opsd" and r.method.anchor == "live",  # type: ignore
-       note="prime-rl's opsd teacher is the live policy"),
 ]
 
 
 def rows(run: RunSpec) -> list[Row]:
     """The whole map for one run: the fixed rows with the per-run rows in their places."""
-    return [*HEAD, *_sources(run), *FIELD_MAP]
+    return [*HEAD, *_sources(run), *FIELD_MAP, *mix.rows(run)]
 
 
 def _sources(run: RunSpec) -> list[Row]:
@@ -193,7 +162,7 @@ def _sources(run: RunSpec) -> list[Row]:
     if plan.train_reason:
         out.append(To("taskset", f"{TRAIN}.env.taskset.{plan.arg}", _const(plan.train),
                       note=plan.train_reason))
-    out += _role_rows(run, TRAIN, run.taskset)
+    out += mix.role_rows(TRAIN, run.taskset, run.roles, "roles")
     if not run.eval.enabled:
         return out
     if run.eval_same_taskset:
@@ -206,27 +175,8 @@ def _sources(run: RunSpec) -> list[Row]:
     if plan.eval_reason:
         out.append(To("taskset", f"{EVAL}.env.taskset.{plan.arg}", _const(plan.eval),
                       note=plan.eval_reason))
-    return out + _role_rows(run, EVAL, run.eval_taskset)
-
-
-def _role_rows(run: RunSpec, source: str, taskset: str) -> list[Row]:
-    entry = tc.entry(taskset)
-    if entry is None and run.roles is not None and taskset == run.taskset:
-        return [row for role in run.roles for row in (
-            To("roles", f"{source}.env.{role}.harness.id", _const("null"), note=HARNESS_NULL),
-            To("roles", f"{source}.env.{role}.runtime.type", _const("subprocess"), note=RUNTIME))]
-    if entry is None:
-        why = (f"{tc.unknown_reason(taskset)}: the single-agent role 'agent' is assumed "
-               "(set roles for another env)")
-        return [Fix(f"{source}.env.agent.harness.id", "null", f"{HARNESS_NULL}; {why}"),
-                Fix(f"{source}.env.agent.runtime.type", "subprocess", f"{RUNTIME}; {why}")]
-    out: list[Row] = []
-    for role, info in entry["roles"].items():
-        whose = f"{tc.plugin_key(taskset)}'s role {role!r} (pinned taskset catalogue)"
-        if info.get("harness") in (None, "bash", "null") or info.get("harness_pinned_by_env"):
-            out.append(Fix(f"{source}.env.{role}.harness.id", "null", f"{whose}: {HARNESS_NULL}"))
-        out.append(Fix(f"{source}.env.{role}.runtime.type", "subprocess", f"{whose}: {RUNTIME}"))
-    return out
+    return out + mix.role_rows(EVAL, run.eval_taskset,
+                               run.roles if run.eval_same_taskset else None, "roles")
 
 
 def _const(value: Any) -> Any:

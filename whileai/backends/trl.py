@@ -1,5 +1,6 @@
-"""TRL backend: RunSpec → a run directory for `trl distillation` (OPD), `trl grpo` (GRPO) or
-TRL's experimental SDFTTrainer (OPSD, through a short train.py), pinned to TRL 1.16.0.
+"""TRL backend: RunSpec → a run directory for `trl distillation` (OPD), `trl grpo` (GRPO),
+TRL's experimental SDFTTrainer (OPSD, through a short train.py) or `trl sft` on completions the
+teacher wrote first (SFT, through sample.py), pinned to TRL 1.16.0.
 
 Pure: `compile(run)` returns every file's text and the report; nothing is imported from trl,
 torch or transformers, and nothing is written. The field map (trl_map.py) is the mapping;
@@ -12,8 +13,10 @@ from __future__ import annotations
 import json
 import math
 import shlex
+from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
+from importlib import resources
 from typing import Any
 
 from whileai import __version__
@@ -22,26 +25,29 @@ from whileai.backends import trl_accelerate as accel
 from whileai.backends import trl_catalog, trl_cost, trl_reward
 from whileai.backends.trl_map import (
     CPU_ROWS,
+    DATA,
     FIELD_MAP,
+    SAMPLE_PY,
+    SAMPLES,
     anchor_kind,
     completions,
     privileged_key,
 )
 from whileai.errors import SpecError, raw
-from whileai.fieldmap import apply
+from whileai.fieldmap import Row, apply
 from whileai.report import Compiled, Ignore, Read, render_text
 from whileai.rules import findings
-from whileai.spec import OPSD, RunSpec
+from whileai.spec import OPSD, SFT, RunSpec
 from whileai.tasksets import for_run, rows, source
 
 TRL_VERSION = "1.16.0"
 TARGET = f"trl {TRL_VERSION}"
-COMMAND = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft"}
+COMMAND = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft", "sft": "sft"}
 OFFLINE_ENV = "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1"
 
 
 def command_name(run: RunSpec) -> str:
-    """The parser a config is for: 'distillation', 'grpo' or 'sdft' (whileai's train.py)."""
+    """The parser a config is for: 'distillation', 'grpo', 'sdft' (whileai's train.py) or 'sft'."""
     return COMMAND[run.method.type]
 
 
@@ -53,7 +59,8 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
     if isinstance(m, OPSD):
         anchor = {"base": "initial"}.get(anchor_kind(run), anchor_kind(run))
     out: dict[str, Any] = {
-        "estimator": "policy_gradient" if m.type == "grpo" else "full_vocab",
+        "estimator": {"grpo": "policy_gradient", "sft": "cross_entropy"}.get(m.type, "full_vocab"),
+        "teacher_reads": "text" if m.type == "sft" else "token_ids",
         "support_top_k": None,
         "anchor": anchor,
         "anchor_requested": getattr(m, "anchor", None),
@@ -62,7 +69,8 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "command": command_name(run),
         "layout": (f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
                    if accel.distributed(run) else "one process"),
-        "asynchrony": "synchronous (on-policy every step)",
+        "asynchrony": "off-policy: the teacher's completions are all sampled before training"
+        if m.type == "sft" else "synchronous (on-policy every step)",
     }
     if doc is None:
         return out
@@ -94,12 +102,18 @@ def _eval_interval(doc: dict[str, Any], steps: Any) -> int | None:
     return int(every) if isinstance(every, (int, float)) and every >= 1 else None
 
 
-def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compiled:
+def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
+            extra: Sequence[Row] = ()) -> Compiled:
     """Compile a run spec to a TRL run directory (relative name → text). Writes nothing.
 
     cpu: add `use_cpu: true` and `bf16: false` (TRL's configs default to bf16, which needs
     a GPU). out: the directory the files will be written to (only used in the commands).
+    extra: rows applied after the field map, which win (a stage of a two-stage run: its student).
     """
+    if run.sources:
+        raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source "
+                        "for TRL: TRL has no per-source algorithms (one trainer, one method and one "
+                        "dataset per run); compile a mixture for prime-rl (-b prime-rl)")
     spec, run, cpu_ignores = accel.for_cpu(run) if cpu else (run, run, [])
     n = accel.processes(run)
     if completions(run) % n:
@@ -115,7 +129,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
                         "(TRL's reward_funcs signature)")
     reward = trl_reward.locate(run) if run.method.type == "grpo" and run.reward else None
     cmd = command_name(run)
-    applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run)
+    applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run, extra)
     doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
     reads: list[Read] = list(applied.reads)
     ignores: list[Ignore] = cpu_ignores + list(applied.ignores)
@@ -123,6 +137,8 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
     ov.apply_overrides(doc, run.overrides, trl_catalog.catalog(cmd))
     ov.override_reads(reads, ignores, fixed, run.overrides)
     _check_batch(doc, run)
+    sampled = sample_prompts(run, doc)
+    reads = [r._replace(value=sampled) if r.path == f"<{SAMPLE_PY} --prompts>" else r for r in reads]
 
     files = {"config.yaml": _header(run, cmd) + dumps(doc)}
     launch = accel.config(run)
@@ -139,25 +155,58 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None) -> Compi
         if reward.copy and reward.source is not None:
             files[reward.copy] = reward.source
     if run.method.type == "opsd":
-        files["train.py"] = TRAIN_PY
+        files["train.py"] = _shipped("trl_sdft.py")
+    if run.method.type == "sft":
+        files[SAMPLE_PY] = _shipped("trl_sample.py")
     data = facts(run, doc)
     path = reward.pythonpath if reward is not None else None
     compiled = Compiled(
         backend="trl", target=TARGET, run=spec, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
-        warnings=findings(run, data), commands=tuple(commands(run, out, path)), out=out, data=data,
-        cost=trl_cost.estimate(run, doc), **trl_cost.teacher(run),
+        warnings=findings(run, data), commands=tuple(commands(run, out, path, sampled)), out=out,
+        data=data, cost=trl_cost.estimate(run, doc), **trl_cost.teacher(run),
     )
-    files["README.md"] = _readme(compiled, path)
+    files["README.md"] = _readme(compiled, path, sampled)
     return compiled
 
 
-def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None) -> list[str]:
+def _shipped(name: str) -> str:
+    """A standalone script of this package, written verbatim into the run directory."""
+    return resources.files("whileai.backends").joinpath(name).read_text()
+
+
+def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None,
+             prompts: int | None = None) -> list[str]:
+    """The shell lines that run the directory, in order (SFT: sample, then train).
+    prompts: SFT's train prompts to sample (default: steps x prompts)."""
     where = f"cd {shlex.quote(out)} && " if out else ""
     env = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
     if run.method.type == "opsd":
         return accel.commands(run, "python train.py --config config.yaml", where)
+    if isinstance(run.method, SFT):
+        m = run.method
+        n = prompts if prompts is not None else run.steps * run.prompts
+        sample = (f"python {SAMPLE_PY} --teacher {shlex.quote(m.teacher.model)} --prompts {n} "
+                  f"--samples {m.samples} --temperature {m.temperature:g} --max-new-tokens "
+                  f"{m.max_tokens} --seed {run.seed} --data {DATA} --out {SAMPLES}")
+        if accel.machines(run) > 1:
+            sample += f"  # once, on the main machine: every machine reads {SAMPLES}/ (a shared filesystem)"
+        return [f"{where}{sample}", *accel.commands(run, "trl sft --config config.yaml", where)]
     return accel.commands(run, f"trl {command_name(run)} --config config.yaml", where, env)
+
+
+def sample_prompts(run: RunSpec, doc: dict[str, Any]) -> int | None:
+    """SFT: train prompts the teacher answers, enough for every step of the final config (its
+    max_steps x completions per step over every training process, over `samples` completions a
+    prompt); None otherwise."""
+    if not isinstance(run.method, SFT):
+        return None
+    steps = doc.get("max_steps", run.steps)
+    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+                * accel.processes(run))
+    if not isinstance(steps, int) or steps < 1:
+        return run.steps * run.prompts
+    return -(-steps * per_step // run.method.samples)
 
 
 def dumps(doc: dict[str, Any]) -> str:
@@ -226,16 +275,18 @@ def _jsonl(rows: list[dict[str, Any]]) -> str:
 
 
 def _header(run: RunSpec, cmd: str) -> str:
-    how = "python train.py --config config.yaml" if cmd == "sdft" else f"trl {cmd} --config config.yaml"
+    how = {"sdft": "python train.py --config config.yaml",
+           "sft": f"python {SAMPLE_PY} ... (see README.md), then trl sft --config config.yaml"}.get(
+        cmd, f"trl {cmd} --config config.yaml")
     return (
         f"# written by whileai {__version__} for {TARGET}: {run.method.type} on {run.taskset}\n"
         f"# run from this directory: {how}    (what each key does: README.md)\n\n"
     )
 
 
-def _readme(c: Compiled, pythonpath: str | None = None) -> str:
+def _readme(c: Compiled, pythonpath: str | None = None, prompts: int | None = None) -> str:
     run = c.run
-    here = replace(c, out=c.main, commands=tuple(commands(run, None, pythonpath)))
+    here = replace(c, out=c.main, commands=tuple(commands(run, None, pythonpath, prompts)))
     names = "\n".join(f"- `{n}`" for n in sorted(c.files) if n != "README.md")
     fixed = "\n".join(f"- `{f.path}: {f.value!r}`: {f.reason}" for f in c.fixed) or "- none"
     return (
@@ -246,58 +297,22 @@ def _readme(c: Compiled, pythonpath: str | None = None) -> str:
         f"`pip install trl=={TRL_VERSION}" + (" peft" if run.lora else "") + "`. "
         "For a fully offline run (local model paths) "
         f"prefix the command with `{OFFLINE_ENV}`.\n"
-        f"{accel.readme(run)}\n\n"
-        f"## Files\n\n{names}\n\n"
+        f"{accel.readme(run)}\n\n" + (_SFT_NOTE if run.method.type == "sft" else "")
+        + f"## Files\n\n{names}\n\n"
         "## What whileai read, ignored and set\n\n```text\n" + render_text(here) + "\n```\n\n"
         f"Keys whileai set that no spec field produced:\n\n{fixed}\n"
     )
 
 
-TRAIN_PY = '''\
-"""OPSD (on-policy self-distillation) with TRL's experimental SDFTTrainer. Written by whileai.
-
-Run from this directory:  python train.py --config config.yaml
-(several GPUs: accelerate launch --num_processes N train.py --config config.yaml)
-The config is parsed by TRL's own parser; unknown keys are an error.
-"""
-
-import os
-import sys
-from pathlib import Path
-
-os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+_SFT_NOTE = (
+    f"Off-policy distillation runs in two steps: `{SAMPLE_PY}` loads the teacher in-process and writes "
+    f"its completions of the train and holdout prompts to `{SAMPLES}/` (prompt and completion "
+    "columns), then `trl sft` trains the student on them with cross-entropy on the completion "
+    "tokens only. The teacher must be a local folder or in the local Hugging Face cache for an "
+    f"offline run. `--prompts` is the step count x the completions of one step over every training "
+    "process, over the completions per prompt: every step trains on fresh teacher completions.\n\n"
+)
 
 
-def main(argv=None):
-    from datasets import load_dataset
-    from trl import ModelConfig, ScriptArguments, TrlParser, get_peft_config
-    from trl.experimental.sdft import SDFTConfig, SDFTTrainer
-
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if "--config" not in argv:
-        argv = ["--config", str(Path(__file__).with_name("config.yaml")), *argv]
-    parser = TrlParser((ScriptArguments, SDFTConfig, ModelConfig))
-    script_args, training_args, model_args = parser.parse_args_and_config(argv)
-    init = {"revision": model_args.model_revision, "attn_implementation": model_args.attn_implementation,
-            "dtype": model_args.dtype, "trust_remote_code": training_args.trust_remote_code}
-    training_args.model_init_kwargs = init | (training_args.model_init_kwargs or {})
-    dataset = load_dataset(script_args.dataset_name, name=script_args.dataset_config)
-    trainer = SDFTTrainer(
-        model=model_args.model_name_or_path,
-        args=training_args,
-        train_dataset=dataset[script_args.dataset_train_split],
-        eval_dataset=dataset[script_args.dataset_test_split] if training_args.eval_strategy != "no" else None,
-        peft_config=get_peft_config(model_args),
-    )
-    trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
-    trainer.save_model(training_args.output_dir)
-    if hasattr(trainer, "end"):
-        trainer.end()
-
-
-if __name__ == "__main__":
-    main()
-'''
-
-
-__all__ = ["TARGET", "TRL_VERSION", "command_name", "commands", "compile", "dumps", "facts"]
+__all__ = ["TARGET", "TRL_VERSION", "command_name", "commands", "compile", "dumps", "facts",
+           "sample_prompts"]

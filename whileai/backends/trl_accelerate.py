@@ -8,6 +8,8 @@ templates for (trl/accelerate_configs/fsdp2.yaml, zero3.yaml):
   evaluation_mode=True)` leaves it whole on every GPU.
 - GRPO, OPSD: FSDP2, torch's own sharding (no extra package); GRPO's reference model and SDFT's
   teacher copy are sharded too (`prepare_fsdp`).
+- SFT: FSDP2; `trl sft` trains the student alone: the teacher sampled before training, in one
+  process of its own (sample.py), so there is no teacher in the training processes.
 The file is loaded by accelerate's own loader in the tests (load_config_from_file).
 """
 
@@ -43,6 +45,9 @@ STRATEGY = {
              "extra package; GRPO's reference model is sharded too (prepare_fsdp)"),
     "opsd": ("FSDP2", FSDP2, "torch's own sharding of weights, gradients and optimizer state, no "
              "extra package; SDFT's teacher copy is sharded too (prepare_fsdp)"),
+    "sft": ("FSDP2", FSDP2, "torch's own sharding of weights, gradients and optimizer state, no "
+            "extra package; SFTTrainer holds the student only (the teacher sampled before "
+            "training, in sample.py)"),
 }
 
 

@@ -1,10 +1,11 @@
 """Check a compiled TRL run directory against TRL's own parser (needs the trl extra).
 
-`check_dir(path)` parses config.yaml exactly as the run will (`trl distillation` / `trl grpo`
-build their parser with `make_parser()`; whileai's OPSD train.py uses
+`check_dir(path)` parses config.yaml exactly as the run will (`trl distillation` / `trl grpo` /
+`trl sft` build their parser with `make_parser()`; whileai's OPSD train.py uses
 `TrlParser((ScriptArguments, SDFTConfig, ModelConfig))`), with unknown keys rejected, and
 checks what the config points at inside the directory: the dataset files and their columns,
-the GRPO reward function. trl is imported here only, and only when called.
+the GRPO reward function, SFT's sample.py and the prompts it answers (its completions folder
+exists only once it has run). trl is imported here only, and only when called.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from typing import Any
 from whileai.errors import SpecError, raw
 
 PIN = "1.16.0"
-COLUMNS = {"distillation": ["prompt"], "grpo": ["prompt"], "sdft": ["prompt", "privileged_context"]}
+COLUMNS = {"distillation": ["prompt"], "grpo": ["prompt"], "sdft": ["prompt", "privileged_context"],
+           "sft": ["prompt", "completion"]}
+PROMPTS = "data"  # SFT: the prompts sample.py answers (whileai.backends.trl_map.DATA)
 _NO_GPU = ("bf16", "fp16", "gpu", "cuda", "mixed precision")
 
 
@@ -30,6 +33,8 @@ def command_of(path: Path) -> str:
     """Which parser a run directory's config is for, from its files."""
     if (path / "train.py").exists():
         return "sdft"
+    if (path / "sample.py").exists():
+        return "sft"
     head = (path / "config.yaml").read_text()
     if "trl grpo" in head.split("\n\n", 1)[0] or "\nreward_funcs:" in head:
         return "grpo"
@@ -46,6 +51,10 @@ def parser_for(command: str) -> Any:
         from trl.scripts.grpo import make_parser as make_grpo_parser
 
         return make_grpo_parser()
+    if command == "sft":
+        from trl.scripts.sft import make_parser as make_sft_parser
+
+        return make_sft_parser()
     from trl import ModelConfig, ScriptArguments, TrlParser
     from trl.experimental.sdft import SDFTConfig
 
@@ -109,17 +118,24 @@ def _check_data(root: Path, script_args: Any, command: str) -> list[str]:
     if not name:
         return ["dataset_name is not set"]
     data = root / name
+    splits = (script_args.dataset_train_split, script_args.dataset_test_split)
+    if command == "sft" and not data.is_dir():  # not sampled yet: check what sample.py reads
+        return _columns(root / PROMPTS, splits, ["prompt"])
     if not data.is_dir():
         return [f"dataset_name {name!r}: no directory {data}"]
+    return _columns(data, splits, COLUMNS[command])
+
+
+def _columns(data: Path, splits: tuple[str, ...], columns: list[str]) -> list[str]:
     out = []
-    for split in (script_args.dataset_train_split, script_args.dataset_test_split):
+    for split in splits:
         f = data / f"{split}.jsonl"
         if not f.is_file():
             out.append(f"{f}: missing")
             continue
         first = f.read_text().split("\n", 1)[0]
         row = json.loads(first) if first else {}
-        missing = [c for c in COLUMNS[command] if c not in row]
+        missing = [c for c in columns if c not in row]
         if missing:
             out.append(f"{f}: no column {', '.join(missing)}")
     return out

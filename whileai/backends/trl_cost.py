@@ -1,7 +1,9 @@
-"""What a TRL run costs (whileai.cost) and where its OPD teacher is: in every training process.
+"""What a TRL run costs (whileai.cost) and where its teacher is: OPD's in every training process,
+SFT's in sample.py, one process that samples before training starts.
 
 TRL samples, scores and trains in the same processes, one stage after another, so the
-processes are one pool and its wall time is the sum of the stages over the processes.
+processes are one pool and its wall time is the sum of the stages over the processes. SFT's
+teacher samples on one GPU first (its own pool), then `trl sft` trains: the two add up.
 """
 
 from __future__ import annotations
@@ -10,20 +12,25 @@ from typing import Any
 
 from whileai import cost, sizes
 from whileai.backends import trl_accelerate as accel
-from whileai.backends.trl_map import max_prompt
+from whileai.backends.trl_map import SAMPLE_PY, max_prompt
 from whileai.spec import RunSpec
 
 
 def teacher(run: RunSpec) -> dict[str, Any]:
-    """OPD's teacher is loaded into every training process (its URL is not used)."""
+    """OPD's teacher is loaded into every training process, SFT's into sample.py before training
+    (its URL is not used either way)."""
     t = getattr(run.method, "teacher", None)
     if t is None:
         return {}
     size = sizes.params(t.model)
-    shard = (f"; {accel.processes(run)} processes shard it ({accel.strategy(run)[0]})"
-             if accel.distributed(run) else "")
     what = size.text() if size else "size unknown from its name"
-    note = f"teacher {t.model}: {what}; loaded into every training process{shard}"
+    if run.method.type == "sft":
+        note = (f"teacher {t.model}: {what}; loaded by {SAMPLE_PY} in one process, which samples "
+                "every training completion before trl sft starts")
+    else:
+        shard = (f"; {accel.processes(run)} processes shard it ({accel.strategy(run)[0]})"
+                 if accel.distributed(run) else "")
+        note = f"teacher {t.model}: {what}; loaded into every training process{shard}"
     return {"notes": (note,), "teacher": {
         "model": t.model, "url": t.url, "mode": "in-process",
         "params_b": size.total_b if size else None, "active_params_b": size.active_b if size else None,
@@ -37,10 +44,17 @@ def estimate(run: RunSpec, doc: dict[str, Any]) -> cost.Estimate:
                 * n)
     prompt = max_prompt(run) if run.method.type == "opsd" else run.prompt_tokens
     model = getattr(getattr(run.method, "teacher", None), "model", None)
+    sft = run.method.type == "sft"
     work = cost.Work(doc.get("max_steps", run.steps), per_step, prompt,
                      doc.get("max_completion_length", run.method.max_tokens), sizes.params(run.model),
                      sizes.params(model) if model else None,
-                     {"opd": "teacher", "opsd": "self"}.get(run.method.type), run.model, model)
+                     {"opd": "teacher", "opsd": "self"}.get(run.method.type), run.model, model,
+                     stages=("train", "sample") if sft else ("train", "sample", "teacher"),
+                     sampler="teacher" if sft else "student")
+    if sft:  # sample.py on one GPU, then trl sft on every process
+        return cost.estimate(work, cost.Pools(n, accel.machines(run), run.gpus_per_node if n > 1 else n,
+                                              {"processes": n, "sampler": 1},
+                                              {"train": "processes", "sample": "sampler"}, serial=True))
     where = {"train": "processes", "sample": "processes", "teacher": "processes"}
     return cost.estimate(work, cost.Pools(n, accel.machines(run), run.gpus_per_node if n > 1 else n,
                                           {"processes": n}, where))

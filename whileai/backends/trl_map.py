@@ -17,11 +17,13 @@ from whileai.fieldmap import Drop, Fix, Row, To
 from whileai.spec import OPD, OPSD, RunSpec, anchor_rate
 from whileai.tasksets import for_run
 
-COMMANDS = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft"}
+COMMANDS = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft", "sft": "sft"}
 BATCH_CAP = 8  # per-device micro-batch cap: TRL's default per_device_train_batch_size
 BETA = {"forward_kl": 0.0, "reverse_kl": 1.0, "jsd": 0.5}
 KIND = {"initial": "base", "live": "live"}
 DATA = "data"
+SAMPLES = "teacher_samples"  # where SFT's sample.py writes the teacher's completions
+SAMPLE_PY = "sample.py"
 
 
 def _is(*kinds: str) -> Any:
@@ -93,6 +95,20 @@ def _builtin(run: RunSpec) -> bool:
     return run.data is None
 
 
+def dataset(run: RunSpec) -> str:
+    """The folder config.yaml trains on: the tasks, or (SFT) the teacher's completions of them."""
+    return SAMPLES if run.method.type == "sft" else DATA
+
+
+def _dataset_note(run: RunSpec, what: str) -> str:
+    head = (f"{what}: data/train.jsonl ({for_run(run).train_size} rows), data/test.jsonl "
+            f"({test_rows(run)} rows)")
+    if run.method.type == "sft":
+        return head + (f"; {SAMPLE_PY} writes the teacher's completions of them to {SAMPLES}/, "
+                       "the dataset trained on")
+    return head
+
+
 def test_rows(run: RunSpec) -> int:
     holdout = for_run(run).holdout_size
     return holdout if run.eval.examples < 0 else min(run.eval.examples, holdout)
@@ -120,13 +136,14 @@ FIELD_MAP: list[Row] = [
        note="trl.GRPOTrainer"),
     To("method.type", "<command>", lambda r: "python train.py", when=_is("opsd"),
        note="trl.experimental.sdft.SDFTTrainer through the train.py beside the config"),
-    To("taskset", "dataset_name", lambda r: DATA, when=_builtin,
-       note=lambda r: f"{for_run(r).name} generated locally: data/train.jsonl "
-       f"({for_run(r).train_size} rows), data/test.jsonl ({test_rows(r)} rows)"),
+    To("method.type", "<command>", lambda r: f"python {SAMPLE_PY}; trl sft", when=_is("sft"),
+       note=f"the teacher samples first ({SAMPLE_PY} beside the config), then trl.SFTTrainer "
+       "trains on its completions"),
+    To("taskset", "dataset_name", dataset, when=_builtin,
+       note=lambda r: _dataset_note(r, f"{for_run(r).name} generated locally")),
     Drop("taskset", "a label only: the tasks come from data", when=lambda r: not _builtin(r)),
-    To("data", "dataset_name", lambda r: DATA if r.data else None,
-       note=lambda r: f"copied: data/train.jsonl ({for_run(r).train_size} rows), "
-       f"data/test.jsonl ({test_rows(r)} rows)"),
+    To("data", "dataset_name", lambda r: dataset(r) if r.data else None,
+       note=lambda r: _dataset_note(r, "copied")),
     To("taskset", "reward_funcs", lambda r: [f"{for_run(r).module}.{for_run(r).reward}"],
        when=lambda r: r.method.type == "grpo" and _builtin(r) and r.reward is None,
        note=lambda r: f"{for_run(r).module}.py beside the config: "
@@ -150,8 +167,12 @@ FIELD_MAP: list[Row] = [
        "truncates the teacher prompt from the left at this length"),
     Drop("prompt_tokens", "DistillationConfig and GRPOConfig in TRL 1.16 have no prompt-length "
          "cap: prompts are passed whole", when=_is("opd", "grpo")),
-    Drop("max_off_policy_steps", "TRL trains synchronously: every step samples with the current "
-         "weights, so no rollout is ever stale"),
+    To("prompt_tokens", "max_length", lambda r: r.prompt_tokens + r.method.max_tokens, when=_is("sft"),
+       note="prompt_tokens + max_tokens: SFT truncates longer prompt + completion sequences"),
+    Drop("max_off_policy_steps", lambda r: "SFT's completions come from the frozen teacher, all "
+         "sampled before training: there is no policy lag to bound" if r.method.type == "sft" else
+         "TRL trains synchronously: every step samples with the current weights, so no rollout is "
+         "ever stale"),
     To("eval.enabled", "eval_strategy", lambda r: "steps" if r.eval.enabled else "no",
        note=lambda r: "evaluate every eval_steps" if r.eval.enabled else "no evaluation"),
     To("eval.interval", "eval_steps", lambda r: r.eval_interval, when=_eval_on,
@@ -170,6 +191,8 @@ FIELD_MAP: list[Row] = [
          "not load", when=lambda r: bool(r.taskset_args)),
     Drop("roles", "TRL trains one policy on single-turn prompts from data/: agent roles are "
          "seats of a prime-rl (verifiers) env"),
+    Drop("ratio", "TRL trains on one dataset: a source's sampling weight only matters in a mixture "
+         "(sources), which TRL does not offer"),
     Fix("per_device_eval_batch_size", eval_batch, "the eval batch must divide by the number of "
         "generations", when=lambda r: r.eval.enabled and r.method.type in ("grpo", "opsd")),
     To("checkpoint.enabled", "save_strategy", lambda r: "steps" if r.checkpoint.enabled else "no",
@@ -196,23 +219,39 @@ FIELD_MAP: list[Row] = [
          when=lambda r: bool(r.monitor and not r.monitor.tags)),
     To("output_dir", "output_dir"),
     # -- the method ------------------------------------------------------------------------------
-    To("method.temperature", "temperature", note=lambda r: "sampling, and both models' logits in "
-       "the loss" if r.method.type == "opd" else "sampling"),
-    To("method.max_tokens", "max_completion_length"),
+    To("method.temperature", "temperature", when=lambda r: r.method.type != "sft",
+       note=lambda r: "sampling, and both models' logits in the loss" if r.method.type == "opd"
+       else "sampling"),
+    To("method.max_tokens", "max_completion_length", when=lambda r: r.method.type != "sft"),
     To("method.learning_rate", "learning_rate", lambda r: r.learning_rate,
        note=lambda r: "" if r.method.learning_rate else
        f"default for {r.method.type} with {'LoRA' if r.lora else 'full weights'}"),
     To("method.samples", "num_generations", when=_is("grpo", "opsd")),
+    # SFT: sample.py's options (the command) and the trainer's loss
+    To("method.teacher.model", f"<{SAMPLE_PY} --teacher>", when=_is("sft"),
+       note="the teacher generates in-process (transformers): a local folder or a cached hub id"),
+    To("method.samples", f"<{SAMPLE_PY} --samples>", when=_is("sft"), note="completions per prompt"),
+    To("method.temperature", f"<{SAMPLE_PY} --temperature>", when=_is("sft"),
+       note="the teacher's sampling"),
+    To("method.max_tokens", f"<{SAMPLE_PY} --max-new-tokens>", when=_is("sft")),
+    To("seed", f"<{SAMPLE_PY} --seed>", when=_is("sft"), note="prompt order and sampling"),
+    To("steps", f"<{SAMPLE_PY} --prompts>", lambda r: r.steps * r.prompts, when=_is("sft"),
+       note="steps x prompts: fresh teacher completions for every step (the train split cycled)"),
+    Fix("completion_only_loss", True, "cross-entropy on the teacher's completion tokens only, never "
+        "the prompt", when=_is("sft")),
     Drop("method.samples", lambda r: f"DistillationTrainer samples one completion per prompt (no "
          f"num_generations): {r.prompts} rollouts per step, not {r.rollouts}",
          when=lambda r: isinstance(r.method, OPD) and r.method.samples > 1),
     Drop("method.samples", "DistillationTrainer samples one completion per prompt; nothing to set",
          when=lambda r: isinstance(r.method, OPD) and r.method.samples == 1),
     # OPD
-    To("method.teacher.model", "teacher_model_name_or_path",
+    To("method.teacher.model", "teacher_model_name_or_path", when=_is("opd"),
        note="loaded in-process; it must share the student's vocabulary"),
     Drop("method.teacher.url", "the stable DistillationTrainer loads the teacher in-process from "
-         "teacher_model_name_or_path and cannot query a served endpoint (TRL issue 6734)"),
+         "teacher_model_name_or_path and cannot query a served endpoint (TRL issue 6734)",
+         when=_is("opd")),
+    Drop("method.teacher.url", f"{SAMPLE_PY} loads the teacher in-process from teacher.model and "
+         "generates with transformers; it does not query the endpoint", when=_is("sft")),
     Drop("method.teacher.api_key_env", "no endpoint is queried, so no key is read"),
     To("method.divergence", "beta", _beta, when=_is("opd"),
        note="TRL's beta: 0 forward KL(teacher||student), 1 reverse KL(student||teacher), "

@@ -1,18 +1,14 @@
 """Per method: who generates the completions, and what context the teacher sees.
 
-An adapter is all `whileai inspect` needs to know about a method. Adding one is a few lines:
-off-policy distillation (SFT: the teacher samples, the student imitates) would be
-
-    ADAPTERS["sft"] = Adapter(
-        sampler="teacher", teacher_context="the same prompt", self_teacher=False,
-        privileged=lambda run: None,
-    )
-
-and the pipeline then scores the teacher's tokens under both models, signal =
-log p_teacher − log p_student (a sampled-token estimate of the forward KL(p_t‖p_s) that SFT's
-cross-entropy reduces). Both sides score the same token ids, which assumes one tokenizer (the
-tokenizer check says whether that holds); prime-rl's SFT re-tokenizes the teacher's text with the
-student's renderer instead. A method with no teacher (GRPO) has no adapter.
+An adapter is all `whileai inspect` needs to know about a method; adding one is a few lines.
+OPD and OPSD sample from the student. SFT (off-policy distillation) samples from the teacher:
+the pipeline then scores the teacher's tokens under both models, and the signal
+log p_teacher − log p_student is a sampled-token estimate of the forward KL(p_t‖p_s) that SFT's
+cross-entropy on those tokens reduces (the tokens the student is pushed towards most are the
+ones it assigns least probability to). Both sides score the same token ids, which assumes one
+tokenizer (the tokenizer check says whether that holds); prime-rl's SFT re-tokenizes the
+teacher's text with the student's renderer instead, and TRL's with the student's tokenizer. A
+method with no teacher (GRPO) has no adapter.
 """
 
 from __future__ import annotations
@@ -47,6 +43,11 @@ ADAPTERS: dict[str, Adapter] = {
         teacher_context="the student's own model, with the task's privileged field rendered "
                         "through the spec's template and appended to the last user message after "
                         "a blank line (the TRL backend's SDFT teacher_prompt_template)",
+    ),
+    "sft": Adapter(
+        sampler="teacher", self_teacher=False, privileged=lambda run: None,
+        teacher_context="the same prompt, rendered by the teacher, which writes the completion; the "
+                        "student scores the teacher's token ids (SFT trains on them by cross-entropy)",
     ),
 }
 

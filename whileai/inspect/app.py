@@ -2,7 +2,7 @@
 
 Sides: the student is `--local-student` (a folder or a cached model id) or `--student-endpoint`
 (a URL serving the spec's model, or `vllm:<model>@<url>`). The teacher is `--local-teacher`,
-`--teacher-endpoint`, or else the spec's own teacher endpoint (OPD); OPSD's teacher is the
+`--teacher-endpoint`, or else the spec's own teacher endpoint (OPD, SFT); OPSD's teacher is the
 student's model itself, so it takes no teacher flag. API keys come from environment variables
 (the spec's `api_key_env` for its teacher; `--student-api-key-env` for the student).
 """
@@ -82,6 +82,10 @@ def run_inspect(spec: Path, *, opts: Options, out: Path | None, force: bool, dev
     from whileai.write import Output, check_out, write
 
     run = load_spec(spec)
+    if run.sources:
+        raise SpecError("sources", run.sources[0].taskset, "none: inspect shows one method's signal "
+                        "on one taskset; write the source you want to see (its taskset and method) "
+                        "as a spec of its own")
     ad = adapter(run)
     student_src, teacher_src = sources(run, ad, **flags)
     data.sample(run, 1, seed=0, split=opts.split, privileged=ad.privileged(run))  # data errors first

@@ -2,12 +2,14 @@
 
     python -m whileai.launch.runner call whileai.launch.trl_eval:train_and_evaluate \\
         '{"command": "trl grpo --config config.yaml"}'      # in the run dir; or, for arms:
-    argv = call_argv("whileai.launch.trl_eval:train_and_evaluate", command=c.commands[0])
+    argv = call_argv("whileai.launch.trl_eval:train_and_evaluate", command=" && ".join(c.commands))
 
 `train_and_evaluate` reads the run's config.yaml (model, output_dir, max_steps,
-max_completion_length, dataset_name), runs the command the compiler emitted, then scores the
+max_completion_length, dataset_name), runs the command the compiler emitted (SFT's two, joined
+with `&&`: the teacher samples, then `trl sft` trains), then scores the
 base model (step 0), every `checkpoint-N` this run saved (older ones are skipped) and the
-final model: greedy generation on `<dataset_name>/test.jsonl`, reward = the taskset's
+final model: greedy generation on `<dataset_name>/test.jsonl` (SFT's dataset is the teacher's
+completions: it is scored on the tasks' `data/test.jsonl` like every arm), reward = the taskset's
 own reward function (or `reward`, a 'module.function' in TRL's reward signature), one value
 per row (task ids `test-0000`, ... by row). It returns the metrics record (`Metrics`), which
 the runner writes to `$WHILEAI_METRICS`:
@@ -16,7 +18,8 @@ the runner writes to `$WHILEAI_METRICS`:
   per-step points need checkpoints (`save_strategy: steps`, `save_steps: k`), else only 0 and
   the end are scored;
 - `train_reward` (GRPO's `reward`), `teacher_kl` (OPD's loss: the divergence its `beta` picks;
-  OPSD's distillation loss), `train_loss` and `entropy`, from the last checkpoint's
+  OPSD's distillation loss), `train_loss` (SFT: cross-entropy on the teacher's tokens) and
+  `entropy`, from the last checkpoint's
   trainer_state.json;
 - `per_task`: the final model's reward per task, the unit `whileai.results` pairs on;
 - `usage`: rollouts and sampled tokens from the trainer's log (`usage()`), the training
@@ -40,6 +43,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import IO, Any
 
+from whileai.backends.trl_map import DATA
 from whileai.launch.metrics import Point, atomic_write_text
 
 PROGRESS = "progress.json"
@@ -50,6 +54,7 @@ SERIES = {
     "grpo": {"reward": "train_reward", "loss": "train_loss", "entropy": "entropy"},
     "distillation": {"loss": "teacher_kl", "entropy": "entropy"},
     "sdft": {"self_distillation/distillation_loss": "teacher_kl", "loss": "train_loss"},
+    "sft": {"loss": "train_loss", "entropy": "entropy"},
 }
 LENGTH = "completions/mean_length"  # logged by all three trainers, per logged step
 
@@ -158,6 +163,26 @@ def usage(state: dict[str, Any], cfg: dict[str, Any]) -> tuple[dict[str, float],
     return out, how
 
 
+_TEACHER_HOW = {"sampled_tokens": "the teacher's completions the student trained on "
+                 "(<dataset_name>/train.jsonl), tokenized with the student's tokenizer"}
+
+
+def teacher_tokens(cfg: dict[str, Any], tokenizer: str) -> dict[str, float]:
+    """SFT: tokens the teacher sampled, counted in the completions file the trainer read (TRL's
+    SFT trainer logs no completion lengths); {} when that file is not there."""
+    from transformers import AutoTokenizer
+
+    path = Path(cfg.get("dataset_name", "")) / "train.jsonl"
+    if not path.is_file():
+        return {}
+    tok = AutoTokenizer.from_pretrained(tokenizer)
+    texts = []
+    for row in read_rows(path):
+        c = row.get("completion")
+        texts.append(c if isinstance(c, str) else "".join(str(m.get("content", "")) for m in c or []))
+    return {"sampled_tokens": float(sum(len(ids) + 1 for ids in tok(texts)["input_ids"]))}  # + EOS
+
+
 def _cpu_seconds() -> float:
     """CPU seconds of this process's finished children (user + system)."""
     try:
@@ -168,10 +193,20 @@ def _cpu_seconds() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _trainer(cfg: dict[str, Any]) -> str:
+def _trainer(cfg: dict[str, Any], command: str = "") -> str:
+    if "trl sft" in command or "completion_only_loss" in cfg:
+        return "sft"
     if "reward_funcs" in cfg:
         return "grpo"
     return "distillation" if "teacher_model_name_or_path" in cfg else "sdft"
+
+
+def _max_new_tokens(cfg: dict[str, Any], command: str) -> int:
+    """The arm's completion cap: max_completion_length, or (SFT) sample.py's --max-new-tokens."""
+    if "max_completion_length" in cfg:
+        return int(cfg["max_completion_length"])
+    m = re.search(r"--max-new-tokens[ =](\d+)", command)
+    return int(m.group(1)) if m else 256
 
 
 def _checkpoints(output_dir: Path) -> list[tuple[int, Path]]:
@@ -240,9 +275,11 @@ def train_and_evaluate(
     cfg = yaml.safe_load(Path(config).read_text(encoding="utf-8"))
     base, steps = str(cfg["model_name_or_path"]), int(cfg.get("max_steps", 0))
     output_dir = Path(cfg.get("output_dir", "outputs"))
-    data = Path(cfg.get("dataset_name", "data")) / "test.jsonl"
+    trainer = _trainer(cfg, command)
+    # SFT trains on the teacher's completions; every arm is scored on the tasks' own holdout
+    data = Path(DATA if trainer == "sft" else cfg.get("dataset_name", DATA)) / "test.jsonl"
     kw: dict[str, Any] = dict(taskset=taskset, reward=reward, batch_size=batch_size, base=base,
-                              max_new_tokens=int(cfg.get("max_completion_length", 256)))
+                              max_new_tokens=_max_new_tokens(cfg, command))
     save = int(cfg.get("save_steps", 0)) if cfg.get("save_strategy") == "steps" else 0
     planned = len(range(save, steps, save)) if save >= 1 else 0
     progress = _Progress(Path(PROGRESS), steps + int(eval_base) + planned + 1)
@@ -259,9 +296,11 @@ def train_and_evaluate(
     series: dict[str, list[Point]] = {}
     if ckpts:
         state = json.loads((ckpts[-1][1] / "trainer_state.json").read_text(encoding="utf-8"))
-        series = log_series(state.get("log_history", []), _trainer(cfg))
+        series = log_series(state.get("log_history", []), trainer)
         steps = int(state.get("global_step", steps))
         logged, logged_how = usage(state, cfg)
+        if trainer == "sft":
+            logged, logged_how = logged | teacher_tokens(cfg, base), logged_how | _TEACHER_HOW
         spent, how = logged | spent, logged_how | how
     # torch is imported only now, so the trainer had the memory to itself
     todo = ([(0, Path(base))] if eval_base else []) + [(s, p) for s, p in ckpts if s < steps]

@@ -55,6 +55,10 @@ def arm_budget(a: ArmRecord) -> ArmBudget:
             teacher = Quantity(value=0.0, source="exact", how="no teacher: a reward scores the rollouts")
         elif role == "unknown":
             teacher = unknown
+        elif role == "sampler":
+            teacher = Quantity(value=sampled.value, source=sampled.source,
+                               how="the teacher samples every training token (= sampled_tokens; "
+                               "prompt prefill on top)")
         else:
             who = "the teacher" if role == "teacher" else "the student's privileged self-view"
             teacher = Quantity(value=sampled.value, source=sampled.source,

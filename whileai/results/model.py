@@ -54,7 +54,8 @@ class ArmBudget(_Model):
                                      "samples, max_tokens, teacher, gpus.")
     rollouts: Quantity = Field(description="Completions sampled for training.")
     sampled_tokens: Quantity = Field(description="Completion tokens sampled for training.")
-    teacher_tokens: Quantity = Field(description="Sampled tokens a teacher (or self-teacher) scored.")
+    teacher_tokens: Quantity = Field(description="Tokens a teacher (or self-teacher) scored, or "
+                                     "(SFT) sampled.")
     device_seconds: Quantity = Field(description="GPU-seconds, or CPU-seconds for an offline run.")
     device: Literal["gpu", "cpu"] | None = Field(description="What device_seconds count.")
 

@@ -1,5 +1,6 @@
 """Paired arms from spec files with prime-rl on Modal (2 GPUs per arm); by default every bundled
-example (examples/*.toml: GRPO, OPD, OPSD on reverse-text), each compared against the GRPO arm.
+example (examples/*.toml: GRPO, OPD, OPSD and SFT on reverse-text), each compared against the
+GRPO arm, and OPD against SFT (the article's on- vs off-policy question).
 
     python recipes/04-train/prime-rl/run.py --dry-run     # write the configs, print reports and the plan
     python recipes/04-train/prime-rl/run.py --validate    # offline: pinned schema, loader rules, resolve

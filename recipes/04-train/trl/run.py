@@ -1,5 +1,6 @@
 """Paired arms from spec files with TRL, trained here on the CPU on tiny local models; by default
-every bundled example (examples/*.toml: GRPO, OPD, OPSD on reverse-text) against the GRPO arm.
+every bundled example (examples/*.toml: GRPO, OPD, OPSD and SFT on reverse-text, the article's
+comparison) against the GRPO arm, and OPD against SFT (on- vs off-policy distillation).
 
     python recipes/04-train/trl/run.py              # train and score every arm, then
                                                     # runs/trl-tiny/results.json + results.png
@@ -203,15 +204,17 @@ def main(argv: list[str] | None = None) -> int:
         code = collect(m, be)
         return report(m, out, a.x) if code == 0 else code
 
-    argv_of = {n: call_argv(EVAL, command=c.commands[0], taskset=c.run.taskset, reward=need["reward"])
+    # an arm's commands in order, as one shell line (SFT: the teacher samples, then trl sft trains)
+    shell = {n: " && ".join(c.commands) for n, c in compiled.items()}
+    argv_of = {n: call_argv(EVAL, command=shell[n], taskset=c.run.taskset, reward=need["reward"])
                for n, c in compiled.items()}
     specs = {n: arm_from_compiled(n, c, argv=argv_of[n]) for n, c in compiled.items()}
     m = plan(specs, a.tag, out, meta=meta)
     for (field, old, new, why), names in substituted(meta["substitutions"]).items():
         who = "every arm" if len(names) == len(arms.runs) else ", ".join(names)
         console.print(f"substituted {field}: {old} -> {new} ({who}: {why})", soft_wrap=True, highlight=False)
-    for n, c in compiled.items():
-        console.print(f"{n}: {m.arms[n].dir}/config.yaml [{m.arms[n].state}]  $ {c.commands[0]}",
+    for n in compiled:
+        console.print(f"{n}: {m.arms[n].dir}/config.yaml [{m.arms[n].state}]  $ {shell[n]}",
                       highlight=False)
     for line in plan_lines({n: c.run.steps for n, c in compiled.items()},
                            {n: per_step(c) for n, c in compiled.items()}, list(arms.pairs), a.budget):

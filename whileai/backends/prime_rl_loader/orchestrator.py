@@ -169,9 +169,15 @@ def _renderer(o: View) -> Found:
 
 @ORCH("renderer-documented-wrong", "whileai: renderers package documentation")
 def _renderer_wrong(o: View) -> Found:
+    """The run's renderer, and OPSD's own (the run's algo and each source's), where the
+    renderers package's documentation calls the name wrong for the model."""
     model = str(o["tokenizer.name"] or o["model.name"])
-    return [(rel, msg) for rel in ("renderer.name", "algo.renderer.name")
-            if (msg := renderer.misused(model, o[rel]))]
+    sources = o.raw("train.source")
+    rels = ["renderer.name", "algo.renderer.name"] + [
+        f"train.source[{i}].algo.renderer.name"
+        for i, s in enumerate(sources if isinstance(sources, list) else [])
+        if isinstance(s, dict) and isinstance(s.get("algo"), dict)]
+    return [(rel, msg) for rel in rels if (msg := renderer.misused(model, o[rel]))]
 
 
 @ORCH("batching", "orchestrator.py:619")
