@@ -19,7 +19,6 @@ from whileai.backends import overrides as ov
 from whileai.backends import prime_rl_deploy as deploy
 from whileai.backends import prime_rl_mixture as mix
 from whileai.backends import prime_rl_teacher as teacher
-from whileai.backends.prime_rl_deploy_rules import check_inference_document
 from whileai.backends.prime_rl_map import FIELD_MAP, rows
 from whileai.backends.prime_rl_rules import check_document, rename_hint
 from whileai.catalog import prime_rl
@@ -116,7 +115,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     for plan in plans:
         if plan.doc is not None:
             problems += [p._replace(path=f"{plan.file}: {p.path}")
-                         for p in check_inference_document(plan.doc)]
+                         for p in check_document(plan.doc, catalog, entry="inference")]
     if problems:
         p = problems[0]
         raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "

@@ -173,8 +173,7 @@ def inference_rules(infer: dict[str, Any] | None, prefix: str = "", slurm: bool 
 
 
 def check_inference_document(doc: dict[str, Any]) -> list[Problem]:
-    """An `uv run inference @ file.toml` document: the catalogue's inference root, then the
-    entry point's rules (these deployment rules among them)."""
-    from whileai.backends import prime_rl_loader
+    """An `uv run inference @ file.toml` document, checked like any other entry point's."""
+    from whileai.backends.prime_rl_rules import check_document
 
-    return prime_rl_loader.check(doc, "inference")
+    return check_document(doc, entry="inference")

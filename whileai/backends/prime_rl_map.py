@@ -51,12 +51,7 @@ def split(r: RunSpec) -> tc.SplitPlan:
 
 
 def _eval_note(r: RunSpec) -> str:
-    plan = split(r)
-    if plan.same_rows:
-        return "eval reads the rows training reads (see the warning): no holdout"
-    if plan.same_rows is None:
-        return "eval reads the taskset's defaults (not checked: an unknown taskset)"
-    return f"eval reads {plan.arg} {plan.eval!r}, training {plan.train!r}" if plan.arg else ""
+    return mix.eval_note(split(r), trained="training reads")
 
 
 ALGO = algo_rows("orchestrator.algo")

@@ -163,7 +163,7 @@ def _eval_rows(run: RunSpec) -> list[Row]:
         names.add(name)
         k += 1
         out += [To(f"{e.field}eval", f"{E}.name", const(name)),
-                To(f"{e.field}eval", f"{E}.env.taskset.id", const(e.taskset), note=_eval_note(plan)),
+                To(f"{e.field}eval", f"{E}.env.taskset.id", const(e.taskset), note=eval_note(plan)),
                 *[To(f"{e.field}taskset_args", f"{E}.env.taskset.{a}", const(v))
                   for a, v in e.args.items() if not (plan.eval_reason and a == plan.arg)]]
         if plan.eval_reason and plan.arg:
@@ -176,9 +176,10 @@ def _eval_rows(run: RunSpec) -> list[Row]:
     return out
 
 
-def _eval_note(plan: tc.SplitPlan) -> str:
+def eval_note(plan: tc.SplitPlan, trained: str = "this source trains on") -> str:
+    """What an eval source reads against training, for its report row."""
     if plan.same_rows:
-        return "eval reads the rows this source trains on (see the warning): no holdout"
+        return f"eval reads the rows {trained} (see the warning): no holdout"
     if plan.same_rows is None:
         return "eval reads the taskset's defaults (not checked: an unknown taskset)"
     return f"eval reads {plan.arg} {plan.eval!r}, training {plan.train!r}" if plan.arg else ""

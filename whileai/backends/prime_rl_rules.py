@@ -65,7 +65,7 @@ def unchecked(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
     for where, env in _envs(doc, entry):
         tid = get_path(env, "taskset.id")
         if isinstance(tid, str) and taskset_catalog.entry(tid) is None:
-            out.append(_problem(f"{where}.taskset.id", f"not checked: {taskset_catalog.unknown_reason(tid)}; "
+            out.append(Problem(f"{where}.taskset.id", f"not checked: {taskset_catalog.unknown_reason(tid)}; "
                                 "prime-rl imports it at load time"))
     return out
 
@@ -76,13 +76,9 @@ def runtime_notes(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
     for where, env in _envs(doc, entry):
         for role, cfg in env.items() if isinstance(env, dict) else []:
             if isinstance(cfg, dict) and "harness" in cfg and "runtime" not in cfg:
-                out.append(_problem(f"{where}.{role}.runtime", "unset: the default is a remote "
+                out.append(Problem(f"{where}.{role}.runtime", "unset: the default is a remote "
                                     "sandbox VM; set type = 'subprocess' to run locally"))
     return out
-
-
-def _problem(path: str, message: str) -> Problem:
-    return Problem(path, message)
 
 
 def _list(value: Any) -> list[Any]:
@@ -114,7 +110,7 @@ def out_of_range(node: Any, path: str = "") -> list[Problem]:
     if isinstance(node, list):
         return [p for i, v in enumerate(node) for p in out_of_range(v, f"{path}[{i}]")]
     if isinstance(node, int) and not isinstance(node, bool) and not -(2**63) <= node < 2**63:
-        return [_problem(path, f"an integer of {len(str(abs(node)))} digits is beyond TOML's signed "
+        return [Problem(path, f"an integer of {len(str(abs(node)))} digits is beyond TOML's signed "
                                "64-bit range")]
     return []
 
