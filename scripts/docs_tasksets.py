@@ -24,7 +24,7 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 
 
 def _split(name: str) -> str:
-    from whileai import taskset_catalog as tc
+    from whileai.catalogs import tasksets as tc
 
     plan = tc.split_plan(name, {}, None, {})
     if plan.arg is None:
@@ -35,7 +35,7 @@ def _split(name: str) -> str:
 
 
 def taskset_rows() -> list[list[str]]:
-    from whileai import taskset_catalog as tc
+    from whileai.catalogs import tasksets as tc
 
     rows = []
     for name, e in sorted(tc.data()["tasksets"].items()):
@@ -54,7 +54,7 @@ def _default(value: object) -> str:
 
 
 def entry_rows() -> list[list[str]]:
-    from whileai.backends.prime_rl_loader import ENTRIES, entry_catalog
+    from whileai.targets.prime_rl.loader import ENTRIES, entry_catalog
 
     rows = []
     for name, entry in ENTRIES.items():
@@ -65,14 +65,14 @@ def entry_rows() -> list[list[str]]:
 
 
 def rule_rows() -> list[list[str]]:
-    from whileai.backends.prime_rl_loader import rule_sets
+    from whileai.targets.prime_rl.loader import rule_sets
 
     return [[_cell(s.name), f"`{r.id}`", _cell(r.source)] for s in rule_sets() for r in s.rules]
 
 
 def example() -> str:
-    from whileai.backends import prime_rl
-    from whileai.load import load_spec
+    from whileai.spec.load import load_spec
+    from whileai.targets.prime_rl import compile as prime_rl
 
     c = prime_rl.compile(load_spec(EXAMPLE), name=f"{EXAMPLE.stem}.toml")
     rel = EXAMPLE.relative_to(ROOT).as_posix()
@@ -85,12 +85,12 @@ def example() -> str:
 
 
 def tasksets_md() -> str:
-    from whileai import taskset_catalog as tc
-    from whileai.backends import prime_rl_renderer as renderer
+    from whileai.catalogs import tasksets as tc
+    from whileai.targets.prime_rl import renderer
 
     rules = "".join(f"- {r['family']}: {r['why']} ({r['source']}).\n" for r in renderer.PACKAGE_RULES)
     return "".join([
-        STAMP.format(src=f"schemas/{tc.data()['file']}, whileai/backends/prime_rl_loader and "
+        STAMP.format(src=f"schemas/{tc.data()['file']}, whileai/targets/prime_rl/loader and "
                          f"{EXAMPLE.relative_to(ROOT).as_posix()}"),
         "# Tasksets, holdouts and prime-rl's entry points\n\n",
         f"The pinned taskset catalogue (`schemas/{tc.data()['file']}`) knows every taskset prime-rl "

@@ -5,7 +5,7 @@ Usage:
     python scripts/gen_schemas.py            # write schemas/{spec,report,results,inspect}.schema.json
     python scripts/gen_schemas.py --check    # exit 1 if a committed schema is stale
 
-The text is exactly what `whileai schema <which>` prints (see whileai/schemas.py). A schema
+The text is exactly what `whileai schema <which>` prints (see whileai/cli/schemas.py). A schema
 whose model is not importable yet (results, before whileai.results lands) is skipped, with a note.
 """
 
@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from whileai.schemas import SCHEMAS, available, dumps, write_all
+from whileai.cli.schemas import SCHEMAS, available, dumps, write_all
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,7 +4,7 @@ Usage:
 
     python scripts/inspect_screenshot.py [--work DIR] [--teacher-steps 400] [--student-steps 80]
 
-Builds the tiny models (whileai.tiny), trains each briefly on reverse-text answers with plain
+Builds the tiny models (whileai.launch.tiny), trains each briefly on reverse-text answers with plain
 supervised steps (the teacher for longer, so it knows the format and some reversals the
 student does not), runs the README's command
 
@@ -62,8 +62,8 @@ def train(path: str, steps: int, data: list[tuple[list[int], list[int]]], pad: i
 def models(work: Path, teacher_steps: int, student_steps: int) -> dict[str, str]:
     from transformers import AutoTokenizer
 
+    from whileai.launch.tiny import build
     from whileai.tasksets import reverse_text as rt
-    from whileai.tiny import build
 
     paths = build(work / "tiny")
     tok = AutoTokenizer.from_pretrained(paths["student"])
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     work = args.work or Path(tempfile.mkdtemp(prefix="whileai-shot-"))
     paths = models(work, args.teacher_steps, args.student_steps)
-    command = [sys.executable, "-m", "whileai.cli", "inspect", "examples/opd.toml", "--local-student",
+    command = [sys.executable, "-m", "whileai.cli.app", "inspect", "examples/opd.toml", "--local-student",
                paths["student"], "--local-teacher", paths["teacher"], "--prompts", "6", "--max-tokens", "64",
                "-o", str(work / "page"), "--force"]
     start = time.perf_counter()

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLES
 
-from whileai.arms import DEFAULT_PAIRS, comparisons, load_arms, match_budget, repeat, replace_run
-from whileai.backends import prime_rl
-from whileai.budget import mismatch, parse_budget, per_step, steps_for
+from whileai.cost.budget import mismatch, parse_budget, per_step, steps_for
 from whileai.errors import SpecError
+from whileai.launch.arms import DEFAULT_PAIRS, comparisons, load_arms, match_budget, repeat, replace_run
 from whileai.launch.offline import Offline, task_texts
+from whileai.targets.prime_rl import compile as prime_rl
 
 ROOT = Path(__file__).resolve().parents[1]
 MINE = ROOT / "tests" / "data" / "arms"
@@ -178,7 +178,7 @@ def test_arms_verb_plans_checks_and_writes_a_manifest(tmp_path: Path) -> None:
 
 def test_the_tiny_model_cache_key_covers_what_determines_the_models(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from whileai import tiny
+    from whileai.launch import tiny
 
     texts, pairs, warm = ["a b", "c"], [("a", "b")], {"teacher": 3, "student": 1}
     key = tiny.cache_key(texts, pairs, warm)

@@ -12,7 +12,7 @@ import tomllib
 from helpers import EXAMPLES, needs_reference
 from typer.testing import CliRunner
 
-from whileai.cli import app
+from whileai.cli.app import app
 
 HEAD = 'taskset = "reverse-text"\nmodel = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"\n'
 GRPO = '[method]\ntype = "grpo"\n'
@@ -217,7 +217,7 @@ def test_check_reports_each_problem_once(tmp_path: Path) -> None:
 def test_trl_check_says_clearly_when_trl_is_missing(tmp_path: Path) -> None:
     code = (
         "import sys\nsys.modules['trl'] = None  # as if the trl extra were not installed\n"
-        "from whileai.cli import main\n"
+        "from whileai.cli.app import main\n"
         f"sys.argv = ['whileai', 'compile', {str(EXAMPLES / 'opd.toml')!r}, '-b', 'trl', "
         f"'-o', {str(tmp_path / 'opd')!r}, '--check']\nmain()\n"
     )
@@ -288,7 +288,7 @@ def test_check_agrees_with_the_loader_on_the_pins_own_files() -> None:
     entry point. Skipped offline: the pin's files are not part of this repository."""
     import os
 
-    from whileai.backends.prime_rl_rules import detect
+    from whileai.targets.prime_rl.check import detect
 
     pin, verdicts = os.environ.get("WHILEAI_PRIME_RL_PIN"), os.environ.get("WHILEAI_PIN_VERDICTS")
     if not pin or not verdicts:

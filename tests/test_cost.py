@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 from helpers import EXAMPLES, ROOT
 
-from whileai import cost, sizes
-from whileai.backends import prime_rl, trl
-from whileai.load import build, load_spec
-from whileai.spec import RunSpec
+from whileai.cost import estimate as cost
+from whileai.cost import sizes
+from whileai.spec.load import build, load_spec
+from whileai.spec.run import RunSpec
+from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.trl import compile as trl
 
 PEAK = 989e12  # H100 SXM dense BF16, FLOP/s
 

@@ -9,8 +9,8 @@ import pytest
 from helpers import STUDENT
 
 import whileai as wai
-from whileai.fieldmap import spec_fields
-from whileai.spec import METHODS, RunSpec
+from whileai.report.fieldmap import spec_fields
+from whileai.spec.run import METHODS, RunSpec
 
 BACKENDS = ["prime-rl", "trl"]
 TASKS = Path(__file__).parent / "data" / "tasks.jsonl"
@@ -85,7 +85,7 @@ SLURM = {"job_name": "j", "partition": "gpu", "account": "a", "time": "1-00:00:0
 
 
 def backend(name: str):  # type: ignore[no-untyped-def]
-    mod = "whileai.backends.prime_rl" if name == "prime-rl" else "whileai.backends.trl"
+    mod = "whileai.targets.prime_rl.compile" if name == "prime-rl" else "whileai.targets.trl.compile"
     try:
         return importlib.import_module(mod)
     except ModuleNotFoundError as e:
@@ -97,7 +97,7 @@ def backend(name: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("name", BACKENDS)
 @pytest.mark.parametrize("kind", list(METHODS))
 def test_every_set_field_is_read_or_ignored(name: str, kind: str) -> None:
-    from whileai.stages import compile_stages
+    from whileai.targets.stages import compile_stages
 
     mod = backend(name)
     for run in variants(kind):

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-from whileai.fieldmap import spec_fields
-from whileai.rules import RULES
-from whileai.spec import METHODS, RunSpec
+from whileai.report.fieldmap import spec_fields
+from whileai.rules.research import RULES
+from whileai.spec.run import METHODS, RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import whileai as wai
-from whileai.cli import app
+from whileai.cli.app import app
 
 runner = CliRunner()
 SCALE = int(os.environ.get("WHILEAI_FUZZ_SCALE", "1"))
@@ -278,6 +278,6 @@ yaml_values = st.recursive(
 def test_yaml_round_trips_generated_values(doc: dict[str, Any]) -> None:
     """What the TRL backend writes, PyYAML (TRL's loader) reads back as the same values:
     emoji, lone surrogates, keys ending in a newline, YAML words, tiny and huge floats."""
-    from whileai.backends.trl import dumps
+    from whileai.targets.trl.compile import dumps
 
     assert yaml.safe_load(dumps(doc)) == doc

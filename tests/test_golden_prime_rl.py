@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers import ROOT, golden, seed_run
 
-from whileai.backends import prime_rl
+from whileai.targets.prime_rl import compile as prime_rl
 
 GOLDEN = ROOT / "tests" / "golden" / "prime-rl"
 
@@ -24,7 +24,7 @@ TASKSET_EXAMPLES = sorted((ROOT / "examples" / "tasksets").glob("*.toml"))
 @pytest.mark.parametrize("spec", TASKSET_EXAMPLES, ids=lambda p: p.stem)
 def test_taskset_examples_toml_and_report(spec) -> None:  # type: ignore[no-untyped-def]
     """Examples beyond reverse-text (examples/tasksets/, out of the recipes' examples/*.toml)."""
-    from whileai.load import load_spec
+    from whileai.spec.load import load_spec
 
     c = prime_rl.compile(load_spec(spec), name=f"{spec.stem}.toml")
     golden(GOLDEN / "tasksets" / f"{spec.stem}.toml", c.text)
@@ -56,7 +56,7 @@ MIXTURE_EXAMPLES = sorted((ROOT / "examples" / "mixtures").glob("*.toml"))
 def test_mixture_examples_toml_and_report(spec) -> None:  # type: ignore[no-untyped-def]
     """Mixtures (examples/mixtures/, out of the recipes' examples/*.toml): the TOML and the
     report, which accounts for every source."""
-    from whileai.load import load_spec
+    from whileai.spec.load import load_spec
 
     c = prime_rl.compile(load_spec(spec), name=f"{spec.stem}.toml")
     golden(GOLDEN / "mixtures" / f"{spec.stem}.toml", c.text)

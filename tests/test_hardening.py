@@ -13,8 +13,8 @@ from helpers import EXAMPLES, ROOT, seed_run
 from typer.testing import CliRunner
 
 import whileai as wai
-from whileai.backends import trl
-from whileai.cli import app
+from whileai.cli.app import app
+from whileai.targets.trl import compile as trl
 
 runner = CliRunner()
 HEAD = 'taskset = "reverse-text"\nmodel = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"\n'
@@ -222,7 +222,7 @@ def test_a_closed_pipe_ends_quietly(argv: list[str]) -> None:
     """`whileai ... | head -1`: stdout is a pipe whose reader has gone (made certain here by
     closing the read end first): exit 0, nothing on stderr, no traceback."""
     code = ("import os, sys\nr, w = os.pipe()\nos.close(r)\nos.dup2(w, 1)\n"
-            f"sys.argv = ['whileai', *{argv!r}]\nfrom whileai.cli import main\nmain()\n")
+            f"sys.argv = ['whileai', *{argv!r}]\nfrom whileai.cli.app import main\nmain()\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                        timeout=60, env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="80"))
     assert (r.returncode, r.stderr) == (0, "")

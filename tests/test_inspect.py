@@ -10,10 +10,11 @@ import pytest
 from helpers import EXAMPLES
 from typer.testing import CliRunner
 
-from whileai.cli import app
+from whileai.cli.app import app
 from whileai.errors import SpecError
-from whileai.inspect import data, stats
-from whileai.inspect.model import (
+from whileai.spec.load import load_spec
+from whileai.tokenview import data, stats
+from whileai.tokenview.model import (
     Completion,
     Definitions,
     InspectReport,
@@ -23,8 +24,7 @@ from whileai.inspect.model import (
     Side,
     Token,
 )
-from whileai.inspect.page import render, shown
-from whileai.load import load_spec
+from whileai.tokenview.page import render, shown
 
 
 def tok(i: int, signal: float, full: float | None = None, rank: int | None = 1) -> Token:

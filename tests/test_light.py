@@ -27,7 +27,7 @@ def test_import_is_light() -> None:
 def test_compile_is_light(tmp_path) -> None:  # type: ignore[no-untyped-def]
     specs = [str(EXAMPLES / f"{k}.toml") for k in ("grpo", "opsd", "opd")]
     code = (
-        "import sys\nfrom whileai.cli import app\n"
+        "import sys\nfrom whileai.cli.app import app\n"
         f"sys.argv = ['whileai', 'compile', *{specs!r}, '-o', {str(tmp_path)!r}]\n"
         "try:\n    app()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
     )
@@ -39,13 +39,13 @@ def test_compile_is_light(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert not loaded & set(HEAVY), loaded & set(HEAVY)
     # no tokenizer files here (tests use an empty HF cache): no comparison, no `tokenizers`
     loaded = modules_after(code.replace(str(tmp_path), str(tmp_path / "again")), full=True)
-    assert "whileai.tokfiles" in loaded and not {"whileai.tokcheck", "tokenizers", "jinja2"} & loaded
+    assert "whileai.vocab.files" in loaded and not {"whileai.vocab.compare", "tokenizers", "jinja2"} & loaded
 
 
 def test_inspect_against_endpoints_is_light(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The endpoint form needs no torch: stdlib HTTP only (here the server is unreachable)."""
     code = (
-        "import sys\nfrom whileai.cli import app\n"
+        "import sys\nfrom whileai.cli.app import app\n"
         f"sys.argv = ['whileai', 'inspect', {str(EXAMPLES / 'opd.toml')!r}, '--student-endpoint', "
         f"'http://127.0.0.1:9/v1', '-o', {str(tmp_path / 'out')!r}]\n"
         "try:\n    app()\nexcept SystemExit as e:\n    assert e.code == 2, e.code\n"

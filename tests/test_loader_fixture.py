@@ -19,12 +19,12 @@ import tomllib
 from helpers import ROOT
 
 import whileai as wai
-from whileai.backends import prime_rl
-from whileai.backends.prime_rl_loader import rule_sets
-from whileai.backends.prime_rl_loader.view import FIRED
-from whileai.backends.prime_rl_rules import check_document, detect
 from whileai.errors import SpecError
-from whileai.load import load_spec, parse_sets
+from whileai.spec.load import load_spec, parse_sets
+from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.prime_rl.check import check_document, detect
+from whileai.targets.prime_rl.loader import rule_sets
+from whileai.targets.prime_rl.loader.view import FIRED
 
 FIXTURES = ROOT / "tests" / "fixtures" / "prime-rl"
 BATTERY = tomllib.loads((FIXTURES / "battery.toml").read_text())
@@ -50,7 +50,7 @@ def run_now(v: dict[str, Any], tmp_path: Path) -> Now:
         try:
             run = load_spec(spec, parse_sets(v["input"]["set"]))
             if run.then is not None:  # a two-stage spec: the variant loads stage `stage`'s TOML
-                from whileai.stages import compile_stages
+                from whileai.targets.stages import compile_stages
 
                 chain = compile_stages(run, "prime-rl", name=f"{v['name']}.toml")
                 c = chain.stages[STAGE[v["name"]] - 1]

@@ -10,8 +10,9 @@ import pytest
 from helpers import ROOT
 
 import whileai as wai
-from whileai.backends import prime_rl, trl
 from whileai.errors import SpecError
+from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.trl import compile as trl
 
 TASKS = ROOT / "tests" / "data" / "tasks.jsonl"
 T = "vllm:a/b@http://localhost:8001/v1"

@@ -11,11 +11,11 @@ import tomllib
 from helpers import EXAMPLES, ROOT
 
 import whileai as wai
-from whileai import mixture
-from whileai.backends import prime_rl
-from whileai.backends.prime_rl_rules import check_document
 from whileai.errors import SpecError
-from whileai.load import build, load_spec
+from whileai.spec import mixture
+from whileai.spec.load import build, load_spec
+from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.prime_rl.check import check_document
 
 GRPO_OPD = EXAMPLES / "mixtures" / "grpo-opd.toml"
 T8 = {"url": "http://localhost:8001/v1", "model": "Qwen/Qwen3-8B"}
@@ -183,8 +183,8 @@ def test_the_python_api_takes_sources() -> None:
 def test_trl_and_the_arms_refuse_a_mixture_in_one_line(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from whileai.arms import load_arms
-    from whileai.cli import app
+    from whileai.cli.app import app
+    from whileai.launch.arms import load_arms
 
     result = CliRunner().invoke(app, ["compile", str(GRPO_OPD), "-b", "trl", "-o", str(tmp_path / "t")])
     assert result.exit_code == 2 and not (tmp_path / "t").exists()

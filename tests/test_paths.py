@@ -10,11 +10,11 @@ from helpers import EXAMPLES, seed_run
 from typer.testing import CliRunner
 
 import whileai as wai
-from whileai import paths
-from whileai.backends import prime_rl
-from whileai.catalog import prime_rl as prime_rl_catalog
-from whileai.cli import app
-from whileai.render import explain_rows
+from whileai.catalogs import paths
+from whileai.catalogs.targets import prime_rl as prime_rl_catalog
+from whileai.cli.app import app
+from whileai.report.render import explain_rows
+from whileai.targets.prime_rl import compile as prime_rl
 
 runner = CliRunner()
 

@@ -11,10 +11,10 @@ import tomllib
 from helpers import STUDENT, needs_reference, seed_run
 
 import whileai as wai
-from whileai.backends import prime_rl
-from whileai.backends.prime_rl_rules import check_document, renderer_for
-from whileai.catalog import prime_rl as catalog
+from whileai.catalogs.targets import prime_rl as catalog
 from whileai.errors import SpecError
+from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.prime_rl.check import check_document, renderer_for
 
 
 def reference_validator() -> jsonschema.Draft202012Validator:
@@ -134,7 +134,7 @@ def test_opd_report_names_the_teacher_serving_command() -> None:
 
 
 def test_overrides_from_a_spec_table_are_flattened_checked_and_reported(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from whileai.load import load_spec
+    from whileai.spec.load import load_spec
 
     p = tmp_path / "s.toml"
     p.write_text('taskset = "reverse-text"\nmodel = "Qwen/Qwen3-0.6B"\n[method]\ntype = "grpo"\n'
@@ -142,7 +142,7 @@ def test_overrides_from_a_spec_table_are_flattened_checked_and_reported(tmp_path
                  "[overrides.inference.vllm]\nseed = 3\n")
     run = load_spec(p)
     assert set(run.overrides) == {"trainer.optim.lr", "orchestrator.train.source[0].ratio",
-                                  "inference.vllm.seed"}  # one canonical form (whileai.paths)
+                                  "inference.vllm.seed"}  # one canonical form (whileai.catalogs.paths)
     c = prime_rl.compile(run)
     doc = tomllib.loads(c.text)
     assert doc["trainer"]["optim"]["lr"] == 2e-6 and doc["inference"]["vllm"]["seed"] == 3

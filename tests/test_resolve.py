@@ -5,8 +5,8 @@ from __future__ import annotations
 import tomllib
 from helpers import seed_run
 
-from whileai.backends import prime_rl
-from whileai.backends.prime_rl_resolve import resolve
+from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.prime_rl.resolve import resolve
 
 
 def test_shared_fields_fill_each_process_and_defaults_are_named() -> None:

@@ -8,7 +8,7 @@ import pytest
 from helpers import STUDENT
 
 import whileai as wai
-from whileai.rules import RULES, family, size_b
+from whileai.rules.research import RULES, family, size_b
 
 T = "http://localhost:8001/v1"
 
@@ -88,7 +88,7 @@ def test_model_name_heuristics() -> None:
 
 
 def test_backends_report_the_rules_with_their_facts() -> None:
-    from whileai.backends import prime_rl
+    from whileai.targets.prime_rl import compile as prime_rl
 
     c = prime_rl.compile(run(wai.OPSD(anchor="ema:0.01"), model=STUDENT))
     assert {"opsd-unanchored", "opsd-small-model", "needs-grpo-arm"} <= {w.rule for w in c.warnings}
@@ -97,7 +97,8 @@ def test_backends_report_the_rules_with_their_facts() -> None:
 def test_eval_never_runs_reads_the_compiled_values() -> None:
     """--set max_steps=5 with the default interval (25 for 100 steps): the summary says 5 steps
     and the eval rule fires; eval_strategy=no in TRL says evaluation is off."""
-    from whileai.backends import prime_rl, trl
+    from whileai.targets.prime_rl import compile as prime_rl
+    from whileai.targets.trl import compile as trl
 
     c = prime_rl.compile(run(wai.GRPO(), overrides={"max_steps": 5}))
     assert c.header()[1].startswith("5 steps x 64 prompts x 8 rollouts")
@@ -119,7 +120,7 @@ def test_eval_never_runs_reads_the_compiled_values() -> None:
 ])
 def test_honest_holdout_from_the_compiled_sources(taskset: str, args: dict, eval_args: dict,
                                                   same: bool) -> None:
-    from whileai.backends import prime_rl
+    from whileai.targets.prime_rl import compile as prime_rl
 
     c = prime_rl.compile(wai.RunSpec(taskset=taskset, model="Qwen/Qwen3-0.6B", method=wai.GRPO(),
                                      taskset_args=args, eval={"taskset_args": eval_args}))

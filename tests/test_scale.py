@@ -13,14 +13,14 @@ import tomllib
 from helpers import EXAMPLES, ROOT, golden
 
 import whileai as wai
-from whileai.backends import prime_rl
-from whileai.backends.prime_rl_deploy_rules import check_inference_document, deployment_rules
-from whileai.backends.prime_rl_rules import check_document
-from whileai.catalog import prime_rl as catalog
+from whileai.catalogs.targets import prime_rl as catalog
 from whileai.errors import SpecError
-from whileai.layout import Slurm
-from whileai.load import build, load_spec
-from whileai.spec import RunSpec
+from whileai.spec.layout import Slurm
+from whileai.spec.load import build, load_spec
+from whileai.spec.run import RunSpec
+from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.prime_rl.check import check_document
+from whileai.targets.prime_rl.loader.deploy import deployment_rules
 
 SCALE = EXAMPLES / "scale"
 GOLDEN = ROOT / "tests" / "golden" / "prime-rl" / "scale"
@@ -109,7 +109,7 @@ def test_scale_examples_compile_to_golden_files(spec: str) -> None:
         assert teacher["deployment"] == {"type": "multi_node", "num_nodes": 1, "gpus_per_node": 8}
         assert teacher["vllm"]["tensor_parallel_size"] == 8  # 235B: one node
         assert teacher["server"]["port"] == 8001 and teacher["slurm"]["job_name"].endswith("-teacher")
-        assert check_inference_document(teacher) == []
+        assert check_document(teacher, entry="inference") == []
         assert c.commands[0].startswith(f"uv run inference @ {spec.replace('.toml', '.teacher.toml')}")
     if spec.startswith("sft"):
         assert doc["orchestrator"]["algo"]["sampling"]["source"]["base_url"] == "http://teacher-node:8001/v1"
@@ -231,7 +231,7 @@ def test_deployment_rules_accept_the_pins_layouts() -> None:
 def test_whileai_check_applies_the_deployment_rules(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from whileai.cli import app
+    from whileai.cli.app import app
 
     f = tmp_path / "mn.toml"
     f.write_text('[deployment]\ntype = "multi_node"\nnum_train_nodes = 2\n[inference]\n[trainer]\n'
@@ -255,7 +255,8 @@ def test_teacher_placement_follows_the_stated_rule() -> None:
     assert "gpu_memory_utilization" not in toml(local)["inference"]["vllm"]
     assert local.commands[0].startswith("CUDA_VISIBLE_DEVICES=4,5 uv run inference @ opd.teacher.toml")
     t = toml(local, "opd.teacher.toml")
-    assert "slurm" not in t and t["vllm"]["tensor_parallel_size"] == 2 and check_inference_document(t) == []
+    assert "slurm" not in t and t["vllm"]["tensor_parallel_size"] == 2
+    assert check_document(t, entry="inference") == []
     with pytest.raises(SpecError, match="fits beside the run"):
         prime_rl.compile(opd("http://localhost:8001/v1", "Qwen/Qwen3-235B-A22B", model="Qwen/Qwen3-8B",
                              gpus=4))
@@ -289,7 +290,7 @@ def test_an_sft_teacher_is_planned_sized_and_served_like_opds() -> None:
     local = prime_rl.compile(sft("http://localhost:8001/v1", BIG, model="Qwen/Qwen3-8B", gpus=4))
     assert local.teacher is not None and local.teacher["mode"] == "local" and local.teacher["gpus"] == 2
     assert local.commands[0].startswith("CUDA_VISIBLE_DEVICES=4,5 uv run inference @ sft.teacher.toml")
-    assert check_inference_document(toml(local, "sft.teacher.toml")) == []
+    assert check_document(toml(local, "sft.teacher.toml"), entry="inference") == []
     assert "the SFT teacher's server" in local.files["sft.teacher.toml"]
     remote = prime_rl.compile(sft("https://api.example.com/v1", "deepseek-ai/DeepSeek-V3", nodes=2))
     assert remote.teacher is not None and remote.teacher["mode"] == "endpoint"
@@ -307,8 +308,8 @@ def test_an_sft_teacher_is_planned_sized_and_served_like_opds() -> None:
 def test_json_report_carries_cost_and_teacher(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from whileai.cli import app
-    from whileai.report_model import Report
+    from whileai.cli.app import app
+    from whileai.report.model import Report
 
     result = CliRunner().invoke(app, ["compile", str(SCALE / "opd-32b-8nodes.toml"), "--json"])
     assert result.exit_code == 0, result.output
@@ -327,7 +328,7 @@ def test_api_takes_the_layout_fields() -> None:
 
 @pytest.mark.parametrize("path", sorted(str(p.relative_to(EXAMPLES)) for p in EXAMPLES.rglob("*.toml")))
 def test_every_example_compiles_for_both_backends(path: str) -> None:
-    from whileai.backends import trl
+    from whileai.targets.trl import compile as trl
     from whileai.tasksets import BUILTIN, name_of
 
     spec = load_spec(EXAMPLES / path)
@@ -347,7 +348,7 @@ def test_every_example_compiles_for_both_backends(path: str) -> None:
 def test_trl_splits_the_step_over_processes_and_picks_a_strategy() -> None:
     import yaml
 
-    from whileai.backends import trl
+    from whileai.targets.trl import compile as trl
 
     one = trl.compile(run(model="Qwen/Qwen3-8B"))
     assert "accelerate.yaml" not in one.files and one.commands == ("trl grpo --config config.yaml",)

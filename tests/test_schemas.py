@@ -14,13 +14,13 @@ from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 import whileai as wai
-from whileai.catalog import prime_rl
-from whileai.cli import app
+from whileai.catalogs.targets import prime_rl
+from whileai.cli.app import app
+from whileai.cli.schemas import SCHEMAS, Unavailable, dumps, generate, sample_runs
 from whileai.errors import SpecError
-from whileai.load import build, load_spec, loads_toml
-from whileai.report_model import Report
-from whileai.schemas import SCHEMAS, Unavailable, dumps, generate, sample_runs
-from whileai.spec import RunSpec
+from whileai.report.model import Report
+from whileai.spec.load import build, load_spec, loads_toml
+from whileai.spec.run import RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.toml"))
@@ -43,9 +43,9 @@ def errors(which: str, doc: Any) -> list[str]:
 
 def trl_backend() -> Any:
     try:
-        return importlib.import_module("whileai.backends.trl")
+        return importlib.import_module("whileai.targets.trl.compile")
     except ModuleNotFoundError as e:
-        if e.name == "whileai.backends.trl":
+        if e.name == "whileai.targets.trl.compile":
             return None
         raise
 
@@ -86,7 +86,7 @@ def test_results_schema_has_one_text() -> None:
 
 
 def test_spec_patterns_never_reject_what_whileai_accepts() -> None:
-    from whileai.schemas import PATTERNS
+    from whileai.cli.schemas import PATTERNS
 
     accepted = {"taskset": ["reverse-text", "owner/name@v1.2", "a.b_c"],
                 "url": ["http://localhost:8001/v1", "https://h.example.com/", "http://10.0.0.1:80"],
@@ -237,11 +237,11 @@ def test_prime_rl_field_map_names_only_catalogue_paths() -> None:
 def test_trl_field_map_names_only_catalogue_paths() -> None:
     trl = trl_backend()
     if trl is None:
-        pytest.skip("whileai.backends.trl is not present yet")
+        pytest.skip("whileai.targets.trl.compile is not present yet")
     try:
-        from whileai.backends import trl_catalog
+        from whileai.targets.trl import catalog as trl_catalog
     except ModuleNotFoundError:
-        pytest.skip("whileai.backends.trl_catalog (the TRL catalogue) is not present yet")
+        pytest.skip("whileai.targets.trl.catalog (the TRL catalogue) is not present yet")
     assert not trl_catalog.has("grpo", "no_such_key")
     for name, run in sample_runs().items():
         if run.sources:  # a mixture: TRL refuses it (tests/test_mixtures.py)

@@ -13,11 +13,11 @@ from helpers import EXAMPLES, STUDENT, TEACHER
 from typer.testing import CliRunner
 
 import whileai as wai
-from whileai.backends.prime_rl_rules import check_document
-from whileai.cli import app
+from whileai.cli.app import app
+from whileai.cli.recipe import bundled
 from whileai.errors import SpecError
-from whileai.launch.recipe import bundled
-from whileai.load import build, load_spec
+from whileai.spec.load import build, load_spec
+from whileai.targets.prime_rl.check import check_document
 
 T = wai.Endpoint(url="http://localhost:8001/v1", model=TEACHER)
 
@@ -123,7 +123,7 @@ def test_sft_example_is_a_default_arm_and_recovery_is_not() -> None:
 
 
 def test_a_two_stage_spec_is_not_an_arm(tmp_path: Path) -> None:
-    from whileai.arms import load_arms
+    from whileai.launch.arms import load_arms
 
     spec = tmp_path / "coldstart.toml"
     spec.write_text('taskset = "reverse-text"\nmodel = "m"\nlora = false\n[method]\ntype = "grpo"\n'
@@ -135,8 +135,8 @@ def test_a_two_stage_spec_is_not_an_arm(tmp_path: Path) -> None:
 def test_algo_rows_write_one_methods_table_anywhere() -> None:
     """prime_rl_algo.algo_rows(table, field): the same rows write the run's orchestrator.algo
     today and a training source's algo tomorrow (a mixture), reading the method at `field`."""
-    from whileai.backends.prime_rl_algo import algo_rows
-    from whileai.fieldmap import apply, field_value
+    from whileai.report.fieldmap import apply, field_value
+    from whileai.targets.prime_rl.algo import algo_rows
 
     run = wai.RunSpec(taskset="reverse-text", model=STUDENT, method=wai.SFT(T))
     top = apply(algo_rows(), run)

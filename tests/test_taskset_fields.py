@@ -9,12 +9,13 @@ import pytest
 import tomllib
 
 import whileai as wai
-from whileai.backends import prime_rl, trl
-from whileai.backends.prime_rl_renderer import choose
-from whileai.backends.prime_rl_rules import check_document
 from whileai.errors import SpecError
-from whileai.load import build
-from whileai.spec import RunSpec
+from whileai.spec.load import build
+from whileai.spec.run import RunSpec
+from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.prime_rl.check import check_document
+from whileai.targets.prime_rl.renderer import choose
+from whileai.targets.trl import compile as trl
 
 MODEL = "Qwen/Qwen3-0.6B"
 

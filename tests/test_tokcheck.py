@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import whileai as wai
-from whileai import tokcheck
-from whileai.rules import RULES
+from whileai.rules.research import RULES
+from whileai.vocab import compare as tokcheck
 
 tokenizers = pytest.importorskip("tokenizers")
 TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"

@@ -12,8 +12,8 @@ from helpers import EXAMPLES, seed_run
 from typer.testing import CliRunner
 
 import whileai as wai
-from whileai import write
-from whileai.cli import app
+from whileai.cli.app import app
+from whileai.files import write
 
 runner = CliRunner()
 

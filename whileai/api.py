@@ -1,6 +1,6 @@
 """The Python API: the same compile path as the CLI, with keyword arguments.
 
-`compile_all` is that path: where each spec goes (whileai.write.targets), every spec compiled,
+`compile_all` is that path: where each spec goes (whileai.files.write.targets), every spec compiled,
 then one write plan for all of them, committed all-or-nothing. Bad input of any kind raises
 SpecError only.
 """
@@ -11,11 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from whileai import write
 from whileai.errors import SpecError
-from whileai.load import build
-from whileai.report import Compiled
-from whileai.spec import METHODS, RunSpec
+from whileai.files import write
+from whileai.report.compiled import Compiled
+from whileai.spec.load import build
+from whileai.spec.run import METHODS, RunSpec
 
 BACKENDS = ("prime-rl", "trl")
 
@@ -65,15 +65,15 @@ def _written(c: Compiled, root: Path | None) -> Compiled:
 
 def _one(run: RunSpec, backend: str, dest: write.Target, cpu: bool) -> Compiled:
     if run.then is not None:
-        from whileai.stages import compile_stages
+        from whileai.targets.stages import compile_stages
 
         where = str(dest.root) if dest.root is not None else None
         return compile_stages(run, backend, name=dest.name, out=where, cpu=cpu)
     if backend == "prime-rl":
-        from whileai.backends import prime_rl
+        from whileai.targets.prime_rl import compile as prime_rl
 
         return prime_rl.compile(run, name=dest.name)
-    from whileai.backends import trl
+    from whileai.targets.trl import compile as trl
 
     return trl.compile(run, cpu=cpu, out=str(dest.root) if dest.root is not None else None)
 

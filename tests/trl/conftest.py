@@ -16,6 +16,6 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     pytest.importorskip("tokenizers")
     for k, v in OFFLINE.items():
         os.environ.setdefault(k, v)
-    from whileai.tiny import build
+    from whileai.launch.tiny import build
 
     return build(tmp_path_factory.mktemp("tiny"))

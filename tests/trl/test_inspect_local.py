@@ -13,9 +13,9 @@ from inspect_check import browser, chromium, load, recheck
 from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
-from whileai.cli import app
-from whileai.inspect import adapters
-from whileai.inspect.model import json_schema
+from whileai.cli.app import app
+from whileai.tokenview import adapters
+from whileai.tokenview.model import json_schema
 
 pytestmark = pytest.mark.trl
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,11 +11,12 @@ from difflib import SequenceMatcher
 import pytest
 from trl_helpers import ARMS, GOLDEN, ROOT, TEACHER, golden, seed_run
 
-from whileai.backends import trl, trl_catalog
-from whileai.backends.trl_map import FIELD_MAP, completions, teacher_template
 from whileai.errors import SpecError
-from whileai.fieldmap import Drop, To, label, spec_fields
-from whileai.spec import GRPO, METHODS, OPD, OPSD, SFT, RunSpec
+from whileai.report.fieldmap import Drop, To, label, spec_fields
+from whileai.spec.run import GRPO, METHODS, OPD, OPSD, SFT, RunSpec
+from whileai.targets.trl import catalog as trl_catalog
+from whileai.targets.trl import compile as trl
+from whileai.targets.trl.fieldmap import FIELD_MAP, completions, teacher_template
 from whileai.tasksets import reverse_text, reverse_text_reward
 
 
@@ -46,7 +47,8 @@ MULTI_NODE = ("nodes", "inference_nodes", "inference_replicas", "inference_tp",
 
 
 def leaf_fields(kind: str) -> list[str]:
-    """The fields one stage's field map accounts for (`then.*`: whileai.stages, tests/test_coverage.py;
+    """The fields one stage's field map accounts for (`then.*`: whileai.targets.stages,
+    tests/test_coverage.py;
     `sources.*`: a mixture, which TRL refuses, tests/test_mixtures.py)."""
     top = [f for f in spec_fields(RunSpec) if not f.startswith(("method.", "then.", "sources."))]
     return top + [f"method.{f}" for f in spec_fields(METHODS[kind])]
@@ -102,7 +104,7 @@ def test_compiling_imports_no_trl_torch_transformers() -> None:
         "sys.path[:0] = ['tests/trl', 'tests']\n"
         "from trl_helpers import seed_run\n"
         "from whileai.backends import trl\n"
-        "from whileai.backends.trl_check import check_dir\n"
+        "from whileai.targets.trl.check import check_dir\n"
         "for k in ('grpo', 'opsd', 'opd'):\n"
         "    trl.compile(seed_run(k), cpu=True)\n"
         "heavy = [m for m in ('trl', 'torch', 'transformers', 'datasets') if m in sys.modules]\n"
@@ -178,7 +180,7 @@ def test_sft_report_tells_the_truth() -> None:
     reads = {r.path: r.value for r in c.reads}
     assert reads["<sample.py --teacher>"] == TEACHER.model and reads["<sample.py --prompts>"] == 6400
     assert c.data["estimator"] == "cross_entropy" and c.data["teacher_reads"] == "text"
-    assert c.files["sample.py"] == (ROOT / "whileai" / "backends" / "trl_sample.py").read_text()
+    assert c.files["sample.py"] == (ROOT / "whileai" / "targets" / "trl" / "sample.py").read_text()
     assert "whileai" not in "".join(ln for ln in c.files["sample.py"].splitlines()
                                     if ln.startswith(("import", "from")))
     short = trl.compile(seed_run("sft", overrides={"max_steps": 5}))
@@ -292,7 +294,7 @@ def test_reward_module_is_shipped_verbatim_and_standalone() -> None:
 
 def test_yaml_round_trips() -> None:
     yaml = pytest.importorskip("yaml")
-    from whileai.backends.trl import dumps
+    from whileai.targets.trl.compile import dumps
 
     doc = {"a": 1e-6, "b": 5e-5, "c": "yes", "d": "x: y # z\n", "e": [1, "on", None], "f": "",
            "g": {"K": "1"}, "h": 0.1, "i": "1e-3", "j": -3e20, "k": [{"p": "json"}], "l": True,

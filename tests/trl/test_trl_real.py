@@ -1,7 +1,7 @@
 """The TRL backend against the real TRL: its parser, its dataclasses, 2-step CPU runs.
 
 Marked `trl`: needs the trl extra (torch, transformers, trl, datasets, accelerate). Runs offline
-on tiny random models built locally (whileai.tiny).
+on tiny random models built locally (whileai.launch.tiny).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from trl_helpers import ARMS, OFFLINE, ROOT, seed_run, tiny_run, write
 
-from whileai.backends import trl as backend
-from whileai.backends import trl_catalog
-from whileai.backends.trl_check import check_dir, parse
+from whileai.targets.trl import catalog as trl_catalog
+from whileai.targets.trl import compile as backend
+from whileai.targets.trl.check import check_dir, parse
 
 pytestmark = pytest.mark.trl
 trl = pytest.importorskip("trl")

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from whileai.launch.metrics import Metrics, atomic_write_text
 
 if TYPE_CHECKING:
-    from whileai.report import Compiled
+    from whileai.report.compiled import Compiled
 
 State = Literal["planned", "pending", "done", "failed"]
 MANIFEST = "manifest.json"
@@ -46,7 +46,7 @@ class ArmSpec(BaseModel):
     seed: int | None = None
     target: str | None = Field(default=None, description="prime-rl | trl | a free label.")
     per_step: dict[str, Any] = Field(
-        default_factory=dict, description="Planned spend per step (whileai.budget.per_step): "
+        default_factory=dict, description="Planned spend per step (whileai.cost.budget.per_step): "
         "rollouts, prompts, samples, max_tokens, teacher, gpus.")
 
     def model_post_init(self, __context: Any) -> None:
@@ -110,7 +110,7 @@ def load_manifest(path: str | Path) -> Manifest:
 
 def arm_from_compiled(name: str, c: Compiled, argv: list[str] | None = None) -> ArmSpec:
     """An ArmSpec from a compiler result: its files, report, and first command."""
-    from whileai.budget import per_step
+    from whileai.cost.budget import per_step
 
     d = c.to_dict()
     method = c.run.method

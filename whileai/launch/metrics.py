@@ -28,7 +28,7 @@ from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from whileai.atomic import atomic_write as atomic_write_text  # one writer for every file
+from whileai.files.atomic import atomic_write as atomic_write_text  # one writer for every file
 
 Point = tuple[int, float]
 
@@ -79,7 +79,7 @@ class Metrics(BaseModel):
         default_factory=dict,
         description="What the run spent, measured: any of rollouts, sampled_tokens, "
         "teacher_tokens, train_seconds, cpu_seconds (the training process), gpu_seconds. "
-        "whileai.results.budget estimates what is missing and says so.",
+        "whileai.results.spend estimates what is missing and says so.",
     )
     usage_source: dict[str, str] = Field(
         default_factory=dict, description="How each usage value was measured (log key, clock).")

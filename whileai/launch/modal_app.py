@@ -27,7 +27,8 @@ import modal.exception as mx
 from whileai.launch.backend import InfraError, Outcome
 from whileai.launch.manifest import ArmRecord, Manifest
 from whileai.launch.metrics import Metrics
-from whileai.launch.remote import PRIME_RL_COMMIT, PRIME_RL_DIR, job_payload
+from whileai.launch.remote import PRIME_RL_DIR, job_payload
+from whileai.targets.prime_rl.pin import COMMIT as PRIME_RL_COMMIT
 
 APP_NAME = os.environ.get("WHILEAI_MODAL_APP", "whileai")
 VOLUME_NAME = os.environ.get("WHILEAI_MODAL_VOLUME", "whileai-runs")

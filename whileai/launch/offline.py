@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from whileai.arms import replace_run
 from whileai.errors import SpecError
-from whileai.spec import RunSpec
+from whileai.launch.arms import replace_run
+from whileai.spec.run import RunSpec
 from whileai.tasksets import BUILTIN, name_of, rows
 
 # how a built-in taskset's answer is written in a completion (for the supervised warm-up)
@@ -86,9 +86,9 @@ class Offline:
     @staticmethod
     def _overrides(name: str, run: RunSpec, subs: list[dict[str, Any]]) -> dict[str, Any]:
         """The spec's overrides that TRL knows; the others (another target's keys) dropped."""
-        from whileai.backends import overrides as ov
-        from whileai.backends import trl_catalog
-        from whileai.backends.trl import COMMAND
+        from whileai.targets import overrides as ov
+        from whileai.targets.trl import catalog as trl_catalog
+        from whileai.targets.trl.compile import COMMAND
 
         kept: dict[str, Any] = {}
         catalog = trl_catalog.catalog(COMMAND.get(run.method.type, "grpo"))

@@ -30,7 +30,6 @@ from whileai.launch.metrics import (
 )
 from whileai.launch.runner import describe_returncode, tail
 
-PRIME_RL_COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
 PRIME_RL_DIR = "/opt/prime-rl"
 TEACHER_MEMORY = 0.4
 

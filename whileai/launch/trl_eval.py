@@ -43,8 +43,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import IO, Any
 
-from whileai.backends.trl_map import DATA
 from whileai.launch.metrics import Point, atomic_write_text
+from whileai.targets.trl.fieldmap import DATA
 
 PROGRESS = "progress.json"
 # the trainer's own tqdm bar has no description: "\r 25%|██▌ | 1/4 [00:00<..."

@@ -1,8 +1,8 @@
 """Manifest → results.json: per-arm configs, series, budgets and health; the comparisons.
 
 Which pairs are compared: `pairs` when given, else the manifest's `meta.comparisons` (written
-by the recipes from whileai.arms), else every group against the baseline plus
-whileai.arms.DEFAULT_PAIRS. Deterministic: the same manifest gives byte-identical output
+by the recipes from whileai.launch.arms), else every group against the baseline plus
+whileai.launch.arms.DEFAULT_PAIRS. Deterministic: the same manifest gives byte-identical output
 (fixed seeds, no clocks), so running collect twice writes the same file.
 """
 
@@ -19,9 +19,7 @@ from typing import Any
 
 from whileai.launch.manifest import ArmRecord, Manifest, load_manifest
 from whileai.launch.metrics import atomic_write_text
-from whileai.launch.remote import PRIME_RL_COMMIT
 from whileai.results import stats
-from whileai.results.budget import COMPARED, arm_budget, mismatches
 from whileai.results.health import check
 from whileai.results.model import (
     ArmResult,
@@ -33,6 +31,8 @@ from whileai.results.model import (
     Results,
     StatsInfo,
 )
+from whileai.results.spend import COMPARED, arm_budget, mismatches
+from whileai.targets.prime_rl.pin import COMMIT as PRIME_RL_COMMIT
 
 RULE_17 = ("research rule 17: a single self-distillation or OPD number means little without a "
            "GRPO arm on the same holdout")
@@ -156,7 +156,7 @@ def _pairs(groups: Mapping[str, str], base: str | None, meta: Mapping[str, Any],
         return [(str(a), str(b)) for a, b in meta["comparisons"]]
     if base is None or base not in groups:
         return []
-    from whileai.arms import comparisons
+    from whileai.launch.arms import comparisons
 
     return comparisons(groups, base)
 

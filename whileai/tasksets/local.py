@@ -46,7 +46,7 @@ def _constant(name: str) -> Any:
 
 @lru_cache(maxsize=8)
 def _load(path: str, _mtime: int, _size: int) -> LocalTasks:
-    from whileai.load import read_text
+    from whileai.spec.load import read_text
 
     text = read_text(path, "data", LIMIT, "JSONL file")  # a FIFO or device is refused
     rows: list[Row] = []

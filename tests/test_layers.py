@@ -1,0 +1,124 @@
+"""The house's plan, held by the suite: the import-linter layers in pyproject.toml, and no import
+circle among whileai's modules (imports under TYPE_CHECKING aside)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+grimp = pytest.importorskip("grimp", reason="import-linter (the [dev] extra) builds the import graph")
+
+
+def test_layers_contract_is_kept() -> None:
+    """An arrow that runs back up fails here with the modules and the line that import it."""
+    r = subprocess.run([sys.executable, "-m", "importlinter.cli", "--config", str(ROOT / "pyproject.toml")],
+                       cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0 and "No module named importlinter.cli" in r.stderr:
+        r = subprocess.run(["lint-imports", "--config", str(ROOT / "pyproject.toml")], cwd=ROOT,
+                           capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[r.stdout.find("Broken contracts"):] or r.stdout + r.stderr
+    assert "BROKEN" not in r.stdout
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on, stack, out = set(), [], []
+    counter = 0
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            node, it = work[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    comp = []
+                    while True:
+                        m = stack.pop()
+                        on.discard(m)
+                        comp.append(m)
+                        if m == node:
+                            break
+                    if len(comp) > 1:
+                        out.append(sorted(comp))
+            elif nxt not in index:
+                index[nxt] = low[nxt] = counter
+                counter += 1
+                stack.append(nxt)
+                on.add(nxt)
+                work.append((nxt, iter(sorted(edges.get(nxt, ())))))
+            elif nxt in on:
+                low[node] = min(low[node], index[nxt])
+    return out
+
+
+def test_circles_finds_a_circle() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circles() -> None:
+    graph = grimp.build_graph("whileai", exclude_type_checking_imports=True)
+    modules = {m for m in graph.modules if m.startswith("whileai")}
+    edges = {m: {d for d in graph.find_modules_directly_imported_by(m) if d in modules} for m in modules}
+    # a package's __init__ importing its own submodule is how packages work, not a circle
+    for m, deps in edges.items():
+        deps -= {d for d in deps if m.startswith(d + ".")}
+    assert circles(edges) == []
+
+
+def test_root_holds_few_modules_and_no_name_families() -> None:
+    """At most 8 modules loose at whileai/'s root; no 3+ sibling files sharing a name prefix."""
+    pkg = ROOT / "whileai"
+    loose = sorted(p.name for p in pkg.glob("*.py"))
+    assert len(loose) <= 8, loose
+    for folder in [pkg, *[d for d in pkg.rglob("*") if d.is_dir() and (d / "__init__.py").exists()]]:
+        stems = [p.stem for p in folder.glob("*.py") if not p.stem.startswith("__")]
+        prefixes: dict[str, list[str]] = {}
+        for s in stems:
+            if "_" in s:
+                prefixes.setdefault(s.split("_")[0], []).append(s)
+        assert all(len(v) < 3 for v in prefixes.values()), (folder, prefixes)
+
+
+def test_old_module_paths_are_the_new_modules() -> None:
+    """A script written for the flat layout imports the same module objects (whileai.moved)."""
+    import importlib
+
+    from whileai.moved import MOVED
+
+    for old, new in MOVED.items():
+        if new:
+            assert importlib.import_module(old) is importlib.import_module(new), old
+    assert importlib.import_module("whileai.inspect.app") is importlib.import_module("whileai.tokenview.app")
+    from whileai.report import Compiled
+    from whileai.spec import OPD, RunSpec
+    from whileai.targets.prime_rl.compile import compile as compile_prime_rl
+
+    assert RunSpec.__module__ == "whileai.spec.run" and OPD.__module__ == "whileai.spec.methods"
+    assert Compiled.__module__ == "whileai.report.compiled" and callable(compile_prime_rl)
+
+
+def test_layout_doc_names_every_package_and_old_path() -> None:
+    from whileai.moved import MOVED
+
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    pkg = ROOT / "whileai"
+    for d in sorted(p for p in pkg.iterdir() if (p / "__init__.py").exists()):
+        assert f"whileai/{d.name}/" in text, d.name
+    for old in MOVED:
+        assert f"| `{old}` |" in text, old

@@ -1,1 +1,0 @@
-"""One module per target; each exposes a pure `compile(run, ...) -> Compiled`."""

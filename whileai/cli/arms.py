@@ -1,0 +1,91 @@
+"""`whileai arms`: plan a paired comparison of spec files (registered in whileai.cli.app).
+
+    whileai arms grpo.toml opd.toml mine.toml [--baseline grpo] [--pair opd:mine]
+                 [--repeats 3] [--budget rollouts=20480] [-b prime-rl|trl] [--cpu] [-o DIR] [--json]
+
+Loads each spec as an arm (named by its file stem), refuses one that does not share the
+baseline's taskset, holdout and student, sets budget-matched steps, compiles every arm and
+prints what each will spend, the pairs compared and a warning where budgets differ more than
+2x. `-o DIR` writes each arm's files under DIR/<arm>/ and the launch manifest DIR/manifest.json
+(what the recipes launch and collect). Nothing heavy is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+def arms_cmd(
+    specs: Annotated[list[Path], typer.Argument(help="Spec files, one per arm.", show_default=False)],
+    baseline: Annotated[str | None, typer.Option(help="The arm (name or spec file) every other is "
+                        "compared against; default: the GRPO arm.")] = None,
+    pair: Annotated[list[str] | None, typer.Option("--pair", help="Also compare A against B "
+                    "(A:B, repeatable).")] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="Runs per arm (seeds seed..seed+N-1).")] = 1,
+    budget: Annotated[str | None, typer.Option(help="rollouts=N or tokens=N: steps set so every "
+                      "arm spends the same.")] = None,
+    backend: Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")] = "prime-rl",
+    cpu: Annotated[bool, typer.Option(help="trl: a CPU run.")] = False,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the arms and a manifest "
+                   "here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """Plan paired arms from spec files: the fairness checks, budgets and pairs compared."""
+    from whileai.errors import SpecError
+
+    try:
+        plan = make_plan(specs, baseline, pair or [], repeats, budget, backend, cpu, out)
+    except SpecError as e:
+        from whileai.cli.fail import fail
+
+        fail(e)
+    if as_json:
+        print(json.dumps(plan, indent=1))
+        return
+    from whileai.cli.recipe import plan_lines
+
+    print("\n".join(plan_lines({n: a["steps"] for n, a in plan["arms"].items()},
+                               {n: a["per_step"] for n, a in plan["arms"].items()},
+                               [tuple(p) for p in plan["pairs"]], None)))
+    if plan["budget"]:
+        print(f"budget matched: every arm's steps set to spend {plan['budget']}")
+    if out is not None:
+        print(f"wrote {len(plan['arms'])} arm folder(s) and {plan['manifest']}")
+
+
+def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats: int,
+              budget: str | None, backend: str, cpu: bool, out: Path | None) -> dict[str, Any]:
+    from whileai.api import compile
+    from whileai.cost.budget import parse_budget, per_step
+    from whileai.errors import SpecError
+    from whileai.launch.arms import load_arms, match_budget, repeat
+
+    if backend not in ("prime-rl", "trl"):
+        raise SpecError("backend", backend, "one of prime-rl, trl")
+    matched = parse_budget(budget) if budget is not None else None
+    arms = load_arms(specs, baseline=baseline, pairs=pairs)
+    runs = dict(arms.runs)
+    if matched is not None:
+        runs = match_budget(runs, matched, lambda r: per_step(compile(r, backend, cpu=cpu)))
+    compiled = {n: compile(r, backend, cpu=cpu) for n, r in repeat(runs, repeats).items()}
+    plan: dict[str, Any] = {
+        "baseline": arms.baseline, "pairs": [list(p) for p in arms.pairs],
+        "budget": str(matched) if matched else None, "manifest": None,
+        "arms": {n: {"spec": str(arms.paths[n.split("@")[0]]), "method": c.run.method.type,
+                     "steps": c.run.steps, "seed": c.run.seed, "per_step": per_step(c)}
+                 for n, c in compiled.items()},
+    }
+    if out is not None:
+        from whileai.launch.manifest import plan as write_plan
+
+        meta = {"baseline": arms.baseline, "comparisons": plan["pairs"], "budget": plan["budget"]}
+        m = write_plan(compiled, out.name or "arms", out, meta=meta)
+        plan["manifest"] = str(m.path)
+    return plan
+
+
+__all__ = ["arms_cmd", "make_plan"]

@@ -1,0 +1,224 @@
+"""What both paired-arm recipes share: options, arms from spec files, one-line errors, the
+collect guard and the printed plan and results.
+
+    ap = parser(__doc__)                       # one-line errors, exit 2
+    add_arm_options(ap, default_tag="rt")
+    a = ap.parse_args()
+    arms = arms_from_args(a, EXAMPLES)         # whileai.launch.arms.Arms from SPEC... / --arms / --baseline
+    m = manifest_to_collect(out, a.tag)        # SpecError: no such tag, or nothing launched
+
+Bad input anywhere is a SpecError; `main` of a recipe prints it as one line and returns 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, NoReturn
+
+from whileai.cost.budget import KINDS, Budget, mismatch, parse_budget, planned
+from whileai.errors import SpecError, raw
+from whileai.launch.arms import Arms, load_arms
+from whileai.launch.backend import collect, launch
+from whileai.launch.local import LocalBackend
+from whileai.launch.manifest import MANIFEST, Manifest, load_manifest
+from whileai.results.plot import AXES
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+X_CHOICES = tuple(AXES)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with the project's error shape: one line on stderr, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def parser(doc: str | None) -> Parser:
+    return Parser(description=(doc or "").splitlines()[0],
+                  formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; a whole number >= 1")
+    return n
+
+
+def budget(text: str) -> Budget:
+    try:
+        return parse_budget(text)
+    except SpecError as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; {e.allowed}") from None
+
+
+def axes(text: str) -> tuple[str, ...]:
+    xs = tuple(x.strip() for x in text.split(",") if x.strip())
+    bad = [x for x in xs if x not in X_CHOICES]
+    if bad or not xs:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed; a comma list of {', '.join(X_CHOICES)}")
+    return xs
+
+
+def add_arm_options(ap: argparse.ArgumentParser, *, default_tag: str) -> None:
+    ap.add_argument("specs", nargs="*", type=Path, metavar="SPEC",
+                    help="spec files as arms (default: the bundled examples/*.toml)")
+    ap.add_argument("--arms", default=None, help="comma-separated bundled arms (examples/<name>.toml: "
+                    f"{', '.join(bundled())}) or spec files; default: all bundled")
+    ap.add_argument("--baseline", default=None, help="the arm every other is compared against "
+                    "(a name or a spec file; default: the GRPO arm)")
+    ap.add_argument("--pair", action="append", default=[], metavar="A:B",
+                    help="also compare arm A against arm B (repeatable); opd:sft is added by default "
+                    "when both exist")
+    ap.add_argument("--repeats", type=positive, default=1, help="runs per arm, seeds seed..seed+N-1 "
+                    "(a noise band needs 2 or more)")
+    ap.add_argument("--budget", type=budget, default=None, metavar="KIND=N",
+                    help="set each arm's steps to spend the same: "
+                    + "; ".join(f"{k}: {v}" for k, v in KINDS.items()))
+    ap.add_argument("--tag", default=default_tag, help="run tag; the folder is <out>/<tag>")
+    ap.add_argument("--out", type=Path, default=Path("runs"), help="parent folder of the run folder")
+    ap.add_argument("--x", type=axes, default=("step", "rollouts"), metavar="X,...",
+                    help=f"the plot's x axes: {', '.join(X_CHOICES)} (default step,rollouts)")
+    ap.add_argument("--relaunch-failed", action="store_true")
+
+
+def bundled() -> list[str]:
+    return sorted(p.stem for p in EXAMPLES.glob("*.toml"))
+
+
+def spec_paths(a: argparse.Namespace) -> list[Path]:
+    """Positional spec files, then --arms (bundled names or files); default: every bundled spec."""
+    paths = list(a.specs)
+    for item in [x.strip() for x in (a.arms or "").split(",") if x.strip()]:
+        if item.endswith(".toml"):
+            paths.append(Path(item))
+        elif item in bundled():
+            paths.append(EXAMPLES / f"{item}.toml")
+        else:
+            raise SpecError("--arms", item, f"a bundled arm ({', '.join(bundled())}) or a .toml spec file")
+    for p in paths:
+        if not p.is_file():
+            raise SpecError("arms", str(p), "an existing spec file")
+    if a.arms is not None and not paths:
+        raise SpecError("--arms", a.arms,
+                        f"a comma list of bundled arms ({', '.join(bundled())}) or spec files")
+    return paths or [EXAMPLES / f"{n}.toml" for n in bundled()]
+
+
+def arms_from_args(a: argparse.Namespace) -> Arms:
+    """The arms, the baseline (an arm's name or a spec file) and the pairs the options name."""
+    return load_arms(spec_paths(a), baseline=a.baseline, pairs=a.pair)
+
+
+def manifest_to_collect(folder: Path, tag: str) -> Manifest:
+    """The manifest `--collect` reads; SpecError when there is none or nothing was launched."""
+    if not (folder / MANIFEST).is_file():
+        known = sorted(p.parent.name for p in folder.parent.glob(f"*/{MANIFEST}"))
+        raise SpecError("--tag", tag, f"a tag launched before under {folder.parent}: "
+                        + (", ".join(known) or "none yet (launch first)"),
+                        hint=f"no {folder / MANIFEST}")
+    m = load_manifest(folder)
+    if all(arm.state == "planned" for arm in m.arms.values()):
+        raise SpecError("--collect", raw(f"tag {tag!r} has {len(m.arms)} arm(s), none launched"),
+                        "collect after a launch (run the recipe without --dry-run/--collect first)")
+    return m
+
+
+def plan_lines(steps: Mapping[str, int], per_step: Mapping[str, Mapping[str, Any]],
+               pairs: list[tuple[str, str]], matched: Budget | None) -> list[str]:
+    """The plan: each arm's planned spend, the pairs compared, a warning when budgets differ > 2x."""
+    out = [f"{'arm':<14} {'steps':>6} {'rollouts/step':>14} {'rollouts':>9} {'tokens (cap)':>13}  teacher"]
+    totals: dict[str, dict[str, float]] = {k: {} for k in KINDS}
+    for n, s in steps.items():
+        p = per_step[n]
+        for k in KINDS:
+            totals[k][n] = s * planned(dict(p), k)
+        out.append(f"{n:<14} {s:>6} {p['rollouts']:>14} {totals['rollouts'][n]:>9,.0f} "
+                   f"{totals['tokens'][n]:>13,.0f}  {p.get('teacher') or '-'}")
+    out.append("compared: " + ", ".join(f"{x} vs {y}" for x, y in pairs))
+    if matched is not None:
+        out.append(f"budget matched: every arm's steps set to spend {matched}")
+    groups = {n: v for n, v in totals["rollouts"].items() if "@" not in n}
+    if (w := mismatch("rollouts", groups)) is not None:
+        out.append(f"warning: {w}")
+    return out
+
+
+def result_lines(res: Mapping[str, Any]) -> list[str]:
+    """A line per arm (final eval, spend, health), per comparison, per warning."""
+    out = []
+    for name, a in res["arms"].items():
+        ev = ", ".join(f"{s}: {'nan' if v is None else f'{v:.3f}'}"
+                       for s, v in a["series"].get("eval_reward", []))
+        b = a.get("budget") or {}
+        spend = ", ".join(f"{_num(b[q]['value'])} {label} ({b[q]['source']})" for q, label in (
+            ("rollouts", "rollouts"), ("sampled_tokens", "tokens"), ("teacher_tokens", "teacher tokens"),
+            ("device_seconds", f"{(b.get('device') or 'device').upper()}-s")) if b.get(q))
+        out.append(f"{name:<10} {a['state']:<6} eval reward {{{ev}}}; spent {spend}")
+        out += [f"  {h['id']}: {h['message']}" for h in a.get("health", [])]
+    for d in res.get("comparisons", []):
+        ci = "none" if d["ci95"] is None else f"[{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
+        delta = "none" if d["delta"] is None else f"{d['delta']:+.4f}"
+        out.append(f"{d['arm']} vs {d['baseline']}: delta {delta}, 95% CI {ci}, p {d.get('p_text')}, "
+                   f"{d['n_tasks']} tasks (paired {d['paired']}): {d['verdict']}")
+    stats = res.get("stats") or {}
+    if stats:
+        out.append(f"statistics: {stats['bootstrap_draws']} bootstrap draws, up to "
+                   f"{stats['permutations']} permutations, seed {stats['seed']}; noise band: "
+                   f"{stats['noise_band']}")
+    if res.get("models"):
+        out.append(f"models: {res['models']}")
+    out += [f"warning: {w}" for w in res.get("warnings", [])]
+    return out
+
+
+def run_local(m: Manifest, be: LocalBackend, names: list[str], jobs: int, relaunch: bool,
+              console: Any) -> None:
+    """Launch up to `jobs` arms at a time; one progress bar per arm (from each run's
+    progress.json) until none is pending."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from whileai.launch.trl_eval import PROGRESS, read_progress
+
+    cols = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    seen: set[str] = set()
+    with Progress(*cols, console=console) as bars:
+        def log(msg: str) -> None:  # collect() logs its summary at every poll: show each line once
+            if msg not in seen:
+                seen.add(msg)
+                bars.console.print(msg)
+
+        ids, queue = {n: bars.add_task(n, total=None) for n in names}, list(names)
+        while queue or any(m.arms[n].state == "pending" for n in names):
+            while queue and sum(a.state == "pending" for a in m.arms.values()) < jobs:
+                arm = m.arms[queue.pop(0)]
+                if arm.state == "planned" or (arm.state == "failed" and relaunch):
+                    (Path(arm.dir) / PROGRESS).unlink(missing_ok=True)
+                launch(m, be, arms=[arm.spec.name], relaunch_failed=relaunch, log=log)
+            collect(m, be, log=log)
+            for n in names:
+                state, p = m.arms[n].state, read_progress(m.arms[n].dir)
+                if state == "pending" and p:
+                    bars.update(ids[n], description=f"{n}: {p['phase']}", completed=p["done"],
+                                total=p["total"])
+                elif state in ("done", "failed"):
+                    bars.update(ids[n], description=f"{n}: {state}", total=1, completed=1)
+            time.sleep(0.5)
+
+
+def _num(v: float | None) -> str:
+    return "?" if v is None else f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+__all__ = ["EXAMPLES", "Parser", "add_arm_options", "arms_from_args", "axes", "budget", "bundled",
+           "manifest_to_collect", "parser", "plan_lines", "positive", "result_lines", "run_local",
+           "spec_paths"]

@@ -1,0 +1,182 @@
+"""What a backend returns: the emitted files and the honest account of them.
+
+A backend builds a `Compiled`; nothing here prints or writes files. `str(compiled)` is the
+plain report (the seed page's shape), `to_dict()` the `--json` contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, NamedTuple
+
+from whileai.cost.estimate import Estimate
+from whileai.errors import mask
+from whileai.rules.base import Finding
+from whileai.spec.run import RunSpec
+
+
+class Read(NamedTuple):
+    """A spec field the target reads: where, and with which value."""
+
+    field: str
+    path: str
+    value: Any
+    note: str = ""
+
+
+class Ignore(NamedTuple):
+    """A spec field the target does not read, and why."""
+
+    field: str
+    value: Any
+    reason: str
+
+
+class Fixed(NamedTuple):
+    """A key whileai sets that no spec field produced (a loader rule, a safe default)."""
+
+    path: str
+    value: Any
+    reason: str
+
+
+@dataclass(frozen=True)
+class Compiled:
+    backend: str
+    target: str
+    run: RunSpec
+    files: dict[str, str]
+    main: str
+    reads: tuple[Read, ...]
+    ignores: tuple[Ignore, ...]
+    fixed: tuple[Fixed, ...]
+    warnings: tuple[Finding, ...]
+    commands: tuple[str, ...]
+    out: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    cost: Estimate | None = None  # whileai.cost.estimate: size and GPU-hours before launch
+    notes: tuple[str, ...] = ()  # further summary lines (e.g. where an OPD teacher is served)
+    teacher: dict[str, Any] | None = None  # where and on how many GPUs a teacher is served
+    teachers: tuple[dict[str, Any], ...] = ()  # every teacher (a mixture may have several)
+    stages: tuple[Compiled, ...] = ()  # a two-stage run (whileai.targets.stages): each stage, in order
+
+    @property
+    def text(self) -> str:
+        return self.files[self.main]
+
+    @property
+    def label(self) -> str:
+        """Where the main file is; without an output, its name and that it was not written."""
+        return self.out or f"{self.main} (not written)"
+
+    def header(self) -> list[str]:
+        """Two summary lines from the FINAL values the backend compiled (overrides included),
+        as its facts (`data`) state them; the spec's values only where a fact is missing."""
+        r, m, d = self.run, self.run.method, self.data
+        weights = d.get("weights") or (f"LoRA rank {r.lora_rank}" if r.lora else "full weights")
+        layout = d.get("layout", r.layout.text())
+        steps, prompts = d.get("steps", r.steps), d.get("prompts", r.prompts)
+        samples = d.get("samples_effective", m.samples)
+        note = "" if samples == m.samples else f" (samples {m.samples} not honoured)"
+        per_step = d.get("rollouts", prompts * samples if isinstance(prompts, int) else "?")
+        asynchrony = d.get("asynchrony", f"max_off_policy_steps {r.max_off_policy_steps}")
+        return [
+            f"method {m.type}, model {d.get('model', r.model)}, taskset {r.taskset}, {layout}, "
+            f"{weights}",
+            f"{steps} steps x {prompts} prompts x {samples} rollouts{note} = "
+            f"{per_step} rollouts per step, {asynchrony}",
+            *([self.cost.line()] if self.cost is not None else []),
+            *self.notes,
+        ]
+
+    def __str__(self) -> str:
+        return render_text(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "target": self.target,
+            "out": self.out,
+            "main": self.main,
+            "summary": self.header(),
+            "spec": self.run.model_dump(mode="json", by_alias=True, exclude_none=True),
+            "reads": [x._asdict() | {"value": _json(x.value)} for x in self.reads],
+            "ignores": [x._asdict() | {"value": _json(x.value)} for x in self.ignores],
+            "fixed": [x._asdict() | {"value": _json(x.value)} for x in self.fixed],
+            "warnings": [x._asdict() for x in self.warnings],
+            "run": list(self.commands),
+            "files": dict(self.files),
+            "cost": self.cost.to_dict() if self.cost is not None else None,
+            "teacher": self.teacher,
+            "teachers": list(self.teachers) if self.teachers else ([self.teacher] if self.teacher else []),
+            "stages": [s.to_dict() for s in self.stages],
+        }
+
+
+def _json(v: Any) -> Any:
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    if isinstance(v, (list, tuple)):
+        return [_json(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): _json(x) for k, x in v.items()}
+    return str(v)
+
+
+def fmt(v: Any) -> str:
+    return mask(repr(v))
+
+
+def grouped_reads(reads: tuple[Read, ...]) -> list[Read]:
+    """One entry per (field, value): every path it lands on, joined with ', '."""
+    rows: dict[tuple[str, str], Read] = {}
+    for r in reads:
+        key = (r.field, repr(r.value))
+        if key in rows:
+            g = rows[key]
+            note = "; ".join(dict.fromkeys(x for x in (*g.note.split("; "), r.note) if x))
+            rows[key] = Read(g.field, f"{g.path}, {r.path}", g.value, note)
+        else:
+            rows[key] = r
+    return list(rows.values())
+
+
+def read_text(x: Read) -> str:
+    s = f"{x.field} -> {x.path} = {fmt(x.value)}"
+    return f"{s} ({x.note})" if x.note else s
+
+
+def ignore_text(x: Ignore) -> str:
+    return f"{x.field}={fmt(x.value)}: {x.reason}"
+
+
+def render_text(c: Compiled) -> str:
+    if c.stages:
+        return _render_stages(c)
+    lines = [f"{c.backend} config: {c.label}"]
+    lines += ["  " + h for h in c.header()]
+    lines.append("  reads: " + "; ".join(read_text(x) for x in grouped_reads(c.reads)))
+    if c.ignores:
+        lines.append("  ignores: " + "; ".join(ignore_text(x) for x in c.ignores))
+    for w in c.warnings:
+        lines.append(f"  warning [{w.rule}]: {w.message} ({w.citation})")
+    run = "run" if c.out else "run (once written with -o)"
+    for cmd in c.commands:
+        lines.append(f"  {run}: {cmd}")
+    return "\n".join(lines)
+
+
+def _render_stages(c: Compiled) -> str:
+    """A two-stage run: each stage's own report, then the commands of both in order."""
+    n = len(c.stages)
+    out = [f"{c.backend} {n}-stage run: {c.label}"]
+    for i, st in enumerate(c.stages, 1):
+        head, rest = render_text(replace(st, commands=())).split("\n", 1)
+        out.append(f"stage {i} of {n}: {head}")
+        if i > 1 and c.data.get("handoff"):
+            out.append(f"  student: {c.data['handoff']}")
+        out.append(rest)
+    run = "run, in order" if c.out else "run, in order (once written with -o)"
+    out.append(f"  {run}:")
+    out += [f"    {cmd}" for cmd in c.commands]
+    return "\n".join(out)

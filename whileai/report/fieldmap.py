@@ -1,0 +1,154 @@
+"""Field maps as data: each backend is a table of rows, and the report is derived from it.
+
+- `To(field, path, value)`: the target reads a spec field at `path`.
+- `Drop(field, reason)`: the target ignores the field, and says why.
+- `Fix(path, value, reason)`: whileai sets a key no spec field produced.
+
+Each row may carry `when` (a predicate on the run); a row whose field does not exist on the
+run (e.g. `method.top_k` on a GRPO run) or whose field is unset (None) is skipped.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Union
+
+from pydantic import BaseModel
+
+from whileai.catalogs.paths import get_path, set_path
+from whileai.report.compiled import Fixed, Ignore, Read
+from whileai.spec.run import RunSpec
+
+Pred = Callable[[RunSpec], bool]
+Val = Callable[[RunSpec], Any]
+
+
+def always(_: RunSpec) -> bool:
+    return True
+
+
+class To(NamedTuple):
+    field: str
+    path: str
+    value: Val | None = None
+    when: Pred = always
+    note: str | Callable[[RunSpec], str] = ""
+
+
+class Drop(NamedTuple):
+    field: str
+    reason: str | Callable[[RunSpec], str]
+    when: Pred = always
+
+
+class Fix(NamedTuple):
+    path: str
+    value: Any
+    reason: str | Callable[[RunSpec], str]
+    when: Pred = always
+
+
+Row = Union[To, Drop, Fix]
+__all__ = ["Applied", "Drop", "Fix", "Row", "To", "apply", "field_value", "get_path", "label",
+           "set_path", "spec_fields"]
+_MISSING = object()
+
+
+def field_value(run: RunSpec, field: str) -> Any:
+    """Value of a dotted spec field (`method.teacher.url`; a list item by its index, written
+    `sources[1].method.type` or `sources.1.method.type`), or _MISSING."""
+    obj: Any = run
+    for part in field.split("."):
+        name, _, index = part.partition("[")
+        segs = [name, index.rstrip("]")] if index else [name]
+        for seg in segs:
+            if isinstance(obj, BaseModel) and seg in type(obj).model_fields:
+                obj = getattr(obj, seg)
+            elif isinstance(obj, dict) and seg in obj:
+                obj = obj[seg]
+            elif isinstance(obj, (list, tuple)) and seg.isdigit() and int(seg) < len(obj):
+                obj = obj[int(seg)]
+            else:
+                return _MISSING
+    return obj
+
+
+def label(field: str) -> str:
+    """How a field is named in reports: method fields without the `method.` prefix."""
+    return field.removeprefix("method.")
+
+
+def _text(x: str | Callable[[RunSpec], str], run: RunSpec) -> str:
+    return x(run) if callable(x) else x
+
+
+class Applied(NamedTuple):
+    doc: dict[str, Any]
+    reads: list[Read]
+    ignores: list[Ignore]
+    fixed: list[Fixed]
+
+
+def apply(rows: Sequence[Row], run: RunSpec, extra: Sequence[Row] = ()) -> Applied:
+    """Apply the rows in order. `extra` rows come last and win: a key (or table) an extra Fix
+    sets replaces what the map wrote there, in the document and in the report."""
+    out = _apply([*rows, *extra], run)
+    later = [r.path for r in extra if isinstance(r, Fix) and r.when(run)]
+    if not later:
+        return out
+    def under(path: str) -> bool:
+        return any(path == p or path.startswith(p + ".") for p in later)
+    fixed = {f.path: f for f in out.fixed if not under(f.path) or f.path in later}
+    return Applied(out.doc, [r for r in out.reads if not under(r.path)], out.ignores,
+                   list(fixed.values()))
+
+
+def _apply(rows: list[Row], run: RunSpec) -> Applied:
+    out = Applied({}, [], [], [])
+    for row in rows:
+        if not row.when(run):
+            continue
+        if isinstance(row, Fix):
+            value = row.value(run) if callable(row.value) else copy.deepcopy(row.value)
+            set_path(out.doc, row.path, value)
+            out.fixed.append(Fixed(row.path, value, _text(row.reason, run)))
+            continue
+        current = field_value(run, row.field)
+        if current is _MISSING:
+            continue
+        if isinstance(row, Drop):
+            if current is not None:
+                out.ignores.append(Ignore(label(row.field), current, _text(row.reason, run)))
+            continue
+        value = row.value(run) if row.value else current
+        if value is None:
+            continue
+        if not row.path.startswith("<"):  # `<command>` and the like are no key of the file
+            set_path(out.doc, row.path, copy.deepcopy(value))  # later keys fill the doc's copy
+        out.reads.append(Read(label(row.field), row.path, value, _text(row.note, run)))
+    return out
+
+
+def spec_fields(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every leaf field of a spec model, dotted, through unions (the no-silent-drop check)."""
+    out: list[str] = []
+    for name, info in model.model_fields.items():
+        path = f"{prefix}{name}"
+        subs = _models_of(info.annotation)
+        if not subs:
+            out.append(path)
+        for sub in subs:
+            out += [f for f in spec_fields(sub, path + ".") if f not in out]
+    return out
+
+
+def _models_of(annotation: Any) -> list[type[BaseModel]]:
+    args = getattr(annotation, "__args__", None) or (annotation,)
+    found: list[type[BaseModel]] = []
+    for a in args:
+        if isinstance(a, type) and issubclass(a, BaseModel):
+            found.append(a)
+        elif getattr(a, "__args__", None):
+            found += _models_of(a)
+    return found

@@ -1,0 +1,31 @@
+"""What every warning rule is made of: a `Rule` (id, condition, citation, check) reads the run spec
+and the `Facts` a target reports, and yields a `Finding` (id, message, citation) or nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from whileai.spec.run import RunSpec
+
+Facts = dict[str, Any]
+
+
+class Finding(NamedTuple):
+    """A research-backed warning: rule id, message, citation."""
+
+    rule: str
+    message: str
+    citation: str
+
+
+class Rule(NamedTuple):
+    id: str
+    condition: str
+    citation: str
+    check: Callable[[RunSpec, Facts], str | None]
+
+    def __call__(self, run: RunSpec, facts: Facts) -> Finding | None:
+        msg = self.check(run, facts)
+        return Finding(self.id, msg, self.citation) if msg else None

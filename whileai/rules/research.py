@@ -1,0 +1,309 @@
+"""Research-backed warning rules: each a small pure function with an id, a message and a source.
+
+A rule reads the run spec and the facts a backend reports about what it will really do
+(`Compiled.data`: estimator, truncated support, effective teacher anchor, training top_p).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from whileai.cost.sizes import size_b  # noqa: F401  (re-exported: rules read sizes from names)
+from whileai.rules.base import Facts, Finding, Rule
+from whileai.rules.scale import SCALE_RULES
+from whileai.spec.run import OPD, OPSD, RunSpec
+
+_FAMILIES = [
+    ("qwen2.5", r"qwen2\.5"), ("qwen3.5", r"qwen3\.5"), ("qwen3", r"qwen3"), ("qwen2", r"qwen2"),
+    ("llama-3", r"llama-?3"), ("llama-2", r"llama-?2"), ("gemma", r"gemma"),
+    ("mistral", r"mistral|mixtral"), ("deepseek", r"deepseek"), ("phi", r"phi-?\d"),
+    ("gpt-oss", r"gpt-oss"), ("glm", r"glm"), ("olmo", r"olmo"),
+]
+
+
+def family(model: str) -> str | None:
+    name = model.split("/")[-1].lower()
+    return next((fam for fam, pat in _FAMILIES if re.search(pat, name)), None)
+
+
+def _opd(run: RunSpec) -> OPD | None:
+    return run.method if isinstance(run.method, OPD) else None
+
+
+def _teacher_model(run: RunSpec) -> str | None:
+    """The teacher's model name for any method that has a separate teacher (OPD; SFT's too)."""
+    teacher = getattr(run.method, "teacher", None)
+    return getattr(teacher, "model", None)
+
+
+def _tokenizer(run: RunSpec, f: Facts) -> str | None:
+    teacher = _teacher_model(run)
+    if teacher is None:
+        return None
+    from whileai.vocab import files as tokfiles
+
+    absent = tokfiles.missing(run.model, teacher)
+    check = None
+    if not absent:  # both tokenizers are here: compare them (imports `tokenizers` only now)
+        from whileai.vocab.compare import check_names
+
+        check = check_names(run.model, teacher)
+    text = f.get("teacher_reads") == "text"  # the teacher's text is re-tokenized (TRL SFT)
+    if check is not None:
+        if check.verdict == "identical":
+            return None
+        return f"{check.statement()}; {_TEXT}" if text else check.verdict_text()
+    a, b = family(run.model), family(teacher)
+    if a and b and a != b:
+        why = f"no local tokenizer files for {', '.join(absent)}" if absent else "`tokenizers` not installed"
+        head = (f"by model-name family only ({why}): teacher {teacher} ({b}) and student "
+                f"{run.model} ({a}) come from different families, so their tokenizers likely differ")
+        if text:
+            return f"{head}; {_TEXT}"
+        if run.method.type == "sft":  # prime-rl: the prompt goes to the teacher as token ids
+            return (f"{head}; the teacher is sent the prompt as the student's token ids, which its "
+                    "vocabulary reads as other text, so it answers a garbled prompt and the SFT "
+                    "targets are silently wrong. Use one tokenizer")
+        return (f"{head}; the teacher scores the student's token ids and the signal is silently "
+                "wrong. Use one tokenizer or a cross-tokenizer method")
+    return None
+
+
+_TEXT = ("the teacher's completions reach the student as text and are re-tokenized, so the "
+         "cross-entropy stays sound, but the teacher's own chat markup and special tokens become "
+         "plain text in the student's targets")
+
+
+def _top_k_one(run: RunSpec, f: Facts) -> str | None:
+    m = _opd(run)
+    if m and m.top_k == 1:
+        return "top_k 1 fails: overlap, entropy and grad-norm spike; use k >= 16"
+    if m and isinstance(m.top_k, int) and m.top_k < 16:
+        return f"top_k {m.top_k} < 16: a late dip was seen at k=4; 16-64 is smooth"
+    return None
+
+
+def _topk_nucleus(run: RunSpec, f: Facts) -> str | None:
+    if f.get("support_top_k") and f.get("top_p", 1.0) >= 1.0:
+        return ("teacher top-k support without nucleus sampling (top_p = 1) scored below plain "
+                "OPD (17.7 vs 20.4 AIME24 avg@32)")
+    return None
+
+
+def _sampled_top_p(run: RunSpec, f: Facts) -> str | None:
+    if f.get("estimator") == "sampled_token" and f.get("top_p", 1.0) < 1.0:
+        return f"the sampled-token estimator with top_p {f['top_p']} < 1 is biased; keep top_p 1"
+    return None
+
+
+def _max_tokens(run: RunSpec, f: Facts) -> str | None:
+    if run.method.type in ("opd", "opsd") and run.method.max_tokens > 8192:
+        return (f"max_tokens {run.method.max_tokens} > 8k: runs at 10k-15k collapse late; the "
+                "teacher's advantage falls from +0.37 at a 1k prefix to +0.02 at 16k")
+    return None
+
+
+_THINKING = re.compile(r"thinking|(^|[-/_])(r1|qwq)([-_]|$)")
+_COLD = ("needs an SFT cold start on teacher rollouts first: a two-stage spec does it (method "
+         "sft with lora = false, then [then.method] opd)")
+
+
+def _cold_start(run: RunSpec, f: Facts) -> str | None:
+    if run.method.type not in ("opd", "opsd"):
+        return None
+    # the weights the target loads (the compiled model: a two-stage run's second stage starts
+    # from the first stage's output, which had its cold start)
+    student = str(f.get("model") or run.model)
+    if re.search(r"(^|[-_/])base($|[-_])", student.lower()):
+        return (f"{student} looks like a base model: a student that cannot produce the "
+                f"teacher's tokens {_COLD}")
+    teacher = _teacher_model(run)
+    if teacher and _THINKING.search(teacher.lower()) and not _THINKING.search(student.lower()):
+        return (f"the teacher {teacher} thinks aloud and the student {student} does not: a student "
+                f"whose style differs from the teacher's {_COLD}")
+    return None
+
+
+def _exposure_bias(run: RunSpec, f: Facts) -> str | None:
+    if run.method.type == "sft" and run.method.max_tokens > 4096:
+        return (f"SFT on teacher completions of up to {run.method.max_tokens} tokens: the student "
+                "never trains on its own mistakes, and errors compound with length (exposure "
+                "bias); for long outputs use OPD, or SFT as a short cold start followed by OPD")
+    return None
+
+
+def _same_family(run: RunSpec, f: Facts) -> str | None:
+    teacher = _teacher_model(run)
+    if teacher and family(run.model) == family(teacher) and size_b(run.model) is not None \
+            and size_b(run.model) == size_b(teacher):
+        return ("teacher and student are the same size and family: the student saturates at the "
+                "teacher; check the teacher beats the student on the holdout first")
+    return None
+
+
+def _thinking(run: RunSpec, f: Facts) -> str | None:
+    name = run.model.lower()
+    thinking = "thinking" in name or re.search(r"(^|[-/])(r1|qwq)([-_]|$)", name) \
+        or re.fullmatch(r"qwen/qwen3-\d+(\.\d+)?b", name)
+    if isinstance(run.method, OPSD) and thinking:
+        return ("self-distillation on a thinking model costs points (up to 17% relative "
+                "avg@16): the hint suppresses the fork tokens where the model checks itself")
+    return None
+
+
+def _small_opsd(run: RunSpec, f: Facts) -> str | None:
+    size = size_b(run.model)
+    if isinstance(run.method, OPSD) and size is not None and size < 7:
+        return (f"a {size:g}B student is below ~7B, where in-context learning is too weak to use "
+                "the hint (SDFT vs SFT: 3B -3.3, 7B +4.0)")
+    return None
+
+
+def _live_anchor(run: RunSpec, f: Facts) -> str | None:
+    if isinstance(run.method, OPSD) and f.get("anchor") == "live":
+        return ("the self-teacher is the live policy (unanchored): it diverges in SDPO's ablation "
+                "(36.1 vs 48.8 frozen, 49.3 EMA)")
+    return None
+
+
+def _long_opsd(run: RunSpec, f: Facts) -> str | None:
+    steps = f.get("steps", run.steps)
+    if isinstance(run.method, OPSD) and isinstance(steps, int) and steps > 300:
+        return (f"{steps} steps of self-distillation: long runs collapse late; route failed "
+                "rollouts to self-distillation and correct ones to the reward")
+    return None
+
+
+def _lora_lr(run: RunSpec, f: Facts) -> str | None:
+    lr = f.get("learning_rate", run.learning_rate)
+    if run.method.type == "opd" and run.lora and isinstance(lr, (int, float)) and lr >= 1e-3:
+        return f"LoRA OPD at lr {lr:g} uses the SFT rate; OPD uses 1e-4"
+    return None
+
+
+def _eval_never(run: RunSpec, f: Facts) -> str | None:
+    """From the compiled values: the eval interval (None: evaluation off) and the steps."""
+    if "eval_interval" not in f:
+        return None
+    interval, steps = f["eval_interval"], f.get("steps", run.steps)
+    if interval is None:
+        return "evaluation is off: the run reports no holdout score to compare arms on"
+    if isinstance(interval, int) and isinstance(steps, int) and interval > steps:
+        start = " (only the starting model, at step 0)" if f.get("eval_at_start") else ""
+        return (f"eval interval {interval} > {steps} steps: no trained step is ever "
+                f"evaluated{start}; set eval.interval to at most {steps}")
+    return None
+
+
+def _holdout(run: RunSpec, f: Facts) -> str | None:
+    """From the compiled sources: which split train and eval read (a backend fact); a mixture
+    checks every eval source against every training source on its taskset (`holdouts`)."""
+    found = [h for h in (f.get("holdouts") or [f.get("holdout")]) if h and h.get("same_rows")]
+    if not found:
+        return None
+    out: dict[tuple[Any, ...], list[str]] = {}  # one sentence per eval source and split
+    for h in found:
+        key = (h.get("eval_source"), h["taskset"], h.get("arg"), h["train"], h["advice"])
+        out.setdefault(key, []).append(str(h.get("source")))
+    said = []
+    for (ev, taskset, arg, train, advice), sources in out.items():
+        rows = f"{arg} {train!r} for both" if arg else "the same tasks: it has no split argument"
+        who = (f"eval source {ev!r} reads the rows training source{'s' if len(sources) > 1 else ''} "
+               f"{', '.join(map(repr, sources))} read{'' if len(sources) > 1 else 's'}"
+               if ev is not None else "eval reads the rows training reads")
+        said.append(f"{who} ({taskset}: {rows}), so the eval score is no holdout score; {advice}")
+    return "; ".join(said)
+
+
+def _unchecked(run: RunSpec, f: Facts) -> str | None:
+    from whileai.catalogs import tasksets as taskset_catalog
+
+    names = f.get("unchecked_tasksets") or []
+    if not names:
+        return None
+    return ("; ".join(taskset_catalog.unknown_reason(n) for n in names) + ": its roles, arguments "
+            "and splits were not checked. prime-rl imports a taskset when it loads the config, so "
+            "it must be installed where `uv run rl` runs")
+
+
+def _truncated(run: RunSpec, f: Facts) -> str | None:
+    if f.get("support_top_k"):
+        return (f"the loss sees only the top {f['support_top_k']} tokens: a top-32 reverse-KL run "
+                "scored 0.189/0.240 against 0.434/0.438 over the full vocabulary in the anchor's "
+                "text-to-SQL recipe")
+    return None
+
+
+def _single_number(run: RunSpec, f: Facts) -> str | None:
+    if run.method.type in ("opd", "opsd", "sft"):
+        return "run a GRPO arm on the same holdout before believing a single number"
+    return None
+
+
+def _temperature(run: RunSpec, f: Facts) -> str | None:
+    if run.method.type in ("opd", "opsd") and run.method.temperature != 1.0:
+        return (f"student temperature {run.method.temperature:g} != 1.0 samples off the policy "
+                "the loss assumes")
+    return None
+
+
+def _lora_rank(run: RunSpec, f: Facts) -> str | None:
+    if run.method.type == "opd" and run.lora and run.lora_rank < 32:
+        return f"LoRA rank {run.lora_rank} < 32: rank 32 already trails full weights by ~6% after OPD"
+    return None
+
+
+RULES: list[Rule] = [
+    Rule("tokenizer-mismatch", "teacher and student tokenizers differ: measured from local tokenizer "
+         "files when both are found (path or HF cache), else guessed from model-name families",
+         "Sun 2026, arXiv:2605.07711; TRL issues 2215, 3028, 4562", _tokenizer),
+    Rule("top-k-small", "OPD top_k == 1 (fails) or < 16", "Li 2026, arXiv:2604.13016 §6.3", _top_k_one),
+    Rule("top-k-no-nucleus", "the backend truncates the teacher's support and top_p = 1",
+         "Fu 2026, arXiv:2603.25562, Table 3", _topk_nucleus),
+    Rule("sampled-token-top-p", "sampled-token estimator with top_p < 1",
+         "OpenRLHF enforces top_p = 1", _sampled_top_p),
+    Rule("max-tokens-long", "OPD/OPSD max_tokens > 8192", "Li 2026, arXiv:2604.13016 §6.1", _max_tokens),
+    Rule("sft-cold-start", "OPD/OPSD student looks like a base model, or the teacher thinks aloud "
+         "(R1, QwQ, '-Thinking') and the student does not",
+         "Li 2026, arXiv:2604.13016 §5.1; Lu 2025", _cold_start),
+    Rule("sft-exposure-bias", "SFT max_tokens > 4096: off-policy errors compound with length",
+         "the seed article on off- vs on-policy distillation (compounding error); Lu 2025; "
+         "Agarwal 2024, arXiv:2306.13649", _exposure_bias),
+    Rule("teacher-ceiling", "OPD or SFT teacher of the same family and size as the student",
+         "Li 2026, arXiv:2604.13016 §3; Lu 2025", _same_family),
+    Rule("opsd-thinking-model", "OPSD on a thinking model",
+         "Kaur 2026, arXiv:2607.05184; Kim 2026, arXiv:2603.24472", _thinking),
+    Rule("opsd-small-model", "OPSD student under ~7B parameters",
+         "Shenfeld 2026, arXiv:2601.19897", _small_opsd),
+    Rule("opsd-unanchored", "OPSD teacher is the live policy (effective anchor 'live')",
+         "Hübotter 2026, arXiv:2601.20802, Table 4", _live_anchor),
+    Rule("opsd-long-run", "OPSD for more than 300 steps",
+         "Li 2026 (SRPO), arXiv:2604.02288", _long_opsd),
+    Rule("lora-lr-high", "LoRA OPD with learning rate >= 1e-3",
+         "tinker-cookbook distillation recipe", _lora_lr),
+    Rule("support-truncated", "the backend restricts the loss to a top-k support",
+         "anchor text-to-SQL recipe (research.md rule 16)", _truncated),
+    Rule("needs-grpo-arm", "any OPD, OPSD or SFT run", "research.md rule 17 (Zhao 2026; Hübotter 2026)",
+         _single_number),
+    Rule("temperature-off-policy", "OPD/OPSD student temperature != 1.0",
+         "Lu 2025; all frameworks sample at 1.0", _temperature),
+    Rule("lora-rank-low", "LoRA OPD with rank < 32", "Lu 2025 (Thinking Machines)", _lora_rank),
+    Rule("holdout-is-training-data", "eval reads the split training reads (or the taskset has "
+         "no split argument)", "prime-rl 559b447 / verifiers a60a606: each source builds its "
+         "taskset from its own env.taskset table (schemas/prime-rl-559b447.tasksets.json, split)",
+         _holdout),
+    Rule("taskset-unchecked", "the taskset is not in the pinned taskset catalogue",
+         "verifiers a60a606 resolve_env_config (utils/loaders.py:302): tasksets are imported at "
+         "load time", _unchecked),
+    Rule("eval-never-runs", "the compiled eval interval exceeds the steps, or eval is off",
+         "prime-rl EvalConfig.interval (evaluates every interval steps from step 0); "
+         "transformers DefaultFlowCallback (evaluates when step % eval_steps == 0)", _eval_never),
+]
+
+
+def findings(run: RunSpec, facts: Facts) -> tuple[Finding, ...]:
+    return tuple(f for rule in RULES if (f := rule(run, facts)) is not None)
+
+
+RULES += SCALE_RULES

@@ -1,0 +1,32 @@
+"""The run spec: what a researcher writes, validated (pydantic, frozen, `extra="forbid"`).
+
+- `run`: `RunSpec`, one method on a taskset for a student model;
+- `methods`: OPD, OPSD, GRPO, SFT and the teacher `Endpoint`, a union on `type`;
+- `tables`: eval, checkpoint, monitor, a second stage, extra training sources;
+- `layout`: nodes, GPUs, the trainer / inference split, SLURM;
+- `mixture`: a run's training sources as entries with their own method and ratio;
+- `values`: bounds every value passes (no secrets, int64, finite floats, ports);
+- `validation`: pydantic's errors as one whileai line; `load`: TOML and `--set` into a spec.
+
+May import: `whileai.catalogs`, `whileai.errors`, `whileai.secretscan`.
+
+`from whileai.spec import RunSpec` (and every public spec name) still works: the names are looked
+up in `run` on first use, so importing one module of this package does not build every model.
+"""
+
+import importlib
+import pkgutil
+from typing import Any
+
+# this package's own modules are found by the import system, never by __getattr__ below
+_MODULES = {m.name for m in pkgutil.iter_modules(__path__)}
+
+
+def __getattr__(name: str) -> Any:
+    """A name of the module this package grew from (run), imported on first use."""
+    if name in _MODULES or name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        return getattr(importlib.import_module("whileai.spec.run"), name)
+    except AttributeError:
+        raise AttributeError(f"module 'whileai.spec' has no attribute {name!r}") from None

@@ -1,0 +1,320 @@
+"""The method specs: OPD, OPSD, GRPO and SFT (one discriminated union on `type`) and Endpoint.
+
+Every field is described once, here; `whileai methods`, the JSON schemas and the docs read
+these descriptions, and `source` names where each default comes from. The run spec that
+wraps a method is in whileai.spec.run.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+import string
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from whileai.spec import values
+from whileai.spec.validation import from_validation
+
+Divergence = Literal["reverse_kl", "forward_kl", "jsd"]
+# every pattern is matched in full (re.fullmatch): a trailing newline is not a match
+_URL = re.compile(r"https?://[A-Za-z0-9.\-]+(?::(\d{1,5}))?(?:/[^\s@]*)?")
+_ENV_VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+MAX_TOKENS = 1 << 20  # no served model reads more than a million tokens of context
+MAX_SAMPLES = 1024
+
+
+def src(text: str, source: str, **kw: Any) -> Any:
+    """A field description plus the source of its default (shown by `whileai methods`)."""
+    extra: dict[str, Any] = {"source": source} if source else {}
+    return Field(description=text, json_schema_extra=extra, **kw)
+
+
+class _Spec(BaseModel):
+    # strict: "100" is not an int here, as the JSON Schema says; a spec file is typed TOML
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _values(cls, data: Any) -> Any:
+        """Secrets, control characters, 64-bit integers, finite floats: every value, raw."""
+        values.check_tree(data)
+        return data
+
+    def __init__(self, /, **data: Any) -> None:
+        # Called by users and, for nested models, by pydantic itself: convert only at the top.
+        if _NESTED.get():
+            super().__init__(**data)
+            return
+        token = _NESTED.set(True)
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            raise from_validation(e, type(self)) from None
+        finally:
+            _NESTED.reset(token)
+
+
+_NESTED: contextvars.ContextVar[bool] = contextvars.ContextVar("whileai_nested", default=False)
+
+
+def validate_raw(model: type[BaseModel], data: Any) -> Any:
+    """model_validate with pydantic's own errors (the caller turns them into one SpecError)."""
+    token = _NESTED.set(True)
+    try:
+        return model.model_validate(data)
+    finally:
+        _NESTED.reset(token)
+
+
+class Endpoint(_Spec):
+    """An OpenAI-compatible server (vLLM) that serves a frozen teacher."""
+
+    url: str = src("Base URL of the server, e.g. http://localhost:8001/v1.", "", max_length=2048)
+    model: str = src("Model name the server serves (the Hugging Face id).", "", min_length=1,
+                     max_length=1024)
+    api_key_env: str = src(
+        "Name of the environment variable that holds the server's API key. Only the name is "
+        "written anywhere; the key itself never is.",
+        "prime-rl's teacher client default",
+        default="VLLM_API_KEY", max_length=256,
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            return parse_endpoint(data)
+        return data
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v: str) -> str:
+        m = _URL.fullmatch(v)
+        if not m:
+            raise ValueError("expected http(s)://host[:port]/v1 with no credentials in it")
+        if m.group(1) is not None and not 1 <= int(m.group(1)) <= 65535:
+            raise ValueError("expected a port from 1 to 65535")
+        if v.split("://", 1)[1].rstrip("/").count("/") == 0:
+            raise ValueError("expected the OpenAI-compatible base URL with its path, e.g. "
+                             "http://localhost:8001/v1 (requests to the bare host get 404 from vLLM)")
+        return v
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env(cls, v: str) -> str:
+        if not _ENV_VAR.fullmatch(v):
+            raise ValueError("expected the NAME of an environment variable, like VLLM_API_KEY")
+        return v
+
+    @property
+    def port(self) -> int | None:
+        m = _URL.fullmatch(self.url)
+        return int(m.group(1)) if m and m.group(1) else None
+
+
+def parse_endpoint(text: str) -> dict[str, str]:
+    """`vllm:<model>@<url>` → Endpoint fields."""
+    m = re.fullmatch(r"vllm:(?P<model>[^@\s]+)@(?P<url>\S+)", text)
+    if not m:
+        raise ValueError("expected 'vllm:<model>@<url>', e.g. 'vllm:Qwen/Qwen3-8B@http://localhost:8001/v1'")
+    return {"model": m.group("model"), "url": m.group("url")}
+
+
+_T = "Sampling temperature of the student's rollouts; 1.0 keeps the estimator on-policy."
+_T_SRC = "all frameworks (research.md: student temperature)"
+_LR = (
+    "Learning rate. Unset: the method's researched default for LoRA or full weights, "
+    "written explicitly into the target file."
+)
+
+
+class OPD(_Spec):
+    """On-policy distillation: the student samples, a frozen teacher scores every token."""
+
+    type: Literal["opd"] = Field(default="opd", description="Selects this method.")
+    teacher: Endpoint = src("The frozen teacher, served at an endpoint.", "")
+    divergence: Divergence = src(
+        "Per-token divergence between student and teacher.",
+        "Lu 2025 (Thinking Machines); Agarwal 2024 (arXiv:2306.13649)",
+        default="reverse_kl",
+    )
+    top_k: Annotated[int, Field(ge=1, le=MAX_TOKENS)] | Literal["full"] | None = src(
+        "Restrict the teacher's support to its top-k tokens (renormalised); 'full' (or None) = the "
+        "full vocabulary.",
+        "Fu 2026 (arXiv:2603.25562, verl default 32); Li 2026 (arXiv:2604.13016) §6.3",
+        default=32,
+    )
+    samples: int = src(
+        "Completions sampled per prompt.", "Lu 2025; tinker-cookbook group_size 4", default=4, ge=1,
+        le=MAX_SAMPLES,
+    )
+    temperature: float = src(_T, _T_SRC, default=1.0, gt=0.0, le=2.0)
+    max_tokens: int = src(
+        "Cap on completion tokens per rollout.",
+        "Li 2026 (arXiv:2604.13016) §6.1: 8k cap, longer runs collapse late",
+        default=8192,
+        ge=1, le=MAX_TOKENS,
+    )
+    learning_rate: float | None = src(
+        _LR, "LoRA 1e-4 (tinker-cookbook); full weights 1e-6 (TRL DistillationConfig)",
+        default=None, gt=0.0, le=1.0,
+    )
+
+    def __init__(self, teacher: Any = None, /, **data: Any) -> None:
+        if teacher is not None:
+            data["teacher"] = teacher
+        super().__init__(**data)
+
+    @field_validator("top_k")
+    @classmethod
+    def _full(cls, v: int | str | None) -> int | None:
+        return None if v == "full" else v  # type: ignore[return-value]
+
+
+class OPSD(_Spec):
+    """On-policy self-distillation: the model, shown privileged information, is the teacher."""
+
+    type: Literal["opsd"] = Field(default="opsd", description="Selects this method.")
+    privileged: str = src(
+        "Key of the privileged information in each task (its info, then its top-level fields), "
+        "e.g. 'answer'.",
+        "Zhao 2026 (arXiv:2601.18734): the reference answer as the hint",
+        default="answer", max_length=256,
+    )
+    divergence: Divergence = src(
+        "Per-token divergence between student and self-teacher.",
+        "Zhao 2026 (arXiv:2601.18734); Hübotter 2026 (arXiv:2601.20802)",
+        default="reverse_kl",
+    )
+    anchor: str = src(
+        "What the self-teacher's weights are: 'ema:<rate>' (moving average of the student), "
+        "'initial' (frozen starting weights) or 'live' (the current student).",
+        "Shenfeld 2026 (arXiv:2601.19897); Hübotter 2026 (arXiv:2601.20802): EMA 0.01",
+        default="ema:0.01",
+    )
+    samples: int = src(
+        "Completions sampled per prompt.", "Zhao 2026 (arXiv:2601.18734): one rollout per prompt",
+        default=1, ge=1, le=MAX_SAMPLES,
+    )
+    temperature: float = src(_T, _T_SRC, default=1.0, gt=0.0, le=2.0)
+    max_tokens: int = src(
+        "Cap on completion tokens per rollout.", "whileai: half the OPD cap; short hints",
+        default=4096, ge=1, le=MAX_TOKENS,
+    )
+    template: str = src(
+        "How the privileged information is shown to the self-teacher: a str.format template "
+        "whose one field is {demonstration} (write literal braces as {{ and }}).",
+        "whileai",
+        default=(
+            "A reference solution for this task follows. Use it to judge each step of your "
+            "own reply.\n<demonstration>\n{demonstration}\n</demonstration>"
+        ), max_length=20000,
+    )
+    learning_rate: float | None = src(
+        _LR, "research.md: OPSD 5e-6 (Zhao 2026)", default=None, gt=0.0, le=1.0
+    )
+
+    @field_validator("privileged")
+    @classmethod
+    def _key(cls, v: str) -> str:
+        if not _KEY.fullmatch(v):
+            raise ValueError("expected a field name such as 'answer'")
+        return v
+
+    @field_validator("anchor")
+    @classmethod
+    def _anchor(cls, v: str) -> str:
+        anchor_rate(v)
+        return v
+
+    @field_validator("template")
+    @classmethod
+    def _template(cls, v: str) -> str:
+        try:
+            fields = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(v)
+                      if f is not None]
+        except ValueError:
+            raise ValueError("unbalanced brace: write a literal brace as {{ or }}") from None
+        if any(f != "demonstration" for f, _, _ in fields):
+            raise ValueError("{demonstration} is the only placeholder allowed; write a literal "
+                             "brace as {{ or }}")
+        if not fields:
+            raise ValueError("the template must contain the placeholder {demonstration} "
+                             "({{demonstration}} is literal text)")
+        if any(spec or conv for _, spec, conv in fields):
+            raise ValueError("write the placeholder as plain {demonstration}, with no "
+                             "conversion or format spec")
+        return v
+
+
+def anchor_rate(anchor: str) -> float | None:
+    """'ema:0.01' → 0.01; 'initial'/'live' → None; anything else raises ValueError."""
+    if anchor in ("initial", "live"):
+        return None
+    m = re.fullmatch(r"ema:(\d*\.?\d+(?:[eE]-?\d+)?)", anchor)
+    if m and 0.0 < float(m.group(1)) <= 1.0:
+        return float(m.group(1))
+    raise ValueError("expected 'ema:<rate>' with 0 < rate <= 1, 'initial' or 'live'")
+
+
+class GRPO(_Spec):
+    """GRPO baseline: group-relative advantages from the taskset's reward."""
+
+    type: Literal["grpo"] = Field(default="grpo", description="Selects this method.")
+    samples: int = src(
+        "Completions per prompt (the group).", "TRL GRPOConfig num_generations 8",
+        default=8, ge=2, le=MAX_SAMPLES,
+    )
+    temperature: float = src(_T, _T_SRC, default=1.0, gt=0.0, le=2.0)
+    max_tokens: int = src(
+        "Cap on completion tokens per rollout.", "whileai: matches the OPSD cap",
+        default=4096, ge=1, le=MAX_TOKENS,
+    )
+    learning_rate: float | None = src(
+        _LR, "LoRA 5e-5 (prime-rl ci-reverse-text-lora); full weights 3e-6 (prime-rl reverse-text)",
+        default=None, gt=0.0, le=1.0,
+    )
+
+
+class SFT(_Spec):
+    """Off-policy distillation: a frozen teacher samples, the student imitates it (cross-entropy)."""
+
+    type: Literal["sft"] = Field(default="sft", description="Selects this method.")
+    teacher: Endpoint = src("The frozen teacher that writes the completions, served at an endpoint.",
+                            "")
+    samples: int = src(
+        "Teacher completions sampled per prompt.",
+        "prime-rl configs/debug/algo/sft_distill.toml (group_size 4); matches OPD's 4",
+        default=4, ge=1, le=MAX_SAMPLES,
+    )
+    temperature: float = src(
+        "Sampling temperature of the teacher's completions; 1.0 samples the teacher's own "
+        "distribution.", "all frameworks' sampling default", default=1.0, gt=0.0, le=2.0,
+    )
+    max_tokens: int = src(
+        "Cap on completion tokens per teacher completion (exposure bias grows with length).",
+        "whileai: matches the GRPO/OPSD cap", default=4096, ge=1, le=MAX_TOKENS,
+    )
+    learning_rate: float | None = src(
+        _LR, "LoRA 1e-4 (prime-rl sft_distill_lora.toml); full weights 3e-6 (prime-rl "
+        "sft_distill.toml)", default=None, gt=0.0, le=1.0,
+    )
+
+    def __init__(self, teacher: Any = None, /, **data: Any) -> None:
+        if teacher is not None:
+            data["teacher"] = teacher
+        super().__init__(**data)
+
+
+Method = Annotated[Union[OPD, OPSD, GRPO, SFT], Field(discriminator="type")]
+METHODS: dict[str, type[BaseModel]] = {"opd": OPD, "opsd": OPSD, "grpo": GRPO, "sft": SFT}

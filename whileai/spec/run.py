@@ -1,0 +1,291 @@
+"""The run spec: one method (whileai.spec.methods) on a taskset for a student model, optionally
+followed by a second stage (`then`) whose student is the first stage's final weights.
+
+Every field is described once, here; `whileai methods`, the JSON schemas and the docs read
+these descriptions, and `source` names where each default comes from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from whileai.catalogs import paths
+from whileai.errors import SpecError, raw
+from whileai.spec import layout, values
+from whileai.spec.layout import Slurm
+from whileai.spec.methods import (  # noqa: F401  (re-exported: the public spec names)
+    GRPO,
+    METHODS,
+    OPD,
+    OPSD,
+    SFT,
+    Divergence,
+    Endpoint,
+    Method,
+    _Spec,
+    anchor_rate,
+    parse_endpoint,
+    src,
+    validate_raw,
+)
+from whileai.spec.tables import (  # noqa: F401  (re-exported: the public spec names)
+    _ARGS,
+    _TASKSET,
+    MAX_GPUS,
+    MAX_NODES,
+    MAX_RATIO,
+    MAX_STEPS,
+    PATH_LEN,
+    RATIO,
+    RATIO_SOURCE,
+    Checkpoint,
+    Eval,
+    Monitor,
+    OnTaskset,
+    Source,
+    Stage,
+    _taskset_id,
+    check_roles,
+    flatten_overrides,
+    leaves,
+)
+
+
+class RunSpec(OnTaskset):
+    """One training run: a method on a taskset for a student model."""
+
+    schema_: str | None = Field(
+        default=None, alias="$schema", description="Path or URL of this file's JSON Schema (editors).",
+        max_length=PATH_LEN,
+        json_schema_extra={"source": ""},
+    )
+    taskset: str = src(
+        "The taskset (environment) id, e.g. 'reverse-text', optionally 'owner/name@version'.", "",
+        max_length=256,
+    )
+    taskset_args: dict[str, Any] = src(
+        "Arguments of the taskset, e.g. {min_turns = 3} for alphabet-sort or {split = \"train\"} "
+        "for gsm8k, for the train and the eval source. " + _ARGS, "", default_factory=dict,
+    )
+    roles: list[str] | None = src(
+        "Agent roles (seats) of a taskset the pinned catalogue does not know, e.g. ['player']; "
+        "each gets a local runtime and no harness. Known tasksets take theirs from the catalogue "
+        "(wordle: player; kuhn-poker: player0, player1; proposer-solver: proposer, solver).",
+        "verifiers' single-agent env: ['agent']", default=None, min_length=1, max_length=16,
+    )
+    model: str = src("The student: a Hugging Face model id or local path.", "", min_length=1,
+                     max_length=PATH_LEN)
+    method: Method = Field(description="The training method: a table with type = opd | opsd | grpo "
+                           "| sft.")
+    sources: list[Source] = src(
+        "Extra training sources: a mixture ([[sources]] tables). The run's taskset, taskset_args, "
+        "roles, ratio and method are source 0; each entry adds a source with its own taskset, "
+        "arguments, sampling ratio and method, e.g. GRPO on one taskset and OPD on another. "
+        "prime-rl only (TRL has no per-source algorithms).",
+        "prime-rl configs/debug/algo/mixed_grpo_opd.toml (per-source algo)", default_factory=list,
+        max_length=64,
+    )
+    ratio: float | None = src(
+        "The run's own taskset's (source 0's) weight in a mixture; unset: 1.0. Read only with "
+        "sources. " + RATIO,
+        RATIO_SOURCE, default=None, gt=0.0, le=MAX_RATIO,
+    )
+    steps: int = src("Optimizer steps.", "prime-rl/anchor default 100", default=100, ge=1,
+                     le=MAX_STEPS)
+    prompts: int = src(
+        "Prompts per step; rollouts per step = prompts x samples.",
+        "Lu 2025; tinker-cookbook (64 for small runs)", default=64, ge=1, le=1 << 16,
+    )
+    gpus: int | None = src(
+        "GPUs for the run (inference + trainer; an OPD teacher is served separately). Unset: 2 "
+        "on one node for prime-rl (1 inference + 1 trainer), one process for TRL; with nodes, "
+        "every GPU of every node (nodes x gpus_per_node).",
+        "prime-rl default layout: 2", default=None, ge=2, le=MAX_GPUS,
+    )
+    inference_gpus: int | None = src(
+        "GPUs given to inference on one node; the rest train. Unset: half, rounded down.",
+        "prime-rl deployment defaults (1 + 1)", default=None, ge=1, le=MAX_GPUS,
+    )
+    nodes: int | None = src(
+        "Machines for the run. Unset: one. More than one: prime-rl's multi_node deployment on "
+        "SLURM (trainer and inference on whole nodes); TRL: accelerate on that many machines.",
+        "whileai (one node)", default=None, ge=1, le=MAX_NODES,
+    )
+    gpus_per_node: int = src(
+        "GPUs in each machine.", "prime-rl deployment default gpus_per_node = 8 (an HGX node)",
+        default=8, ge=1, le=64,
+    )
+    inference_nodes: int | None = src(
+        "With nodes > 1: the nodes that serve the policy for sampling; the rest train. Unset: "
+        "half the nodes, rounded down (at least one). 0 runs no inference, only a trainer "
+        "benchmark on fake data, and needs an explicit trainer.data.fake override.",
+        "prime-rl examples/advanced: inference takes half the nodes or more (qwen3-30b-a3b 2 + 2, "
+        "nemotron-3-super 4 + 4)", default=None, ge=0, le=MAX_NODES,
+    )
+    inference_replicas: int | None = src(
+        "With nodes > 1: independent inference servers the inference nodes form, all behind "
+        "one router; each takes inference_nodes / inference_replicas whole nodes. Unset: one "
+        "per inference node.",
+        "prime-rl examples/advanced nemotron-3-super and glm-4.5-air (1 node per replica)",
+        default=None, ge=1, le=MAX_NODES,
+    )
+    inference_tp: int | None = src(
+        "Tensor-parallel GPUs per inference engine (vLLM tensor_parallel_size); engines fill the "
+        "inference GPUs. Unset: the fewest GPUs, a power of two, that hold the student's bf16 "
+        "weights plus KV headroom (from the model's size; 1 when the size is unknown).",
+        "whileai.sizes (docs/cost.md)", default=None, ge=1, le=64,
+    )
+    nodes_per_fsdp_group: int | None = src(
+        "With nodes > 1: trainer nodes per FSDP island; the trainer replicates across islands "
+        "(prime-rl sets trainer.model.dp_replicate = trainer nodes / this). Unset: one island "
+        "over all trainer nodes.",
+        "prime-rl default (no islands)", default=None, ge=1, le=MAX_NODES,
+    )
+    slurm: Slurm | None = src(
+        "SLURM submission. Needed by prime-rl for several nodes (unset there: a [slurm] table "
+        "with the job name only); on one node it submits a single-node job.",
+        "", default=None,
+    )
+    lora: bool = src("Train LoRA adapters (true) or full weights (false).", "anchor default", default=True)
+    lora_rank: int = src(
+        "LoRA rank when lora is true.", "Lu 2025: rank 32 trails full FT by ~6% after OPD",
+        default=32, ge=1, le=4096,
+    )
+    seed: int = src("Run seed (numpy, which TRL seeds too, takes at most 2**32 - 1).", "whileai",
+                    default=0, ge=0, le=2**32 - 1)
+    prompt_tokens: int = src(
+        "Token budget for a prompt (sequence length = prompt_tokens + max_tokens).",
+        "whileai", default=2048, ge=1, le=1 << 20,
+    )
+    max_off_policy_steps: int = src(
+        "How many steps behind the trainer a rollout may be (asynchrony).",
+        "prime-rl orchestrator default 8", default=8, ge=0, le=1024,
+    )
+    eval: Eval = src("Evaluation on the holdout.", "", default_factory=Eval)
+    checkpoint: Checkpoint = src("Resumable checkpoints.", "", default_factory=Checkpoint)
+    monitor: Monitor | None = src("Weights & Biases logging; omit for none.", "", default=None)
+    output_dir: str = src("Where the run writes checkpoints and logs.", "prime-rl default",
+                          default="outputs", min_length=1, max_length=PATH_LEN)
+    data: str | None = src(
+        "A local JSONL file of tasks for backends that train from files (TRL): one object per "
+        "line with a 'prompt' (text or chat messages) and the fields the method reads (e.g. "
+        "OPSD's privileged key); rows with \"split\": \"test\" are the holdout (default: the "
+        "last tenth). Unset: the taskset's built-in data.",
+        "", default=None, min_length=1, max_length=PATH_LEN,
+    )
+    reward: str | None = src(
+        "GRPO's reward as an importable 'module.function' (TRL's reward_funcs signature); "
+        "needed for GRPO on your own data. Unset: the taskset's own reward.",
+        "", default=None, max_length=512, pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$",
+    )
+    overrides: dict[str, Any] = src(
+        "Target-specific settings as dotted keys, checked against the target's pinned schema.",
+        "", default_factory=dict,
+    )
+    then: Stage | None = src(
+        "A second stage trained from this one's final weights (full weights: lora must be "
+        "false), e.g. an SFT cold start, then OPD. whileai writes both stages, their order and "
+        "the command that hands the weights on.",
+        "Li 2026 (arXiv:2604.13016) §5.1: a student that cannot produce the teacher's tokens "
+        "needs an SFT cold start before OPD", default=None,
+    )
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True,
+                              allow_inf_nan=False)
+    _origin: str | None = PrivateAttr(default=None)  # the spec file's folder, when read from one
+
+    @field_validator("overrides", mode="before")
+    @classmethod
+    def _flatten(cls, v: Any) -> Any:
+        return flatten_overrides(v)
+
+    @model_validator(mode="after")
+    def _split(self) -> RunSpec:
+        layout.check(self)
+        return self
+
+    @model_validator(mode="after")
+    def _taskset_tables(self) -> RunSpec:
+        """Taskset arguments and roles against the pinned taskset catalogue."""
+        from whileai.catalogs import tasksets as tc
+
+        sources = [("", self.taskset, self.taskset_args, self.roles)] + [
+            (f"sources[{i}].", s.taskset, s.taskset_args, s.roles) for i, s in enumerate(self.sources)]
+        tables = [(f"{at}taskset_args", args) for at, _, args, _ in sources]
+        for label, table in [*tables, ("eval.taskset_args", self.eval.taskset_args)]:
+            for segs, value in leaves(table):
+                values.check_override(segs, paths.join(segs), value, label=label)
+        for at, taskset, args, roles in sources:
+            known = tc.roles(taskset)
+            if known is not None and roles is not None:
+                raise SpecError(f"{at}roles", roles, f"unset: {taskset}'s roles come from the "
+                                f"pinned taskset catalogue ({', '.join(known)})")
+            tc.check_args(taskset, args, f"{at}taskset_args")
+        tc.check_args(self.eval_taskset, self.eval_args, "eval.taskset_args")
+        return self
+
+    @model_validator(mode="after")
+    def _stages(self) -> RunSpec:
+        if self.then is not None and self.sources:
+            raise SpecError("then", raw("a second stage"), "unset in a mixture (sources): a "
+                            "two-stage run trains one taskset per stage; compile the mixture as "
+                            "its own run from the first stage's weights")
+        if self.then is not None and self.lora:
+            raise SpecError("lora", True, "false when a second stage (then) follows: its student "
+                            "is this stage's final full weights (a LoRA adapter would need merging "
+                            "into the base first)", hint="set lora = false")
+        return self
+
+    @property
+    def layout(self) -> layout.Layout:
+        """Nodes, GPUs and the trainer / inference split (whileai.spec.layout)."""
+        return layout.layout(self)
+
+    @property
+    def total_gpus(self) -> int:
+        return self.layout.gpus
+
+    @property
+    def infer_gpus(self) -> int:
+        return self.layout.inference_gpus
+
+    @property
+    def train_gpus(self) -> int:
+        return self.layout.trainer_gpus
+
+    @property
+    def rollouts(self) -> int:
+        return self.prompts * self.method.samples
+
+    @property
+    def eval_interval(self) -> int:
+        return self.eval.interval or max(1, self.steps // 4)
+
+    @property
+    def eval_taskset(self) -> str:
+        return self.eval.taskset or self.taskset
+
+    @property
+    def eval_same_taskset(self) -> bool:
+        from whileai.catalogs.targets import plugin_key
+
+        return self.eval.taskset is None or plugin_key(self.eval.taskset) == plugin_key(self.taskset)
+
+    @property
+    def eval_args(self) -> dict[str, Any]:
+        """The eval source's taskset arguments: the run's with eval's on top (same taskset)."""
+        if not self.eval_same_taskset:
+            return dict(self.eval.taskset_args)
+        return self.taskset_args | self.eval.taskset_args
+
+    @property
+    def learning_rate(self) -> float:
+        return self.method.learning_rate or default_lr(self.method.type, self.lora)
+
+
+def default_lr(method: str, lora: bool) -> float:
+    """The researched default learning rate (see each method's learning_rate source)."""
+    table = {"opd": (1e-4, 1e-6), "opsd": (5e-6, 5e-6), "grpo": (5e-5, 3e-6), "sft": (1e-4, 3e-6)}
+    return table[method][0 if lora else 1]

@@ -1,0 +1,116 @@
+"""pydantic's validation errors → one SpecError line naming the user's key, with a did-you-mean
+that knows which model the key is in. Imports no spec module: the specs import it.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from whileai.catalogs import paths
+from whileai.errors import SpecError, raw, show
+
+
+def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
+    err = exc.errors(include_url=False)[0]
+    loc, where = clean_loc(model, err["loc"])
+    field = paths.join(tuple(loc)) if loc else model.__name__
+    kind, value = err["type"], err.get("input")
+    inner = (err.get("ctx") or {}).get("error")
+    if isinstance(inner, SpecError):  # raised by a validator: already one clear line
+        if not loc or inner.field.startswith(field):
+            return inner
+        return SpecError(f"{field}.{inner.field}", inner.value, inner.allowed, hint=inner.hint)
+    if kind == "extra_forbidden":
+        known = fields_at(where)
+        guess = near(str(loc[-1]), known)
+        return SpecError(field, raw("unknown field"), f"known fields here: {', '.join(known)}",
+                         hint=f"did you mean {guess!r}?" if guess else "")
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        ctx = err.get("ctx") or {}
+        tag = ctx.get("tag", value)
+        tags = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
+        guess = near(tag, tags) if isinstance(tag, str) else None
+        return SpecError(field if field.endswith("type") else f"{field}.type", tag,
+                         f"one of {', '.join(tags)}", hint=f"did you mean {guess!r}?" if guess else "")
+    if kind == "model_attributes_type" and loc == ["method"]:
+        return SpecError(field, value, "a table: [method] with type = \"opd\", \"opsd\", \"grpo\" or \"sft\" "
+                         "and the method's fields")
+    if kind == "missing":
+        return SpecError(field, raw("missing"), "this field is required")
+    msg = err["msg"].removeprefix("Value error, ")
+    if isinstance(value, dict):
+        value = raw("a table")
+    elif isinstance(value, list) and len(show(value)) > 60:
+        value = raw(f"a list of {len(value)} items")
+    return SpecError(field, value, msg[0].lower() + msg[1:] if msg else "see the docs")
+
+
+def clean_loc(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[list[Any], type[BaseModel]]:
+    """pydantic's error location → the user's key path, without the union members pydantic
+    names (`method.opd.top_k.constrained-int` → method.top_k), and the model whose fields the
+    last key is among (for the did-you-mean)."""
+    out: list[Any] = []
+    cur: Any = model
+    owner = model
+    for seg in loc:
+        cur = _bare(cur)
+        if isinstance(cur, type) and issubclass(cur, BaseModel):
+            owner = cur
+            out.append(seg)
+            info = _field(cur, seg)
+            cur = info.annotation if info is not None else None
+            continue
+        members = _members(cur)
+        if len(members) > 1:  # pydantic names the member it tried: not a key of the user's
+            cur = next((m for m in members if isinstance(m, type) and issubclass(m, BaseModel)
+                        and seg in (m.__name__, _tag(m))), None)
+            continue
+        if get_origin(cur) in (list, tuple, dict):
+            args = get_args(cur)
+            cur = args[-1] if args else None
+        else:
+            cur = None
+        out.append(seg)
+    return out, owner
+
+
+def _bare(ann: Any) -> Any:
+    """Strip Annotated[...] and a lone `| None`."""
+    while get_origin(ann) is Annotated:
+        ann = get_args(ann)[0]
+    members = _members(ann)
+    return _bare(members[0]) if len(members) == 1 and members[0] is not ann else ann
+
+
+def _members(ann: Any) -> list[Any]:
+    if get_origin(ann) in (Union, types.UnionType):
+        return [a for a in get_args(ann) if a is not type(None)]
+    return [ann]
+
+
+def _field(model: type[BaseModel], name: Any) -> Any:
+    for n, info in model.model_fields.items():
+        if name in (n, info.alias):
+            return info
+    return None
+
+
+def _tag(model: type[BaseModel]) -> Any:
+    info = model.model_fields.get("type")
+    return info.default if info is not None else None
+
+
+def fields_at(model: type[BaseModel]) -> list[str]:
+    return [(i.alias or n) for n, i in model.model_fields.items() if n != "schema_"]
+
+
+def near(word: str, options: list[str]) -> str | None:
+    """The closest option to a misspelt name ('max-steps' → 'steps'), or None."""
+    from whileai.errors import close_matches
+
+    by_norm = {o.replace("-", "_").lower(): o for o in options}
+    hits = close_matches(word.replace("-", "_").lower(), list(by_norm), n=1, cutoff=0.6)
+    return by_norm[hits[0]] if hits else None

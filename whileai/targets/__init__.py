@@ -1,0 +1,10 @@
+"""Targets: a pure `compile(run) -> Compiled` per training framework, and its checks.
+
+- `prime_rl/`: a prime-rl TOML at the pinned commit, its loader's rules mirrored offline;
+- `trl/`: a TRL run directory (config, data, reward, scripts), checked by TRL's own parser;
+- `stages`: a two-stage run as two compiled stages and the script between them;
+- `overrides`: `--set` and `[overrides]` checked against a target's catalogue.
+
+Nothing here prints or writes files. May import: `whileai.report`, `whileai.rules`, the facts,
+`whileai.spec`, `whileai.catalogs`, `whileai.errors`.
+"""

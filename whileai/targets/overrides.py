@@ -1,0 +1,70 @@
+"""User overrides (`--set a.b=value`, `[overrides]` in a spec), checked against a catalogue.
+
+The keys arrive canonical (whileai.catalogs.paths: `a.source[0].b`) and their values already checked
+(whileai.spec.values: no secrets, 64-bit integers, finite floats); here they meet the target's
+schema, and the report learns which spec field or whileai default each one replaced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from whileai.catalogs import paths
+from whileai.catalogs.targets import Catalog
+from whileai.errors import SpecError, raw
+from whileai.report.compiled import Fixed, Ignore, Read, fmt
+
+
+def check_override(
+    catalog: Catalog, path: str, value: Any, *, hint: Callable[[str], str | None] | None = None
+) -> None:
+    """Raise SpecError unless the target's schema has `path` and accepts `value` there."""
+    field = f"overrides.{path}"
+    nodes = catalog.lookup(path)
+    if not nodes:
+        why = hint(path) if hint else None
+        near = catalog.suggest(path)
+        allowed = f"the key must exist in {catalog.name}"
+        tip = f"did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
+        if why:
+            tip = f"{why}" + (f"; {tip}" if tip else "")
+        raise SpecError(field, raw(f"unknown key {path!r}"), allowed, hint=tip)
+    results = [catalog.check(value, n, path) for n in nodes]
+    if all(results):
+        raise SpecError(field, value, f"{catalog.name} rejects it: {results[0][0].message}")
+
+
+def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any], catalog: Catalog, *,
+                    hint: Callable[[str], str | None] | None = None) -> None:
+    """Check every override against the catalogue, then set it in the document."""
+    for path, value in overrides.items():
+        check_override(catalog, path, value, hint=hint)
+        paths.set_path(doc, path, value)
+
+
+def override_reads(reads: list[Read], ignores: list[Ignore], fixed: list[Fixed],
+                   overrides: dict[str, Any]) -> None:
+    """Report overrides as reads. A spec field whose key an override replaced becomes an
+    ignore, and a whileai default it replaced leaves the list: each key is shown once, with
+    the override that set it and what it replaced."""
+    for path, value in overrides.items():
+        segs = paths.parse(path)
+        replaced = [r for r in reads if _under(r.path, segs)]
+        for r in replaced:
+            reads.remove(r)
+            ignores.append(Ignore(r.field, r.value, f"overrides.{path} = {fmt(value)} replaces "
+                                  f"it at {r.path}"))
+        defaults = [f for f in fixed if _under(f.path, segs)]
+        for f in defaults:
+            fixed.remove(f)
+        said = [f"what {', '.join(dict.fromkeys(r.field for r in replaced))} set "
+                f"({', '.join(dict.fromkeys(fmt(r.value) for r in replaced))})"] if replaced else []
+        said += [f"whileai's {f.path} = {fmt(f.value)} ({f.reason})" for f in defaults]
+        note = "replaces " + "; ".join(said) if said else "user override"
+        reads.append(Read(f"overrides.{path}", path, value, note))
+
+
+def _under(path: str, segs: tuple[paths.Seg, ...]) -> bool:
+    """Whether a report row's key is `segs` or inside it (`<...>` rows are not file keys)."""
+    return not path.startswith("<") and paths.under(paths.parse(path), segs)

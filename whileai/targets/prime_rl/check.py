@@ -1,0 +1,119 @@
+"""What `whileai check` and every compiled file go through: the pinned loader's schema and
+rules for an entry point (whileai.targets.prime_rl.loader), the renames people trip on, and
+integers TOML cannot hold.
+
+`check_document(doc, entry="rl")` returns the problems; `detect` says which entry point a
+hand-written file is for.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from whileai.catalogs.paths import get_path
+from whileai.catalogs.targets import Catalog, Problem
+from whileai.targets.prime_rl import loader, renderer
+
+# path (or trailing key) in old configs → what it is now
+RENAMES: list[tuple[str, str]] = [
+    (r"(^|\.)max_tokens$", "renamed to max_completion_tokens (per turn)"),
+    (r"(^|\.)rollouts_per_example$", "renamed to orchestrator.group_size"),
+    (r"^orchestrator\.sampling(\.|$)", "moved to [orchestrator.train.sampling]"),
+    (r"^orchestrator\.train\.env(\.|$|\[)", "renamed to [[orchestrator.train.source]]"),
+    (r"^max_off_policy_steps$", "moved to orchestrator.max_off_policy_steps (top level is rejected)"),
+    (r"^orchestrator\.seed$", "removed: prime-rl has no run seed (only inference.vllm.seed)"),
+    (r"(^|\.)(max_async_level|async_level)$", "removed; asynchrony is orchestrator.max_off_policy_steps"),
+    (r"(^|\.)eval_base_model$", "removed"),
+]
+
+
+def rename_hint(path: str) -> str | None:
+    bare = re.sub(r"\[\d+\]", "", path)
+    return next((hint for pat, hint in RENAMES if re.search(pat, bare)), None)
+
+
+def renderer_for(model: str, renderers: dict[str, str] | None = None) -> tuple[str, str]:
+    """The renderer name prime-rl should use for a model, and where the choice came from."""
+    choice = renderer.choose(model, renderers)
+    return choice.name, f"{choice.origin}: {choice.reason}"
+
+
+def notes(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
+    """What `check` says besides problems: agent roles that run in a remote sandbox VM by
+    default, and tasksets the pinned catalogue does not know (not checked)."""
+    return runtime_notes(doc, entry) + unchecked(doc, entry)
+
+
+def _envs(doc: dict[str, Any], entry: str) -> list[tuple[str, Any]]:
+    prefix = {"rl": "orchestrator.", "orchestrator": "", "sft": "", "evals": ""}.get(entry)
+    tables: list[tuple[str, Any]] = []
+    if prefix is not None:
+        for kind in ("train", "eval"):
+            for i, src in enumerate(_list(get_path(doc, f"{prefix}{kind}.source"))):
+                tables.append((f"{prefix}{kind}.source[{i}].env", get_path(src, "env")))
+    if entry == "env-server":
+        tables.append(("env", doc.get("env")))
+    return tables
+
+
+def unchecked(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
+    from whileai.catalogs import tasksets as taskset_catalog
+
+    out = []
+    for where, env in _envs(doc, entry):
+        tid = get_path(env, "taskset.id")
+        if isinstance(tid, str) and taskset_catalog.entry(tid) is None:
+            out.append(Problem(f"{where}.taskset.id", f"not checked: {taskset_catalog.unknown_reason(tid)}; "
+                                "prime-rl imports it at load time"))
+    return out
+
+
+def runtime_notes(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
+    """Agent roles whose runtime is unset run in a remote sandbox VM by default."""
+    out = []
+    for where, env in _envs(doc, entry):
+        for role, cfg in env.items() if isinstance(env, dict) else []:
+            if isinstance(cfg, dict) and "harness" in cfg and "runtime" not in cfg:
+                out.append(Problem(f"{where}.{role}.runtime", "unset: the default is a remote "
+                                    "sandbox VM; set type = 'subprocess' to run locally"))
+    return out
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def check_document(doc: dict[str, Any], catalog: Catalog | None = None, *,
+                   entry: str = "rl") -> list[Problem]:
+    """Every problem prime-rl's loader (and launcher) would raise for this document as a config
+    of `entry`, with rename hints for unknown keys, and integers beyond TOML's range."""
+    out = []
+    for p in loader.check(doc, entry, catalog):
+        hint = rename_hint(p.path) if p.message.startswith("unknown key") else None
+        out.append(Problem(p.path, f"unknown key: {hint}") if hint else p)
+    return out + out_of_range(doc)
+
+
+def detect(doc: dict[str, Any]) -> tuple[str, list[Problem]]:
+    """The entry point a document is for (see prime_rl_loader.detect), and its problems."""
+    entry, _ = loader.detect(doc)
+    return entry, check_document(doc, entry=entry)
+
+
+def out_of_range(node: Any, path: str = "") -> list[Problem]:
+    """Integers beyond TOML's signed 64-bit range (Python's TOML readers accept them; torch,
+    vLLM and every other TOML reader do not)."""
+    if isinstance(node, dict):
+        return [p for k, v in node.items() for p in out_of_range(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(node, list):
+        return [p for i, v in enumerate(node) for p in out_of_range(v, f"{path}[{i}]")]
+    if isinstance(node, int) and not isinstance(node, bool) and not -(2**63) <= node < 2**63:
+        return [Problem(path, f"an integer of {len(str(abs(node)))} digits is beyond TOML's signed "
+                               "64-bit range")]
+    return []
+
+
+def looks_like_spec(doc: dict[str, Any]) -> bool:
+    """A whileai run spec (taskset + method), not a prime-rl config."""
+    return "taskset" in doc and "method" in doc

@@ -1,0 +1,164 @@
+"""prime-rl backend: RunSpec → a TOML for `uv run rl @ file.toml`, pinned to one commit.
+
+The field map below is the whole mapping; the report, `whileai explain` and the docs are
+derived from it. Output is checked against the pinned catalogue and the loader's rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from shlex import quote
+from typing import Any
+
+import tomli_w
+
+from whileai import __version__
+from whileai.catalogs import tasksets as tc
+from whileai.catalogs.targets import prime_rl
+from whileai.errors import SpecError, raw
+from whileai.report.compiled import Compiled
+from whileai.report.fieldmap import Row, apply, get_path
+from whileai.spec import mixture
+from whileai.spec.run import RunSpec
+from whileai.targets import overrides as ov
+from whileai.targets.prime_rl import deploy, teacher
+from whileai.targets.prime_rl import mixture as mix
+from whileai.targets.prime_rl.check import check_document, rename_hint
+from whileai.targets.prime_rl.fieldmap import FIELD_MAP, rows
+from whileai.targets.prime_rl.pin import COMMIT, TARGET, VERSION
+
+__all__ = ["COMMIT", "FIELD_MAP", "TARGET", "VERSION", "compile", "facts"]
+
+
+def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What prime-rl will do, read from the compiled document (overrides included) where
+    given: the warning rules and the report's summary use these, not the spec's values."""
+    m = run.method
+    out: dict[str, Any] = {
+        "estimator": {"grpo": "policy_gradient", "sft": "cross_entropy"}.get(m.type, "sampled_token"),
+        "support_top_k": None,
+        "anchor": "live" if m.type == "opsd" else None,
+        "top_p": 1.0,
+        "anchor_requested": getattr(m, "anchor", None),
+        "unchecked_tasksets": sorted({t for t in (run.taskset, run.eval_taskset,
+                                                  *(x.taskset for x in run.sources))
+                                      if tc.entry(t) is None}),
+    }
+    if doc is None:
+        return out
+    steps = get_path(doc, "orchestrator.max_steps", get_path(doc, "max_steps"))
+    batch, group = get_path(doc, "orchestrator.batch_size"), get_path(doc, "orchestrator.group_size")
+    rank = get_path(doc, "trainer.model.lora.rank")
+    out |= {
+        "model": get_path(doc, "model.name", run.model),
+        "steps": steps,
+        "rollouts": batch,
+        "samples_effective": group,
+        "prompts": batch // group if isinstance(batch, int) and isinstance(group, int) and group
+        else "?",
+        "layout": deploy.layout_fact(doc),
+        **deploy.facts(run, doc),
+        "weights": f"LoRA rank {rank}" if rank is not None else "full weights",
+        "asynchrony": f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}",
+        "learning_rate": get_path(doc, "trainer.optim.lr", run.learning_rate),
+        "eval_interval": get_path(doc, "orchestrator.eval.interval", 100)
+        if isinstance(get_path(doc, "orchestrator.eval"), dict) else None,
+        "eval_at_start": not get_path(doc, "orchestrator.eval.skip_first_step", False),
+        "holdout": holdout(run, doc),
+        "holdouts": mix.holdouts(doc) if run.sources else [],
+    }
+    return out
+
+
+def holdout(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any] | None:
+    """Which rows eval reads against training's, from the compiled sources (overrides
+    included): the honest-holdout rule (whileai.rules.research) reads this."""
+    train, evals = (get_path(doc, f"orchestrator.{k}.source[0].env.taskset") for k in ("train", "eval"))
+    if not isinstance(get_path(doc, "orchestrator.eval"), dict) or not isinstance(evals, dict) \
+            or not isinstance(train, dict):
+        return None
+    tid, eid = train.get("id"), evals.get("id")
+    if not isinstance(tid, str) or not isinstance(eid, str) or tc.entry(tid) is None:
+        return None
+    train_split = tc.reads(tid, train)
+    eval_split = tc.reads(eid, evals) if tc.entry(eid) is not None else None
+    same = tc.plugin_key(tid) == tc.plugin_key(eid) and train_split == eval_split
+    return {"taskset": tc.plugin_key(tid), "arg": (tc.entry(tid) or {})["split"].get("arg"),
+            "train": train_split, "eval": eval_split,
+            "same_rows": same, "advice": tc.advice(tid, train_split)}
+
+
+def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ()) -> Compiled:
+    """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing.
+
+    extra: rows applied after the field map (a stage of a two-stage run: its run name, where its
+    weights land); a key set twice keeps the later value, and the report shows that one."""
+    for field, t, _ in mixture.teachers(run):
+        if t.port == 8000:
+            raise SpecError(f"{field}.url", t.url, "a port other than 8000, where rl serves the "
+                            "policy itself")
+    deploy.check(run, run.overrides)
+    fname = name or f"{run.method.type}.toml"
+    plans = teacher.plans(run, fname.removesuffix(".toml")) if deploy.serves(run) else []
+    applied = apply(rows(run), run, extra)
+    doc = applied.doc
+    doc.setdefault("trainer", {})
+    reads, ignores, fixed = list(applied.reads), list(applied.ignores), list(applied.fixed)
+    catalog = prime_rl()
+    ov.apply_overrides(doc, run.overrides, catalog, hint=rename_hint)
+    ov.override_reads(reads, ignores, fixed, run.overrides)
+    deploy.without_inference(run, doc, reads, ignores, fixed)
+    problems = check_document(doc, catalog)
+    for plan in plans:
+        if plan.doc is not None:
+            problems += [p._replace(path=f"{plan.file}: {p.path}")
+                         for p in check_document(plan.doc, catalog, entry="inference")]
+    if problems:
+        p = problems[0]
+        raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
+                        f"it: {p.message}", hint=_hint(p.path, p.message, doc))
+    commands = [c for plan in plans for c in teacher.commands(plan)] + deploy.run_commands(run, fname)
+    known = facts(run, doc)
+    text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
+    files = {fname: text} | {p.file: p.text for p in plans if p.file and p.text}
+    notes = tuple(p.note for p in plans) + ((mixture.summary(run),) if run.sources else ())
+    return Compiled(
+        backend="prime-rl", target=TARGET, run=run, files=files, main=fname,
+        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
+        warnings=mix.findings(run, known, facts), commands=tuple(commands), data=known,
+        cost=deploy.estimate(run, doc, plans), notes=notes,
+        teacher=plans[0].to_dict() if plans else None,
+        teachers=tuple(p.to_dict() for p in plans),
+    )
+
+
+def _hint(path: str, message: str, doc: dict[str, Any]) -> str:
+    """What the spec offers instead, for the problems a spec field answers."""
+    m = re.match(r"(orchestrator\.(?:train|eval)\.source\[\d+\]\.env)\.taskset\.[^.]+$", path)
+    if m and message.startswith("unknown key"):
+        tid = get_path(doc, f"{m.group(1)}.taskset.id")
+        names = tc.argument_names(tid) if isinstance(tid, str) and tc.entry(tid) else []
+        return (f"{tid}'s arguments: {', '.join(names)}; in a spec write them in taskset_args"
+                if names else "")
+    if path.startswith("orchestrator.eval"):
+        return "to run no evaluation, write [eval] enabled = false in the spec"
+    return ""
+
+
+def _header(run: RunSpec, fname: str) -> str:
+    how = (f"uv run rl @ {quote(fname)} --dry-run (writes the sbatch script), then without "
+           "--dry-run to submit" if deploy.on_slurm(run) else f"uv run rl @ {quote(fname)}")
+    return (
+        f"# written by whileai {__version__} for {TARGET}: {run.method.type} on {run.taskset}\n"
+        f"# run: {how}    (what each key does: whileai explain <spec>)\n\n"
+    )
+
+
+def _ordered(doc: dict[str, Any]) -> dict[str, Any]:
+    """Scalars first, then tables in a fixed, readable order."""
+    order = ["model", "deployment", "slurm", "trainer", "orchestrator", "inference", "monitors", "ckpt"]
+    scalars = {k: v for k, v in doc.items() if not isinstance(v, dict)}
+    tables = {k: doc[k] for k in order if k in doc and isinstance(doc[k], dict)}
+    rest = {k: v for k, v in doc.items() if k not in scalars and k not in tables}
+    return scalars | tables | rest

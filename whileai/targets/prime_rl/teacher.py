@@ -1,0 +1,197 @@
+"""Where a frozen teacher runs for prime-rl (OPD's scores the student's tokens, SFT's samples the
+training completions), sized from the teacher's name (whileai.cost.sizes).
+
+rl never launches the teacher. `plan(run, stem)` decides, by a rule the report states:
+- a run on one node without SLURM and a teacher at localhost: beside the policy on GPU 0 when
+  it fits in TEACHER_GPU_MEMORY of it (or its size is unknown, said so), else on GPUs of its own
+  on the same node, from `<stem>.teacher.toml`;
+- a run on SLURM (several nodes, or a [slurm] table) and a teacher at http://<host>: its own
+  SLURM job from `<stem>.teacher.toml` (prime-rl's multi-node inference deployment, one node);
+- otherwise (https, a teacher larger than one node, an unknown size off this machine, or a
+  one-node run with a teacher elsewhere): it must already be served at its URL.
+The teacher TOML is an `uv run inference` config: `check_inference` checks it against the
+catalogue's inference root and the inference entry point's rules.
+"""
+
+from __future__ import annotations
+
+from shlex import quote
+from typing import Any, NamedTuple
+
+import tomli_w
+
+from whileai import __version__
+from whileai.cost import sizes
+from whileai.errors import SpecError
+from whileai.spec import mixture
+from whileai.spec.run import RunSpec
+from whileai.targets.prime_rl.deploy import job_name, on_slurm
+from whileai.targets.prime_rl.pin import TARGET
+
+TEACHER_GPU_MEMORY = 0.4  # prime-rl's ci opd config: teacher and policy share GPU 0
+LOCAL = ("localhost", "127.0.0.1", "0.0.0.0")
+POLICY_PORT = 8000  # rl's inference server (its router); the engine behind it: + 100
+
+
+class Plan(NamedTuple):
+    model: str
+    url: str
+    size: sizes.Size | None
+    gpus: int | None  # GPUs one server needs (tensor parallel), None when the size is unknown
+    mode: str  # "share" | "local" | "job" | "endpoint"
+    note: str  # the report line
+    file: str | None = None
+    text: str | None = None
+    doc: dict[str, Any] | None = None
+    cuda: str | None = None  # GPUs of a local server (CUDA_VISIBLE_DEVICES)
+    held: int | None = None  # GPUs held for the teacher besides the run's
+    key_env: str = "VLLM_API_KEY"
+    samples: bool = False  # SFT: the teacher samples the completions (OPD: it scores them)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "url": self.url, "mode": self.mode,
+                "params_b": self.size.total_b if self.size else None,
+                "active_params_b": self.size.active_b if self.size else None,
+                "gpus": self.gpus, "held_gpus": self.held, "file": self.file,
+                "formula": sizes.SERVE_FORMULA, "note": self.note}
+
+
+def host_port(url: str) -> tuple[str, int]:
+    rest = url.split("://", 1)[1].split("/", 1)[0]
+    host, _, port = rest.partition(":")
+    return host, int(port) if port else (443 if url.startswith("https") else 80)
+
+
+def _size_text(size: sizes.Size | None, need: int | None) -> str:
+    if size is None or need is None:
+        return "size unknown from its name (no 'NB' in it, not in whileai.sizes.TABLE)"
+    return (f"{size.text()}: {sizes.weights_gb(size.total_b):g} GB of bf16 weights plus KV "
+            f"headroom need {need} GPU{'s' if need > 1 else ''}")
+
+
+def plan(run: RunSpec, stem: str) -> Plan | None:
+    """The plan of the run's first teacher (its method's, or a mixture source's)."""
+    found = plans(run, stem)
+    return found[0] if found else None
+
+
+def plans(run: RunSpec, stem: str) -> list[Plan]:
+    """One plan per distinct teacher of the run (a mixture may have several: each source's OPD
+    or SFT teacher). Only the first local teacher may share GPU 0; the others get GPUs of their
+    own after the run's (and after earlier teachers'), files `<stem>.teacher.toml`,
+    `<stem>.teacher-2.toml`, ..."""
+    out: list[Plan] = []
+    where: dict[tuple[str, int], str] = {}
+    for k, (field, t, users) in enumerate(mixture.teachers(run)):
+        at = host_port(t.url)
+        if at in where:
+            raise SpecError(f"{field}.url", t.url, f"a server of its own: {where[at]} is served "
+                            "there already (one vLLM server serves one model)")
+        where[at] = t.model
+        suffix = "" if k == 0 else f"-{k + 1}"
+        taken = sum(p.held or 0 for p in out if p.mode == "local")
+        shared = any(p.mode == "share" for p in out)
+        role = "/".join(sorted({e.method.type for e in users})).upper()
+        out.append(_plan(run, field, t, suffix, stem, max(e.method.max_tokens for e in users),
+                         role=role, offset=taken, share=not shared))
+    return out
+
+
+def _plan(run: RunSpec, field: str, t: Any, suffix: str, stem: str, max_tokens: int, *, role: str,
+          offset: int, share: bool) -> Plan:
+    name, samples = f"{stem}.teacher{suffix}.toml", "SFT" in role
+    size = sizes.params(t.model)
+    need = sizes.serve_gpus(size.total_b) if size else None
+    what = _size_text(size, need)
+    host, port = host_port(t.url)
+    per = run.gpus_per_node
+    if host in LOCAL and on_slurm(run):
+        raise SpecError(f"{field}.url", t.url, "a host the SLURM job reaches, not "
+                        f"{host}: the orchestrator runs on a trainer node whose GPUs train",
+                        hint=f"serve the teacher on its own node (whileai writes {name} for it "
+                        "when the URL names a host) and put that host in the URL")
+    if host in LOCAL and port in (POLICY_PORT - 100, POLICY_PORT + 100):
+        raise SpecError(f"{field}.url", t.url, f"a port other than {port}: a local server "
+                        f"takes its port and port + 100 (its engine), and the policy's server "
+                        f"takes {POLICY_PORT} and {POLICY_PORT + 100}", hint="e.g. port 8001")
+    if host in LOCAL:
+        if share and (size is None or sizes.fits_share(size.total_b, TEACHER_GPU_MEMORY)):
+            return Plan(t.model, t.url, size, need, "share", f"teacher {t.model}: {what}; served "
+                        f"beside the policy on GPU 0 ({TEACHER_GPU_MEMORY:g} of its memory)"
+                        + ("; if it does not fit there, serve it elsewhere" if size is None else ""),
+                        samples=samples)
+        first = run.total_gpus + offset
+        free = per - first
+        if need is None or need > free:
+            raise SpecError(f"{field}.model", t.model, f"a teacher that fits beside the run: "
+                            f"{what} and the node has {max(free, 0)} GPUs besides the run's "
+                            f"{run.total_gpus}" + (f" and other teachers' {offset}" if offset else ""),
+                            hint="use fewer gpus, or serve it on another machine and put that "
+                            f"host in {field}.url")
+        gpus = ",".join(str(i) for i in range(first, first + need))
+        doc = _doc(run, t, max_tokens, port, need, 1, suffix, slurm=False)
+        return Plan(t.model, t.url, size, need, "local", f"teacher {t.model}: {what}; served on "
+                    f"GPUs {gpus} of this node from {name}", name, _text(run, name, doc, role),
+                    doc, gpus, need, samples=samples)
+    if not on_slurm(run) or t.url.startswith("https://") or need is None or need > per:
+        why = ("an https endpoint is a hosted service" if t.url.startswith("https://") else
+               "the run is not on SLURM" if not on_slurm(run) else
+               "its size is unknown, so whileai cannot size its servers" if need is None else
+               f"more than one node of {per}: prime-rl's inference launcher keeps tensor "
+               "parallelism within a node")
+        return Plan(t.model, t.url, size, need, "endpoint", f"teacher {t.model}: {what}; it must "
+                    f"already be served at {t.url} ({why})", key_env=t.api_key_env, samples=samples)
+    engines = per // need
+    doc = _doc(run, t, max_tokens, port, need, engines, suffix, slurm=True)
+    return Plan(t.model, t.url, size, need, "job", f"teacher {t.model}: {what}; its own SLURM job "
+                f"from {name}: one node of {per} GPUs, {engines} engine{'s' if engines > 1 else ''}"
+                f" of {need}, answering at http://<its node>:{port}/v1, the host {field}.url "
+                f"must name ({host})", name, _text(run, name, doc, role), doc, None, per,
+                samples=samples)
+
+
+def _doc(run: RunSpec, t: Any, max_tokens: int, port: int, tp: int, engines: int, suffix: str, *,
+         slurm: bool) -> dict[str, Any]:
+    """The `uv run inference` config that serves the teacher."""
+    vllm: dict[str, Any] = {"model": t.model, "tensor_parallel_size": tp,
+                            "max_model_len": run.prompt_tokens + max_tokens}
+    if engines > 1:
+        vllm["data_parallel_size"] = engines
+    doc: dict[str, Any] = {"output_dir": f"{run.output_dir.rstrip('/')}/teacher{suffix}",
+                           "server": {"port": port}, "vllm": vllm}
+    if slurm:
+        doc["deployment"] = {"type": "multi_node", "num_nodes": 1, "gpus_per_node": run.gpus_per_node}
+        keep = {k: v for k, v in (run.slurm.model_dump(exclude_none=True) if run.slurm else {}).items()
+                if k != "template_path"}  # the run's template is an RL template
+        doc["slurm"] = keep | {"job_name": f"{job_name(run)}-teacher{suffix}"}
+    return doc
+
+
+def _text(run: RunSpec, name: str, doc: dict[str, Any], role: str) -> str:
+    how = (f"uv run inference @ {quote(name)}  (submits a SLURM job; --dry-run writes the sbatch "
+           "script only)" if "slurm" in doc else f"uv run inference @ {quote(name)}")
+    return (f"# written by whileai {__version__} for {TARGET}: the {role} "
+            f"teacher's server for {run.method.type} on {run.taskset}\n# run first: {how}\n\n"
+            ) + tomli_w.dumps(doc)
+
+
+def commands(p: Plan | None) -> list[str]:
+    """What to run before rl, for the teacher."""
+    if p is None:
+        return []
+    if p.mode == "share":
+        host, port = host_port(p.url)
+        return [f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {quote(p.model)} "
+                f"--server.port {port} --vllm.gpu-memory-utilization {TEACHER_GPU_MEMORY} &  "
+                f"# serve the teacher at {p.url}"]
+    if p.mode == "local":
+        return [f"CUDA_VISIBLE_DEVICES={p.cuda} uv run inference @ {quote(p.file or '')} &  "
+                f"# serve the teacher at {p.url}"]
+    if p.mode == "job":
+        return [f"uv run inference @ {quote(p.file or '')}  # the teacher's SLURM job: start it "
+                f"first and put its first node in method.teacher.url ({p.url})"]
+    what = "vLLM: it samples the training completions" if p.samples else "vLLM with prompt logprobs"
+    return [f"# first serve {p.model} at {p.url} ({what}; key in ${p.key_env})"]
+
+
+__all__ = ["LOCAL", "TEACHER_GPU_MEMORY", "Plan", "commands", "host_port", "plan", "plans"]

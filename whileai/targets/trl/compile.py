@@ -1,0 +1,320 @@
+"""TRL backend: RunSpec → a run directory for `trl distillation` (OPD), `trl grpo` (GRPO),
+TRL's experimental SDFTTrainer (OPSD, through a short train.py) or `trl sft` on completions the
+teacher wrote first (SFT, through sample.py), pinned to TRL 1.16.0.
+
+Pure: `compile(run)` returns every file's text and the report; nothing is imported from trl,
+torch or transformers, and nothing is written. The field map (trl_map.py) is the mapping;
+keys are checked against the pinned catalogue (schemas/trl-1.16.0.catalog.json) and the
+files against TRL's own parser by `whileai.targets.trl.check.check_dir`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from whileai import __version__
+from whileai.errors import SpecError, raw
+from whileai.report.compiled import Compiled, Ignore, Read, render_text
+from whileai.report.fieldmap import Row, apply
+from whileai.rules.research import findings
+from whileai.spec.run import OPSD, SFT, RunSpec
+from whileai.targets import overrides as ov
+from whileai.targets.trl import accelerate as accel
+from whileai.targets.trl import catalog as trl_catalog
+from whileai.targets.trl import cost as trl_cost
+from whileai.targets.trl import reward as trl_reward
+from whileai.targets.trl.fieldmap import (
+    CPU_ROWS,
+    DATA,
+    FIELD_MAP,
+    SAMPLE_PY,
+    SAMPLES,
+    anchor_kind,
+    completions,
+    privileged_key,
+)
+from whileai.tasksets import for_run, rows, source
+
+TRL_VERSION = "1.16.0"
+TARGET = f"trl {TRL_VERSION}"
+COMMAND = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft", "sft": "sft"}
+OFFLINE_ENV = "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1"
+
+
+def command_name(run: RunSpec) -> str:
+    """The parser a config is for: 'distillation', 'grpo', 'sdft' (whileai's train.py) or 'sft'."""
+    return COMMAND[run.method.type]
+
+
+def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What TRL will really do, read from the compiled config (overrides included) where
+    given: the warning rules (whileai.rules.research) and the report's summary use these."""
+    m = run.method
+    anchor = None
+    if isinstance(m, OPSD):
+        anchor = {"base": "initial"}.get(anchor_kind(run), anchor_kind(run))
+    out: dict[str, Any] = {
+        "estimator": {"grpo": "policy_gradient", "sft": "cross_entropy"}.get(m.type, "full_vocab"),
+        "teacher_reads": "text" if m.type == "sft" else "token_ids",
+        "support_top_k": None,
+        "anchor": anchor,
+        "anchor_requested": getattr(m, "anchor", None),
+        "top_p": 1.0,
+        "samples_effective": 1 if m.type == "opd" else m.samples,
+        "command": command_name(run),
+        "layout": (f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
+                   if accel.distributed(run) else "one process"),
+        "asynchrony": "off-policy: the teacher's completions are all sampled before training"
+        if m.type == "sft" else "synchronous (on-policy every step)",
+    }
+    if doc is None:
+        return out
+    samples = 1 if m.type == "opd" else doc.get("num_generations", m.samples)
+    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+                * accel.processes(run))
+    steps = doc.get("max_steps", -1)
+    out |= {
+        "model": doc.get("model_name_or_path", run.model),
+        "steps": steps,
+        "samples_effective": samples,
+        "rollouts": per_step,
+        "prompts": per_step // samples if per_step % samples == 0 else f"{per_step}/{samples}",
+        "weights": f"LoRA rank {doc.get('lora_r', 16)}" if doc.get("use_peft") else "full weights",
+        "learning_rate": doc.get("learning_rate", run.learning_rate),
+        "eval_interval": _eval_interval(doc, steps),
+        "eval_at_start": bool(doc.get("eval_on_start", False)),
+    }
+    return out
+
+
+def _eval_interval(doc: dict[str, Any], steps: Any) -> int | None:
+    """TRL evaluates when step % eval_steps == 0; eval_steps < 1 is a fraction of max_steps."""
+    if doc.get("eval_strategy", "no") != "steps":
+        return None if doc.get("eval_strategy", "no") == "no" else 1
+    every = doc.get("eval_steps", doc.get("logging_steps", 500))
+    if isinstance(every, float) and 0 < every < 1 and isinstance(steps, int) and steps > 0:
+        return max(1, math.ceil(every * steps))
+    return int(every) if isinstance(every, (int, float)) and every >= 1 else None
+
+
+def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
+            extra: Sequence[Row] = ()) -> Compiled:
+    """Compile a run spec to a TRL run directory (relative name → text). Writes nothing.
+
+    cpu: add `use_cpu: true` and `bf16: false` (TRL's configs default to bf16, which needs
+    a GPU). out: the directory the files will be written to (only used in the commands).
+    extra: rows applied after the field map, which win (a stage of a two-stage run: its student).
+    """
+    if run.sources:
+        raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source "
+                        "for TRL: TRL has no per-source algorithms (one trainer, one method and one "
+                        "dataset per run); compile a mixture for prime-rl (-b prime-rl)")
+    spec, run, cpu_ignores = accel.for_cpu(run) if cpu else (run, run, [])
+    n = accel.processes(run)
+    if completions(run) % n:
+        raise SpecError("prompts", run.prompts, f"a step whose {completions(run)} completions split "
+                        f"evenly over the {n} training processes (one per GPU)")
+    taskset = for_run(run)
+    key = privileged_key(run)
+    if key is not None and key not in taskset.fields:
+        raise SpecError("method.privileged", key, f"a field of every {taskset.name} task: "
+                        + (", ".join(taskset.fields) or "(none besides prompt)"))
+    if run.method.type == "grpo" and not taskset.module and run.reward is None:
+        raise SpecError("reward", None, "an importable 'module.function' for GRPO on your own data "
+                        "(TRL's reward_funcs signature)")
+    reward = trl_reward.locate(run) if run.method.type == "grpo" and run.reward else None
+    cmd = command_name(run)
+    applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run, extra)
+    doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
+    reads: list[Read] = list(applied.reads)
+    ignores: list[Ignore] = cpu_ignores + list(applied.ignores)
+    fixed = list(applied.fixed)
+    ov.apply_overrides(doc, run.overrides, trl_catalog.catalog(cmd))
+    ov.override_reads(reads, ignores, fixed, run.overrides)
+    _check_batch(doc, run)
+    sampled = sample_prompts(run, doc)
+    reads = [r._replace(value=sampled) if r.path == f"<{SAMPLE_PY} --prompts>" else r for r in reads]
+
+    files = {"config.yaml": _header(run, cmd) + dumps(doc)}
+    launch = accel.config(run)
+    if launch is not None:
+        files[accel.FILE] = (f"# written by whileai {__version__} for accelerate: "
+                             f"{accel.readme(run)}\n\n" + dumps(launch))
+    train, holdout = _data(run)
+    files["data/train.jsonl"] = train
+    files["data/test.jsonl"] = holdout
+    if run.method.type == "grpo" and taskset.module and run.reward is None:
+        files[f"{taskset.module}.py"] = source(taskset)
+    if reward is not None:
+        reads = [r if r.field != "reward" else r._replace(note=reward.note()) for r in reads]
+        if reward.copy and reward.source is not None:
+            files[reward.copy] = reward.source
+    if run.method.type == "opsd":
+        files["train.py"] = _shipped("sdft.py")
+    if run.method.type == "sft":
+        files[SAMPLE_PY] = _shipped("sample.py")
+    data = facts(run, doc)
+    path = reward.pythonpath if reward is not None else None
+    compiled = Compiled(
+        backend="trl", target=TARGET, run=spec, files=files, main="config.yaml",
+        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
+        warnings=findings(run, data), commands=tuple(commands(run, out, path, sampled)), out=out,
+        data=data, cost=trl_cost.estimate(run, doc), **trl_cost.teacher(run),
+    )
+    files["README.md"] = _readme(compiled, path, sampled)
+    return compiled
+
+
+def _shipped(name: str) -> str:
+    """A standalone script of this package, written verbatim into the run directory."""
+    return resources.files("whileai.targets.trl").joinpath(name).read_text()
+
+
+def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None,
+             prompts: int | None = None) -> list[str]:
+    """The shell lines that run the directory, in order (SFT: sample, then train).
+    prompts: SFT's train prompts to sample (default: steps x prompts)."""
+    where = f"cd {shlex.quote(out)} && " if out else ""
+    env = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
+    if run.method.type == "opsd":
+        return accel.commands(run, "python train.py --config config.yaml", where)
+    if isinstance(run.method, SFT):
+        m = run.method
+        n = prompts if prompts is not None else run.steps * run.prompts
+        sample = (f"python {SAMPLE_PY} --teacher {shlex.quote(m.teacher.model)} --prompts {n} "
+                  f"--samples {m.samples} --temperature {m.temperature:g} --max-new-tokens "
+                  f"{m.max_tokens} --seed {run.seed} --data {DATA} --out {SAMPLES}")
+        if accel.machines(run) > 1:
+            sample += f"  # once, on the main machine: every machine reads {SAMPLES}/ (a shared filesystem)"
+        return [f"{where}{sample}", *accel.commands(run, "trl sft --config config.yaml", where)]
+    return accel.commands(run, f"trl {command_name(run)} --config config.yaml", where, env)
+
+
+def sample_prompts(run: RunSpec, doc: dict[str, Any]) -> int | None:
+    """SFT: train prompts the teacher answers, enough for every step of the final config (its
+    max_steps x completions per step over every training process, over `samples` completions a
+    prompt); None otherwise."""
+    if not isinstance(run.method, SFT):
+        return None
+    steps = doc.get("max_steps", run.steps)
+    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+                * accel.processes(run))
+    if not isinstance(steps, int) or steps < 1:
+        return run.steps * run.prompts
+    return -(-steps * per_step // run.method.samples)
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    """The config as YAML through PyYAML's safe dumper (imported here: only TRL needs it), in
+    the document's own key order. Its floats load back as floats under the YAML 1.1 rules TRL's
+    loader uses (1e-06 is written 1.0e-06); a text with line breaks is one double-quoted line,
+    the breaks escaped."""
+    import yaml
+
+    return yaml.dump(doc, Dumper=_dumper(), sort_keys=False, allow_unicode=True,
+                     default_flow_style=False, width=4096)
+
+
+@cache
+def _dumper() -> Any:
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: Any, data: str) -> Any:
+        breaks = any(c in data for c in "\n\r\x85\u2028\u2029")  # YAML folds them unless escaped
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style='"' if breaks else None)
+
+    Dumper.add_representer(str, text)
+    return Dumper
+
+
+_POSITIVE = ("per_device_train_batch_size", "gradient_accumulation_steps",
+             "per_device_eval_batch_size", "num_generations")
+
+
+def _check_batch(doc: dict[str, Any], run: RunSpec) -> None:
+    """Batch keys are whole numbers of at least 1 (GRPO's group: 2); GRPO/SDFT reject a
+    generation batch that does not divide by num_generations."""
+    for key in _POSITIVE:
+        least = 2 if key == "num_generations" and run.method.type == "grpo" else 1
+        v = doc.get(key)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < least):
+            raise SpecError(f"overrides.{key}" if key in run.overrides else key, v,
+                            f"a whole number of at least {least}" + (
+                                ": GRPO compares completions within a group" if least == 2 else ""))
+    n = doc.get("num_generations")
+    if n is None:
+        return
+    batch = doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+    if batch % n:
+        raise SpecError("overrides", raw(f"a batch of {batch} completions"),
+                        f"a multiple of num_generations ({n}): TRL would reject the config")
+
+
+def _data(run: RunSpec) -> tuple[str, str]:
+    from whileai.targets.trl.fieldmap import test_rows
+
+    train, holdout = rows(run)
+    holdout = holdout[: test_rows(run)]
+    key = privileged_key(run)
+    if key is not None:
+        train = [r | {"privileged_context": r[key]} for r in train]
+        holdout = [r | {"privileged_context": r[key]} for r in holdout]
+    return _jsonl(train), _jsonl(holdout)
+
+
+def _jsonl(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def _header(run: RunSpec, cmd: str) -> str:
+    how = {"sdft": "python train.py --config config.yaml",
+           "sft": f"python {SAMPLE_PY} ... (see README.md), then trl sft --config config.yaml"}.get(
+        cmd, f"trl {cmd} --config config.yaml")
+    return (
+        f"# written by whileai {__version__} for {TARGET}: {run.method.type} on {run.taskset}\n"
+        f"# run from this directory: {how}    (what each key does: README.md)\n\n"
+    )
+
+
+def _readme(c: Compiled, pythonpath: str | None = None, prompts: int | None = None) -> str:
+    run = c.run
+    here = replace(c, out=c.main, commands=tuple(commands(run, None, pythonpath, prompts)))
+    names = "\n".join(f"- `{n}`" for n in sorted(c.files) if n != "README.md")
+    fixed = "\n".join(f"- `{f.path}: {f.value!r}`: {f.reason}" for f in c.fixed) or "- none"
+    return (
+        f"# {run.method.type} on {run.taskset} for TRL {TRL_VERSION}\n\n"
+        f"Written by whileai {__version__}. Run from this directory (paths are relative):\n\n"
+        "```bash\n" + "\n".join(here.commands) + "\n```\n\n"
+        "This folder needs TRL only, not whileai. Install the pinned target first: "
+        f"`pip install trl=={TRL_VERSION}" + (" peft" if run.lora else "") + "`. "
+        "For a fully offline run (local model paths) "
+        f"prefix the command with `{OFFLINE_ENV}`.\n"
+        f"{accel.readme(run)}\n\n" + (_SFT_NOTE if run.method.type == "sft" else "")
+        + f"## Files\n\n{names}\n\n"
+        "## What whileai read, ignored and set\n\n```text\n" + render_text(here) + "\n```\n\n"
+        f"Keys whileai set that no spec field produced:\n\n{fixed}\n"
+    )
+
+
+_SFT_NOTE = (
+    f"Off-policy distillation runs in two steps: `{SAMPLE_PY}` loads the teacher in-process and writes "
+    f"its completions of the train and holdout prompts to `{SAMPLES}/` (prompt and completion "
+    "columns), then `trl sft` trains the student on them with cross-entropy on the completion "
+    "tokens only. The teacher must be a local folder or in the local Hugging Face cache for an "
+    f"offline run. `--prompts` is the step count x the completions of one step over every training "
+    "process, over the completions per prompt: every step trains on fresh teacher completions.\n\n"
+)
+
+
+__all__ = ["TARGET", "TRL_VERSION", "command_name", "commands", "compile", "dumps", "facts",
+           "sample_prompts"]

@@ -1,0 +1,116 @@
+"""`whileai inspect SPEC`: resolve both sides from flags and spec, run, write the page and JSON.
+
+Sides: the student is `--local-student` (a folder or a cached model id) or `--student-endpoint`
+(a URL serving the spec's model, or `vllm:<model>@<url>`). The teacher is `--local-teacher`,
+`--teacher-endpoint`, or else the spec's own teacher endpoint (OPD, SFT); OPSD's teacher is the
+student's model itself, so it takes no teacher flag. API keys come from environment variables
+(the spec's `api_key_env` for its teacher; `--student-api-key-env` for the student).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from whileai.errors import SpecError
+from whileai.spec.run import Endpoint, RunSpec, parse_endpoint
+from whileai.tokenview.adapters import Adapter, adapter, teacher_endpoint
+from whileai.tokenview.run import Options, Source, inspect, open_model
+
+FILES = ("inspect.html", "inspect.json")
+
+
+def endpoint_source(flag: str, text: str, model: str, key_env: str) -> Source:
+    """`URL` (serving `model`) or `vllm:<model>@<url>`, validated like a spec's Endpoint."""
+    fields = parse_endpoint(text) if text.startswith("vllm:") else {"url": text, "model": model}
+    try:
+        ep = Endpoint(**fields, api_key_env=key_env)
+    except SpecError as e:
+        if e.field == "api_key_env":
+            raise SpecError("--student-api-key-env", key_env, e.allowed) from None
+        raise SpecError(flag, text, e.allowed) from None
+    return Source(url=ep.url, model=ep.model, api_key_env=ep.api_key_env)
+
+
+def sources(run: RunSpec, ad: Adapter, *, local_student: str | None, student_endpoint: str | None,
+            student_key_env: str, local_teacher: str | None,
+            teacher_endpoint_text: str | None) -> tuple[Source, Source | None]:
+    """(student, teacher); teacher None means the student's own model (OPSD)."""
+    if local_student and student_endpoint:
+        raise SpecError("--local-student", local_student, "either --local-student or --student-endpoint")
+    if local_student:
+        student = Source(local=local_student)
+    elif student_endpoint:
+        student = endpoint_source("--student-endpoint", student_endpoint, run.model, student_key_env)
+    else:
+        raise SpecError("--local-student", None, "a local model (--local-student PATH) or the "
+                        "student's server (--student-endpoint URL, e.g. prime-rl's inference server "
+                        "http://localhost:8000/v1)")
+    if ad.self_teacher:
+        if local_teacher or teacher_endpoint_text:
+            raise SpecError("--local-teacher" if local_teacher else "--teacher-endpoint",
+                            local_teacher or teacher_endpoint_text,
+                            f"no teacher flag for {run.method.type}: its teacher is the student's own "
+                            "model shown the privileged context")
+        return student, None
+    if local_teacher and teacher_endpoint_text:
+        raise SpecError("--local-teacher", local_teacher, "either --local-teacher or --teacher-endpoint")
+    if local_teacher:
+        return student, Source(local=local_teacher)
+    spec_teacher: Any = teacher_endpoint(run)
+    if teacher_endpoint_text:
+        model = spec_teacher.model if spec_teacher else run.model
+        env = spec_teacher.api_key_env if spec_teacher else "VLLM_API_KEY"
+        return student, endpoint_source("--teacher-endpoint", teacher_endpoint_text, model, env)
+    if spec_teacher is None:
+        raise SpecError("--local-teacher", None, "a teacher: --local-teacher PATH or --teacher-endpoint URL")
+    return student, Source(url=spec_teacher.url, model=spec_teacher.model,
+                           api_key_env=spec_teacher.api_key_env, flag="method.teacher")
+
+
+def run_inspect(spec: Path, *, opts: Options, out: Path | None, force: bool, device: str,
+                timeout: float, console: Console, progress: bool = True, **flags: Any) -> list[str]:
+    """The whole command; returns the paths written. Bad input raises SpecError before any
+    model is loaded, and nothing is written unless the report is complete."""
+    from whileai.files.write import Output, check_out, write
+    from whileai.spec.load import load_spec
+    from whileai.tokenview import data
+    from whileai.tokenview.page import render
+    from whileai.tokenview.summary import print_summary, progress_bar
+
+    run = load_spec(spec)
+    if run.sources:
+        raise SpecError("sources", run.sources[0].taskset, "none: inspect shows one method's signal "
+                        "on one taskset; write the source you want to see (its taskset and method) "
+                        "as a spec of its own")
+    ad = adapter(run)
+    student_src, teacher_src = sources(run, ad, **flags)
+    data.sample(run, 1, seed=0, split=opts.split, privileged=ad.privileged(run))  # data errors first
+    target = check_out(out if out is not None else Path(f"inspect-{spec.stem}"), "--out")
+    err = Console(stderr=True, width=console.width)
+    start = time.perf_counter()
+    with err.status("loading models"):
+        # endpoints first: a wrong URL, model name or key fails before a local model loads
+        order = sorted([("student", student_src), ("teacher", teacher_src)],
+                       key=lambda side: side[1] is None or bool(side[1].local))
+        opened = {role: open_model(role, src, device=device, timeout=timeout)
+                  for role, src in order if src is not None}
+        student = opened["student"]
+        teacher = opened.get("teacher", student)
+    loaded = time.perf_counter() - start
+    both = (student_src, teacher_src or student_src)
+    if progress:
+        with progress_bar(err) as update:
+            report = inspect(run, str(spec), student, teacher, opts, sources=both, progress=update,
+                             load_seconds=loaded)
+    else:
+        report = inspect(run, str(spec), student, teacher, opts, sources=both, load_seconds=loaded)
+    text = report.model_dump_json(indent=1) + "\n"
+    files = {FILES[0]: render(report), FILES[1]: text}
+    write([Output(target, files)], force=force)
+    paths = [str(target / name) for name in files]
+    print_summary(report, paths, console)
+    return paths
