@@ -1,0 +1,17 @@
+"""`whileai preflight`: before a GPU is paid for, probe every server, model and machine fact a
+run will touch, from what the spec already says (docs/preflight.md).
+
+    from whileai.preflight import preflight
+    report = preflight(run, backend="prime-rl", timeout=10)
+    print("\\n".join(report.lines())); sys.exit(report.exit_code)
+
+One module per probe family: `http` (stdlib HTTP with a hard deadline), `endpoint` (a teacher
+or student server, probed the way the target calls it), `tokens` (the student's local
+tokenizer), `machine` (GPUs, disk, models, memory, the prime-rl checkout), `report` (the checks
+as data, one line each or JSON) and `run` (which checks a spec needs, all within the deadline).
+"""
+
+from whileai.preflight.report import Check, Report
+from whileai.preflight.run import preflight
+
+__all__ = ["Check", "Report", "preflight"]
