@@ -14,6 +14,7 @@ time to compile the spec) whatever a server does.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from typing import Any
@@ -92,6 +93,9 @@ def _student(run: RunSpec, text: str | None, key_env: str) -> Any:
             data = parse_endpoint(text)
         except ValueError as e:
             raise SpecError("--student-endpoint", text, str(e)) from None
+    url = data["url"]
+    if re.fullmatch(r"https?://[^/]+/?", url):  # TRL's form: the server root (its client adds /v1)
+        data["url"] = url.rstrip("/") + "/v1"
     try:
         return build(Endpoint, data | {"api_key_env": key_env})
     except SpecError as e:
