@@ -80,13 +80,14 @@ class FakeServer:
             if "messages" in body:
                 text = _render(self.template, body["messages"], body.get("add_generation_prompt", True))
                 return 200, {"tokens": self.tok.encode(text, add_special_tokens=False).ids}
-            return 200, {"tokens": self.tok.encode(body["prompt"],
-                                                   add_special_tokens=body.get("add_special_tokens", True)).ids}
+            special = body.get("add_special_tokens", True)
+            return 200, {"tokens": self.tok.encode(body["prompt"], add_special_tokens=special).ids}
         if path == "/inference/v1/generate" and self.fault != "no-generate":
             ids = body["token_ids"]
             params = body.get("sampling_params", {})
-            rows: list[Any] = None if params.get("prompt_logprobs") is None else [None] + [
-                {str(t): {"logprob": -1.5, "rank": 1, "decoded_token": self.tok.decode([t])}} for t in ids[1:]]
+            rows: list[Any] | None = None if params.get("prompt_logprobs") is None else [None] + [
+                {str(t): {"logprob": -1.5, "rank": 1, "decoded_token": self.tok.decode([t])}}
+                for t in ids[1:]]
             return 200, {"request_id": "r", "prompt_logprobs": rows,
                          "choices": [{"index": 0, "token_ids": ids[:1], "finish_reason": "length"}]}
         if path == "/v1/completions":

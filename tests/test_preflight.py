@@ -79,7 +79,7 @@ def only_failure(report: Report) -> str:
 def test_a_healthy_server_passes_every_probe_in_under_two_seconds(tok: Path, tmp_path: Path) -> None:
     with FakeServer(TEACHER, tok) as server:
         report, took = timed(opd(server.url, tmp_path))
-    assert took < 2.0, took
+    assert report.probe_seconds < 2.0 and took < TIMEOUT + 1, (report.probe_seconds, took)
     teacher = {c.name.rsplit(": ", 1)[1]: c for c in report.checks if "teacher" in c.name}
     assert set(teacher) == {"reachable", "model", "context", "tokenizer", "scoring route"}
     assert all(c.status == "ok" for c in teacher.values()), [c.line() for c in teacher.values()]
@@ -219,7 +219,7 @@ def test_trl_server_mode_student_endpoint_and_an_in_process_teacher(tok: Path, t
                            student_endpoint=server.url.removesuffix("/v1"), timeout=TIMEOUT)
         assert any(c.name.endswith(": endpoint") and "in-process" in c.detail for c in report.checks)
         route = next(c for c in report.checks if c.name.startswith("student endpoint") and
-                     c.name.endswith("scoring route"))
+                     c.name.endswith("generation route"))
         assert route.status == "ok" and "TRL's VLLMClient" in route.detail
         assert ("GET", "/health") in [(m, p) for m, p, _ in server.requests]
         # prime-rl's student server is asked the prime-rl way
@@ -257,7 +257,8 @@ def test_disk_estimate_counts_checkpoints_broadcasts_and_rollouts() -> None:
     est = disk_estimate(8.0, lora=False, checkpoints=2, broadcasts=2, tokens_per_step=1000, steps_kept=9)
     assert est is not None
     assert est.bytes == pytest.approx(2 * (16e9 + 96e9) + 2 * 16e9 + 9 * 1000 * 16)
-    assert disk_estimate(None, lora=True, checkpoints=1, broadcasts=1, tokens_per_step=1, steps_kept=1) is None
+    unknown = disk_estimate(None, lora=True, checkpoints=1, broadcasts=1, tokens_per_step=1, steps_kept=1)
+    assert unknown is None
 
 
 runner = CliRunner()

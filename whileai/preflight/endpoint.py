@@ -46,6 +46,11 @@ class Target:
         return re.sub(r"/v1$", "", self.url.rstrip("/"))
 
     @property
+    def route(self) -> str:
+        """The name of the check of the call the target makes."""
+        return {"score": "scoring route", "sample": "sampling route"}.get(self.role, "generation route")
+
+    @property
     def name(self) -> str:
         return f"{self.label} {self.model} @ {self.url}"
 
@@ -94,24 +99,24 @@ def probe(t: Target, deadline: float, student: Student) -> list[Check]:
     except HttpFailure as e:
         hint = f"; serve it: {t.serve()}" if e.kind == "refused" else ""
         return [fail(f"{n}: reachable", f"GET {t.root}/v1/models: {e}{hint}"),
-                *_rest(n, "not probed: the server did not answer")]
+                *_rest(t, "not probed: the server did not answer")]
     if models.status != 200:
         why = p.refused(models.status, "GET /v1/models")
         if models.status not in (401, 403):
             why += " (not an OpenAI-compatible server at this base URL?)"
-        return [fail(f"{n}: reachable", why, models.seconds), *_rest(n, f"not probed: HTTP {models.status}")]
+        return [fail(f"{n}: reachable", why, models.seconds), *_rest(t, f"not probed: HTTP {models.status}")]
     listed = _listed(models)
     if listed is None:
         return [fail(f"{n}: reachable", f"GET /v1/models answered {_start(models.body)}, not an "
                      "OpenAI model list (JSON with data[].id): not a vLLM server", models.seconds),
-                *_rest(n, "not probed: the server's answers are not OpenAI JSON")]
+                *_rest(t, "not probed: the server's answers are not OpenAI JSON")]
     out.append(ok(f"{n}: reachable", "GET /v1/models answered", models.seconds))
     entry = next((m for m in listed if m.get("id") == t.model), None)
     if entry is None:
         served = ", ".join(repr(str(m.get("id"))) for m in listed[:5]) or "no model"
         out.append(fail(f"{n}: model", f"serves {served}, not {t.model!r} ({t.field}.model): point "
                         "the field at the served name or serve this model there"))
-        return out + _rest(n, "not probed: the server does not serve this model", start=2)
+        return out + _rest(t, "not probed: the server does not serve this model", start=2)
     out.append(ok(f"{n}: model", f"serves {t.model!r}"))
     out.append(_context(t, entry))
     ids, tok = _tokenizer(p, student)
@@ -120,9 +125,9 @@ def probe(t: Target, deadline: float, student: Student) -> list[Check]:
     return out
 
 
-def _rest(n: str, why: str, start: int = 1) -> list[Check]:
-    names = ["reachable", "model", "context", "tokenizer", "scoring route"]
-    return [skip(f"{n}: {x}", why) for x in names[start:]]
+def _rest(t: Target, why: str, start: int = 1) -> list[Check]:
+    names = ["reachable", "model", "context", "tokenizer", t.route]
+    return [skip(f"{t.name}: {x}", why) for x in names[start:]]
 
 
 def _listed(a: Answer) -> list[dict[str, Any]] | None:
@@ -213,7 +218,7 @@ def _tokens(a: Answer) -> list[int] | None:
 
 def _route(p: _Probe, ids: list[int] | None) -> Check:
     t = p.t
-    n = f"{t.name}: scoring route" if t.role != "sample" else f"{t.name}: sampling route"
+    n = f"{t.name}: {t.route}"
     ids = ids if ids and len(ids) >= 2 else [1, 2, 3, 4, 5, 6, 7, 8]
     start = time.monotonic()
     try:

@@ -88,7 +88,8 @@ def disk(output_dir: str, est: Estimate | None, why: str) -> Check:
         return fail(name, f"{probe}: {e.strerror}")
     if est is None:
         return skip(name, f"{free / GB:.1f} GB free under {where}; no estimate: {why}")
-    text = f"{free / GB:.1f} GB free under {where}, the run writes about {est.bytes / GB:.1f} GB ({est.parts})"
+    text = (f"{free / GB:.1f} GB free under {where}, the run writes about {est.bytes / GB:.1f} GB "
+            f"({est.parts})")
     return ok(name, text) if free >= est.bytes else fail(name, text + ": free space or move output_dir")
 
 

@@ -70,6 +70,7 @@ def preflight(run: RunSpec, *, backend: str = "prime-rl", spec: str = "spec",
             results[i] = [fail(f"{t.name}: reachable", f"no result within the {timeout:g} s timeout")]
     report.checks = [*skipped, *(ch for r in results for ch in r), *local]
     report.seconds = time.monotonic() - start
+    report.probe_seconds = time.monotonic() - (deadline - timeout)
     return report
 
 
@@ -186,9 +187,9 @@ def _disk(stages: list[Any], backend: str) -> machine.Estimate | None:
         r: RunSpec = c.run
         size = sizes.params(r.model)
         ck = r.checkpoint
-        n_ckpt = 0 if not ck.enabled else ck.keep_last or (max(1, r.steps // ck.interval) if ck.interval else 1)
-        if ck.enabled and ck.keep_last and ck.interval:
-            n_ckpt = min(ck.keep_last, max(1, r.steps // ck.interval))
+        n_ckpt = (max(1, r.steps // ck.interval) if ck.interval else 1) if ck.enabled else 0
+        if ck.keep_last:
+            n_ckpt = min(n_ckpt, ck.keep_last)
         per_step = c.cost.to_dict()["tokens_per_step"] if c.cost is not None else 0
         est = machine.disk_estimate(
             size.total_b if size else None, lora=r.lora, checkpoints=n_ckpt,
