@@ -284,3 +284,32 @@ def test_cli_exit_codes_one_line_each_and_json(tok: Path, tmp_path: Path) -> Non
     spec.write_text("taskset = 3\n")
     bad = runner.invoke(app, ["preflight", str(spec)])
     assert bad.exit_code == 2 and bad.stderr.startswith("error: taskset")
+
+
+def test_the_recipes_gate_each_arm(tok: Path, tmp_path: Path) -> None:
+    from whileai.preflight.gate import gate
+
+    said: list[str] = []
+    arms = {"opd": wai.compile(opd("http://localhost:8001/v1", tmp_path)),
+            "opd@2": wai.compile(opd("http://localhost:8001/v1", tmp_path))}
+    # the prime-rl recipe on Modal: each container serves its own local teacher
+    assert gate(arms, "prime-rl", where="modal", say=said.append)
+    assert sum("served inside each arm's Modal container" in s for s in said) == 1  # repeats: once
+    # the TRL recipe: in-process models from local folders, on the CPU
+    for name in ("student", "teacher"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "config.json").write_text("{}")
+        (folder / "model.safetensors").write_bytes(b"\0" * 4096)
+    teacher = wai.Endpoint(url="http://localhost:8001/v1", model=str(tmp_path / "teacher"))
+    run = wai.RunSpec(taskset="reverse-text", model=str(tmp_path / "student"),
+                      output_dir=str(tmp_path / "o"), method=wai.OPD(teacher))
+    said.clear()
+    assert gate({"opd": wai.compile(run, "trl", cpu=True)}, "trl", cpu=True, say=said.append), said
+    memory = next(s for s in said if "machine: memory" in s)
+    assert memory.startswith("ok") and "this machine's RAM" in memory and "its weight files" in memory
+    (tmp_path / "teacher" / "config.json").unlink()
+    said.clear()
+    assert not gate({"opd": wai.compile(run, "trl", cpu=True)}, "trl", cpu=True, say=said.append)
+    assert any(s.startswith("FAIL machine: teacher model") and "no model folder" in s for s in said)
+    assert said[-1].startswith("preflight failed") and "--no-preflight" in said[-1]
