@@ -159,10 +159,11 @@ def _machine(run: RunSpec, c: Any, stages: list[Any], backend: str, where: str, 
     out: list[Check] = []
     if backend == "prime-rl":
         held = sum(int(t.get("held_gpus") or 0) for s in stages for t in s.teachers) if lay.nodes == 1 else 0
-        need, what = (lay.gpus + held, f"on this node ({lay.text()}{f' + {held} teacher' if held else ''})") \
+        teacher = f" + {held} for the teacher" if held else ""
+        need, what = (lay.gpus + held, f"on this node: {lay.text()}{teacher}") \
             if lay.nodes == 1 else (lay.gpus_per_node, f"on each of {lay.nodes} nodes")
     else:
-        need, what = (run.gpus or 1), "(TRL: one per process)"
+        need, what = (run.gpus or 1), "(TRL: one per training process)"
     out.append(machine.gpus(need, what, deadline, cpu=cpu))
     out.append(machine.disk(output_dir or run.output_dir, _disk(stages, backend), "the student's "
                             f"size is unknown from its name ({run.model!r})"))
