@@ -313,3 +313,29 @@ def test_the_recipes_gate_each_arm(tok: Path, tmp_path: Path) -> None:
     assert not gate({"opd": wai.compile(run, "trl", cpu=True)}, "trl", cpu=True, say=said.append)
     assert any(s.startswith("FAIL machine: teacher model") and "no model folder" in s for s in said)
     assert said[-1].startswith("preflight failed") and "--no-preflight" in said[-1]
+
+
+def test_gpus_and_gpu_memory_from_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in nvidia-smi on PATH that prints what the real one prints for one 80 GB GPU."""
+    from whileai.preflight import machine
+
+    smi = tmp_path / "bin" / "nvidia-smi"
+    smi.parent.mkdir()
+    smi.write_text('#!/bin/sh\nif [ "$1" = "-L" ]; then echo "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)"; '
+                   'else echo "81559"; fi\n')
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{smi.parent}:/usr/bin:/bin")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    soon = time.monotonic() + 5
+    assert machine.gpus(1, "on this node", soon).status == "ok"
+    short = machine.gpus(2, "on this node", soon)
+    assert short.status == "FAIL" and "1 GPU(s) visible" in short.detail and "needs 2" in short.detail
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    hidden = machine.gpus(1, "on this node", soon)
+    assert hidden.status == "FAIL" and "0 GPU(s) visible" in hidden.detail
+    assert machine.gpus(8, "x", soon, cpu=True).status == "skip"
+    big = machine.memory("org/model-70B", "org/teacher-8B", soon, cpu=False)
+    assert big.status == "FAIL" and "85.5 GB on the smallest GPU here" in big.detail
+    assert machine.memory("org/model-7B", "org/teacher-8B", soon, cpu=False).status == "ok"
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert machine.gpus(1, "on this node", soon).status == "skip"
