@@ -28,6 +28,11 @@ LORA_SHARE = 0.01  # LoRA adapters of rank ~32: about 1% of the base parameters 
 EXPORT_BYTES = 16  # per rollout token written for the trainer: id, log-prob, mask, position
 
 
+def amount(n_bytes: float) -> str:
+    """Bytes for a message: GB, or MB below a tenth of one (tiny models)."""
+    return f"{n_bytes / GB:.1f} GB" if n_bytes >= 0.1 * GB else f"{n_bytes / 1e6:.1f} MB"
+
+
 class Estimate(NamedTuple):
     bytes: float
     parts: str
@@ -44,8 +49,8 @@ def disk_estimate(params_b: float | None, *, lora: bool, checkpoints: int, broad
     ckpt = checkpoints * (2 * n + ADAM_BYTES * trained)  # an upper bound: base weights included
     cast = broadcasts * 2 * trained
     tokens = steps_kept * tokens_per_step * EXPORT_BYTES
-    parts = (f"{checkpoints} checkpoint(s) {ckpt / GB:.1f} GB, {broadcasts} weight broadcast(s) "
-             f"{cast / GB:.1f} GB, rollouts of {steps_kept} step(s) {tokens / GB:.2f} GB")
+    parts = (f"{checkpoints} checkpoint(s) {amount(ckpt)}, {broadcasts} weight broadcast(s) "
+             f"{amount(cast)}, rollouts of {steps_kept} step(s) {amount(tokens)}")
     return Estimate(ckpt + cast + tokens, parts)
 
 
@@ -87,8 +92,8 @@ def disk(output_dir: str, est: Estimate | None, why: str) -> Check:
     except OSError as e:
         return fail(name, f"{probe}: {e.strerror}")
     if est is None:
-        return skip(name, f"{free / GB:.1f} GB free under {where}; no estimate: {why}")
-    text = (f"{free / GB:.1f} GB free under {where}, the run writes about {est.bytes / GB:.1f} GB "
+        return skip(name, f"{amount(free)} free under {where}; no estimate: {why}")
+    text = (f"{amount(free)} free under {where}, the run writes about {amount(est.bytes)} "
             f"({est.parts})")
     return ok(name, text) if free >= est.bytes else fail(name, text + ": free space or move output_dir")
 
@@ -121,8 +126,9 @@ def model(role: str, name: str, *, required: bool) -> Check:
     n = f"machine: {role} model"
     found = find_model(name)
     if found.where is not None:
-        size = f", {found.bytes / GB:.2f} GB of weights" if found.bytes else ""
-        return ok(n, f"{name} is here ({found.where}{size})")
+        size = f"{amount(found.bytes)} of weights" if found.bytes else "no weight files"
+        where = "" if str(found.where) == name else f"{found.where}, "
+        return ok(n, f"{name} is here ({where}{size})")
     local = name.startswith((".", "/", "~")) or name.count("/") != 1
     if local:
         return fail(n, f"{name} is no model folder (no config.json there)")
@@ -150,12 +156,13 @@ def memory(student: str, teacher: str | None, deadline: float, *, cpu: bool) -> 
         else:
             return skip(n, f"{role} {name}'s size is unknown (not here, no size in its name)")
         need += gb * (1 + sizes.KV_HEADROOM)
-        parts.append(f"{role} {gb:.2f} GB ({how})")
+        parts.append(f"{role} {amount(gb * GB)} ({how})")
     have, where = _device_memory(deadline, cpu)
     if have is None:
-        return skip(n, f"{where}: needs {need:.1f} GB ({', '.join(parts)}, + {sizes.KV_HEADROOM:.0%})")
-    text = (f"{' + '.join(parts)} + {sizes.KV_HEADROOM:.0%} headroom = {need:.1f} GB in one process; "
-            f"{have:.1f} GB on {where}")
+        return skip(n, f"{where}: needs {amount(need * GB)} ({', '.join(parts)}, + "
+                    f"{sizes.KV_HEADROOM:.0%})")
+    text = (f"{' + '.join(parts)} + {sizes.KV_HEADROOM:.0%} headroom = {amount(need * GB)} in one "
+            f"process; {amount(have * GB)} on {where}")
     return ok(n, text) if need <= have else fail(n, text + ": a smaller teacher, or a larger device")
 
 

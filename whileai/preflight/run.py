@@ -166,7 +166,7 @@ def _machine(run: RunSpec, c: Any, stages: list[Any], backend: str, where: str, 
         need, what = (run.gpus or 1), "(TRL: one per training process)"
     out.append(machine.gpus(need, what, deadline, cpu=cpu))
     out.append(machine.disk(output_dir or run.output_dir, _disk(stages, backend), "the student's "
-                            f"size is unknown from its name ({run.model!r})"))
+                            f"size is unknown from its name ({run.model!r}) and it is not here"))
     # TRL loads the models in-process: offline (HF_HUB_OFFLINE) they must be here already
     offline = backend == "trl" and os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
     out.append(machine.model("student", run.model, required=offline))
@@ -187,13 +187,16 @@ def _disk(stages: list[Any], backend: str) -> machine.Estimate | None:
     for c in stages:
         r: RunSpec = c.run
         size = sizes.params(r.model)
+        params_b = size.total_b if size else None
+        if params_b is None and machine.find_model(r.model).bytes:  # here: from its weight files
+            params_b = machine.find_model(r.model).bytes / 2e9  # bf16: 2 bytes a parameter
         ck = r.checkpoint
         n_ckpt = (max(1, r.steps // ck.interval) if ck.interval else 1) if ck.enabled else 0
         if ck.keep_last:
             n_ckpt = min(n_ckpt, ck.keep_last)
         per_step = c.cost.to_dict()["tokens_per_step"] if c.cost is not None else 0
         est = machine.disk_estimate(
-            size.total_b if size else None, lora=r.lora, checkpoints=n_ckpt,
+            params_b, lora=r.lora, checkpoints=n_ckpt,
             broadcasts=2 if backend == "prime-rl" else 1, tokens_per_step=per_step,
             steps_kept=r.max_off_policy_steps + 1 if backend == "prime-rl" else 0)
         if est is None:
