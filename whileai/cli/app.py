@@ -241,6 +241,10 @@ from whileai.cli.arms import arms_cmd  # noqa: E402  (its own module: plans pair
 
 app.command("arms")(arms_cmd)
 
+from whileai.preflight.command import preflight_cmd  # noqa: E402  (its own package: probes the run)
+
+app.command("preflight")(preflight_cmd)
+
 
 def main() -> None:
     """Console entry. Typer builds every command's parameters before it dispatches (a few ms

@@ -18,7 +18,9 @@ compared against it, plus --pair A:B (opd:sft by default when both exist). --bud
 (or tokens=N) sets each arm's steps so all spend the same; --steps N sets every arm's steps.
 Options: --tag rt --out runs --repeats 1 --relaunch-failed --x step,rollouts
 A second launch skips arms already pending or done; --relaunch-failed re-spawns failed ones.
-Exit codes: 0 done, 2 bad input (one line), 3 still running, 4 Modal unreachable / no token.
+Before deploying, `whileai preflight` probes each arm's remote teacher (--no-preflight skips it).
+Exit codes: 0 done, 1 preflight failed, 2 bad input (one line), 3 still running, 4 Modal
+unreachable / no token.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from whileai.launch.recipe import (
     positive,
     result_lines,
 )
+from whileai.preflight.gate import gate
 from whileai.results import build, plot, write_results
 
 
@@ -86,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--collect", action="store_true", help="poll arms; write results when done")
     add_arm_options(ap, default_tag="rt")
     ap.add_argument("--steps", type=positive, default=None, help="every arm's steps (default: its spec's)")
+    ap.add_argument("--no-preflight", action="store_true", help="deploy without `whileai preflight`'s "
+                    "probes of the arms' remote teachers")
     ap.add_argument("--on", choices=["local", "modal"], default="local",
                     help="--validate: offline here (default) or prime-rl itself on Modal")
     args = ap.parse_args(argv)
@@ -128,6 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             for n, r in bad.items():
                 print(f"{n}: rejected by prime-rl\n{r.get('output')}", file=sys.stderr)
             return 1 if bad else 0
+        if not args.no_preflight and not gate(compiled, "prime-rl", where="modal"):
+            return 1
         modal_app.deploy()
         launch(m, backend("modal"), arms=list(compiled), relaunch_failed=args.relaunch_failed)
     except InfraError as e:

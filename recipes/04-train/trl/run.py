@@ -21,8 +21,9 @@ The tokenizer and the random student and teacher (whileai.tiny) are built once a
 supervised steps on the train split (the student a fifth) so rewards start above zero. Each arm
 folder is what `whileai compile --backend trl --cpu` writes; whileai.launch.trl_eval runs its
 command and scores the base model, each checkpoint and the final model on data/test.jsonl.
-A second launch skips arms done or running. Exit codes: 0 done, 1 an arm failed, 2 bad input
-(one line), 3 still running.
+Before training, `whileai preflight` checks each arm's models, memory and disk (--no-preflight
+skips it). A second launch skips arms done or running. Exit codes: 0 done, 1 an arm or the
+preflight failed, 2 bad input (one line), 3 still running.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from whileai.launch.recipe import (
     result_lines,
     run_local,
 )
+from whileai.preflight.gate import gate
 from whileai.results import build, plot, write_results
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
@@ -186,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=300, help="teacher SFT steps (student: a fifth)")
     ap.add_argument("--lr", type=float, default=5e-4, help="learning rate of every arm")
     ap.add_argument("--jobs", type=positive, default=3, help="arms trained at the same time")
+    ap.add_argument("--no-preflight", action="store_true", help="launch without `whileai preflight`'s "
+                    "checks of models, memory and disk")
     a = ap.parse_args(argv)
     for k, v in OFFLINE.items():
         os.environ.setdefault(k, v)
@@ -226,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.validate:
         return validate(m, list(compiled), need["paths"])
     build_models(need)
+    if not a.no_preflight and not gate(compiled, "trl", cpu=True, output_dir=str(out),
+                                       say=lambda line: console.print(line, soft_wrap=True, highlight=False,
+                                                                      markup=False)):
+        return 1
     run_local(m, backend(a.jobs, need["paths"]), list(compiled), a.jobs, a.relaunch_failed, console)
     return report(m, out, a.x)
 

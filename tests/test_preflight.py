@@ -1,0 +1,341 @@
+"""`whileai preflight` against real HTTP servers on 127.0.0.1, each broken one way: every probe
+ends in its one-line cause within the timeout; a healthy server passes every probe in < 2 s."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai import FakeServer, Silent, refused_url
+from typer.testing import CliRunner
+
+import whileai as wai
+from whileai.cli import app
+from whileai.preflight import preflight
+from whileai.preflight.report import Report
+
+pytest.importorskip("tokenizers")
+pytest.importorskip("jinja2")
+
+STUDENT, TEACHER = "org/student", "org/teacher"
+TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+            "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+TEXTS = ["reverse the text character by character", "hello world", "def f(x): return x ** 2", "42 3.14"]
+TIMEOUT = 3.0
+
+
+def save_tokenizer(folder: Path, texts: list[str], template: str = TEMPLATE) -> Path:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    folder.mkdir(parents=True, exist_ok=True)
+    tok.save(str(folder / "tokenizer.json"))
+    (folder / "tokenizer_config.json").write_text(json.dumps(
+        {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "chat_template": template}))
+    return folder
+
+
+@pytest.fixture
+def tok(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The student's tokenizer in a local HF cache (as the hub lays it out); returns its folder."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.delenv("VLLM_API_KEY", raising=False)
+    return save_tokenizer(tmp_path / "hub" / "models--org--student" / "snapshots" / "r1", TEXTS)
+
+
+def opd(url: str, tmp_path: Path, **fields: Any) -> wai.RunSpec:
+    return wai.RunSpec(taskset="reverse-text", model=STUDENT, output_dir=str(tmp_path / "out"),
+                       method=wai.OPD(wai.Endpoint(url=url, model=TEACHER)), **fields)
+
+
+def checks(report: Report, part: str) -> list[Any]:
+    return [c for c in report.checks if c.name.endswith(part) and "teacher" in c.name]
+
+
+def timed(run: wai.RunSpec, **kw: Any) -> tuple[Report, float]:
+    start = time.monotonic()
+    report = preflight(run, timeout=TIMEOUT, **kw)
+    return report, time.monotonic() - start
+
+
+def only_failure(report: Report) -> str:
+    fails = [c for c in report.checks if c.status == "FAIL"]
+    assert len(fails) == 1, [c.line() for c in fails]
+    assert report.exit_code == 1
+    line = fails[0].line()
+    assert "\n" not in line
+    return line
+
+
+def test_a_healthy_server_passes_every_probe_in_under_two_seconds(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok) as server:
+        report, took = timed(opd(server.url, tmp_path))
+    assert report.probe_seconds < 2.0 and took < TIMEOUT + 1, (report.probe_seconds, took)
+    teacher = {c.name.rsplit(": ", 1)[1]: c for c in report.checks if "teacher" in c.name}
+    assert set(teacher) == {"reachable", "model", "context", "tokenizer", "scoring route"}
+    assert all(c.status == "ok" for c in teacher.values()), [c.line() for c in teacher.values()]
+    assert "one log-prob per prompt token" in teacher["scoring route"].detail
+    assert "chat-templated conversation" in teacher["tokenizer"].detail
+    assert report.exit_code == 0 and not report.failed
+    # prime-rl's call, as made: the route at the server root, a bearer token ("EMPTY" unset)
+    paths = [(m, p) for m, p, _ in server.requests]
+    assert ("POST", "/inference/v1/generate") in paths and ("GET", "/v1/models") in paths
+    assert {a for _, _, a in server.requests} == {"Bearer EMPTY"}
+
+
+def test_connection_refused_names_how_to_serve_the_teacher(tok: Path, tmp_path: Path) -> None:
+    report, took = timed(opd(refused_url(), tmp_path))
+    line = only_failure(report)
+    assert "reachable" in line and "connection refused" in line and "uv run inference" in line
+    assert took < TIMEOUT + 1
+    assert all(c.status == "skip" for c in checks(report, "scoring route"))
+
+
+def test_a_server_that_accepts_and_never_answers_ends_within_the_timeout(tok: Path, tmp_path: Path) -> None:
+    with Silent() as silent:
+        report, took = timed(opd(silent.url, tmp_path))
+    line = only_failure(report)
+    assert "accepted the connection but sent no answer" in line
+    assert TIMEOUT - 0.5 < took < TIMEOUT + 1, took
+
+
+def test_a_slow_trickle_ends_within_the_timeout(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok, fault="trickle") as server:
+        report, took = timed(opd(server.url, tmp_path))
+    line = only_failure(report)
+    assert "still arriving" in line and "too slow" in line
+    assert took < TIMEOUT + 1, took
+
+
+def test_404_on_the_scoring_route_is_not_prime_rls_inference_server(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok, fault="no-generate") as server:
+        report, _ = timed(opd(server.url, tmp_path))
+    line = only_failure(report)
+    assert "scoring route" in line and "HTTP 404" in line
+    assert "not prime-rl's inference server" in line and "uv run inference --vllm.model org/teacher" in line
+
+
+def test_the_wrong_model_names_what_the_server_serves(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok, fault="wrong-model") as server:
+        report, _ = timed(opd(server.url, tmp_path))
+    line = only_failure(report)
+    assert "'someone/else'" in line and "not 'org/teacher'" in line and "method.teacher.model" in line
+
+
+def test_a_short_context_names_the_runs_sequence_length(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok, fault="short-context") as server:
+        report, _ = timed(opd(server.url, tmp_path, prompt_tokens=1024))
+    line = only_failure(report)
+    # the compiled file's seq_len: prompt_tokens + OPD's default max_tokens 8192
+    assert "max_model_len 1024 < the run's 9216 tokens" in line and "--max-model-len 9216" in line
+
+
+def test_401_names_the_key_variable_and_never_prints_a_key(tok: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-preflight-test-0123456789abcdef"
+    with FakeServer(TEACHER, tok, key=secret) as server:
+        report, _ = timed(opd(server.url, tmp_path))
+        line = only_failure(report)
+        assert "HTTP 401" in line and "VLLM_API_KEY is not set" in line
+        monkeypatch.setenv("VLLM_API_KEY", "sk-wrong-key-abcdefabcdef0123")
+        wrong = only_failure(preflight(opd(server.url, tmp_path), timeout=TIMEOUT))
+        assert "refused the key in $VLLM_API_KEY" in wrong and "sk-wrong" not in wrong
+        monkeypatch.setenv("VLLM_API_KEY", secret)
+        good = preflight(opd(server.url, tmp_path), timeout=TIMEOUT)
+    assert good.exit_code == 0, good.lines()
+    assert secret not in json.dumps(good.to_dict()) and secret not in "\n".join(good.lines())
+
+
+def test_malformed_json_is_not_a_vllm_server(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok, fault="not-json") as server:
+        report, _ = timed(opd(server.url, tmp_path))
+    line = only_failure(report)
+    assert "'<html>It works!</html>'" in line and "not an OpenAI model list" in line
+
+
+def test_a_different_tokenizer_fails_the_tokenizer_check(tok: Path, tmp_path: Path) -> None:
+    other = save_tokenizer(tmp_path / "other", ["completely other words", "zebra 9999 quux"])
+    with FakeServer(TEACHER, other) as server:
+        report, _ = timed(opd(server.url, tmp_path))
+    line = only_failure(report)
+    assert "tokenizer" in line and "tokenizes the probe text differently" in line
+
+
+def test_a_different_chat_template_fails_the_tokenizer_check(tok: Path, tmp_path: Path) -> None:
+    other = save_tokenizer(tmp_path / "other", TEXTS, TEMPLATE.replace("<|im_start|>{{", "<|im_start|> {{"))
+    with FakeServer(TEACHER, other) as server:
+        line = only_failure(preflight(opd(server.url, tmp_path), timeout=TIMEOUT))
+    assert "chat template renders the probe conversation to other ids" in line
+
+
+def test_no_local_student_tokenizer_is_a_skip_with_the_reason(tok: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
+    with FakeServer(TEACHER, tok) as server:
+        report = preflight(opd(server.url, tmp_path), timeout=TIMEOUT)
+    (check,) = checks(report, "tokenizer")
+    assert check.status == "skip" and "not on this machine" in check.detail and report.exit_code == 0
+
+
+def test_sft_teacher_probes_the_sampling_route(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok) as server:
+        run = wai.RunSpec(taskset="reverse-text", model=STUDENT, output_dir=str(tmp_path / "o"),
+                          method=wai.SFT(wai.Endpoint(url=server.url, model=TEACHER)))
+        report = preflight(run, timeout=TIMEOUT)
+    (route,) = checks(report, "sampling route")
+    assert route.status == "ok" and "sampled" in route.detail, route.line()
+
+
+def test_each_stage_and_each_source_has_its_teacher_probed(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok) as one, FakeServer("org/other-0.5B", tok, fault="no-generate") as two:
+        staged = wai.RunSpec(
+            taskset="reverse-text", model=STUDENT, lora=False, output_dir=str(tmp_path / "o"),
+            method=wai.SFT(wai.Endpoint(url=one.url, model=TEACHER)),
+            then={"method": {"type": "opd", "teacher": f"vllm:org/other-0.5B@{two.url}"}})
+        report = preflight(staged, timeout=TIMEOUT)
+        assert [c.name for c in report.checks if c.status == "ok" and "route" in c.name] == \
+            [f"stage 1 teacher {TEACHER} @ {one.url}: sampling route"]
+        assert "stage 2 teacher org/other-0.5B" in only_failure(report)
+        mixed = opd(one.url, tmp_path, sources=[{"taskset": "reverse-text", "name": "b", "method": {
+            "type": "opd", "teacher": f"vllm:org/other-0.5B@{two.url}"}}])
+        report = preflight(mixed, timeout=TIMEOUT)
+    line = only_failure(report)
+    assert "teacher (source b) org/other-0.5B" in line and "scoring route" in line
+
+
+def test_trl_server_mode_student_endpoint_and_an_in_process_teacher(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(STUDENT, tok) as server, FakeServer(STUDENT, tok, fault="no-generate") as bare, \
+            FakeServer(TEACHER, tok) as teacher:
+        report = preflight(opd("http://localhost:8001/v1", tmp_path), backend="trl",
+                           student_endpoint=server.url.removesuffix("/v1"), timeout=TIMEOUT)
+        assert any(c.name.endswith(": endpoint") and "in-process" in c.detail for c in report.checks)
+        route = next(c for c in report.checks if c.name.startswith("student endpoint") and
+                     c.name.endswith("generation route"))
+        assert route.status == "ok" and "TRL's VLLMClient" in route.detail
+        assert ("GET", "/health") in [(m, p) for m, p, _ in server.requests]
+        # prime-rl's student server is asked the prime-rl way
+        report = preflight(opd(teacher.url, tmp_path), student_endpoint=bare.url, timeout=TIMEOUT)
+    assert "student endpoint org/student" in only_failure(report)
+
+
+def test_prime_rl_checkout_at_the_pin(tok: Path, tmp_path: Path) -> None:
+    from whileai.backends.prime_rl import COMMIT
+    from whileai.preflight import machine
+
+    assert machine.checkout(None, COMMIT, time.monotonic() + 5).status == "skip"
+    bad = machine.checkout(str(tmp_path), COMMIT, time.monotonic() + 5)
+    assert bad.status == "FAIL" and "git clone" in bad.detail
+    repo = tmp_path / "prime-rl"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", "-C", str(repo)]
+    repo.mkdir()
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "pyproject.toml").write_text("[project]\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    other = machine.checkout(str(repo), COMMIT, time.monotonic() + 5)
+    assert other.status == "FAIL" and f"is at {head[:7]}" in other.detail
+    assert f"git -C {repo} checkout {COMMIT}" in other.detail
+    assert machine.checkout(str(repo), head, time.monotonic() + 5).status == "ok"
+    (repo / "pyproject.toml").write_text("[project]\nname = 'changed'\n")
+    dirty = machine.checkout(str(repo), head, time.monotonic() + 5)
+    assert dirty.status == "FAIL" and "local changes" in dirty.detail
+
+
+def test_disk_estimate_counts_checkpoints_broadcasts_and_rollouts() -> None:
+    from whileai.preflight.machine import disk_estimate
+
+    est = disk_estimate(8.0, lora=False, checkpoints=2, broadcasts=2, tokens_per_step=1000, steps_kept=9)
+    assert est is not None
+    assert est.bytes == pytest.approx(2 * (16e9 + 96e9) + 2 * 16e9 + 9 * 1000 * 16)
+    unknown = disk_estimate(None, lora=True, checkpoints=1, broadcasts=1, tokens_per_step=1, steps_kept=1)
+    assert unknown is None
+
+
+runner = CliRunner()
+
+
+def test_cli_exit_codes_one_line_each_and_json(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok) as server:
+        spec = tmp_path / "s.toml"
+        spec.write_text(f'taskset = "reverse-text"\nmodel = "{STUDENT}"\noutput_dir = "{tmp_path}/o"\n'
+                        f'[method]\ntype = "opd"\nteacher = "vllm:{TEACHER}@{server.url}"\n')
+        good = runner.invoke(app, ["preflight", str(spec), "--timeout", "3"])
+        as_json = runner.invoke(app, ["preflight", str(spec), "--json", "--timeout", "3"])
+    assert good.exit_code == 0, good.stdout
+    assert good.stdout.splitlines()[0].startswith("ok   teacher org/teacher")
+    data = json.loads(as_json.stdout)
+    assert data["ok"] is True and {c["status"] for c in data["checks"]} <= {"ok", "skip"}
+    down = runner.invoke(app, ["preflight", str(spec), "--timeout", "2"])  # the server is gone
+    assert down.exit_code == 1 and "FAIL teacher" in down.stdout
+    for args in (["--student-endpoint", "ftp://nowhere"], ["--timeout", "0"], ["--backend", "x"]):
+        bad = runner.invoke(app, ["preflight", str(spec), *args])
+        assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1, (args, bad.stderr)
+        assert "Traceback" not in bad.stderr + bad.stdout
+    spec.write_text("taskset = 3\n")
+    bad = runner.invoke(app, ["preflight", str(spec)])
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: taskset")
+
+
+def test_the_recipes_gate_each_arm(tok: Path, tmp_path: Path) -> None:
+    from whileai.preflight.gate import gate
+
+    said: list[str] = []
+    arms = {"opd": wai.compile(opd("http://localhost:8001/v1", tmp_path)),
+            "opd@2": wai.compile(opd("http://localhost:8001/v1", tmp_path))}
+    # the prime-rl recipe on Modal: each container serves its own local teacher
+    assert gate(arms, "prime-rl", where="modal", say=said.append)
+    assert sum("served inside each arm's Modal container" in s for s in said) == 1  # repeats: once
+    # the TRL recipe: in-process models from local folders, on the CPU
+    for name in ("student", "teacher"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "config.json").write_text("{}")
+        (folder / "model.safetensors").write_bytes(b"\0" * 4096)
+    teacher = wai.Endpoint(url="http://localhost:8001/v1", model=str(tmp_path / "teacher"))
+    run = wai.RunSpec(taskset="reverse-text", model=str(tmp_path / "student"),
+                      output_dir=str(tmp_path / "o"), method=wai.OPD(teacher))
+    said.clear()
+    assert gate({"opd": wai.compile(run, "trl", cpu=True)}, "trl", cpu=True, say=said.append), said
+    memory = next(s for s in said if "machine: memory" in s)
+    assert memory.startswith("ok") and "this machine's RAM" in memory and "its weight files" in memory
+    (tmp_path / "teacher" / "config.json").unlink()
+    said.clear()
+    assert not gate({"opd": wai.compile(run, "trl", cpu=True)}, "trl", cpu=True, say=said.append)
+    assert any(s.startswith("FAIL machine: teacher model") and "no model folder" in s for s in said)
+    assert said[-1].startswith("preflight failed") and "--no-preflight" in said[-1]
+
+
+def test_gpus_and_gpu_memory_from_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in nvidia-smi on PATH that prints what the real one prints for one 80 GB GPU."""
+    from whileai.preflight import machine
+
+    smi = tmp_path / "bin" / "nvidia-smi"
+    smi.parent.mkdir()
+    smi.write_text('#!/bin/sh\nif [ "$1" = "-L" ]; then echo "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)"; '
+                   'else echo "81559"; fi\n')
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{smi.parent}:/usr/bin:/bin")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    soon = time.monotonic() + 5
+    assert machine.gpus(1, "on this node", soon).status == "ok"
+    short = machine.gpus(2, "on this node", soon)
+    assert short.status == "FAIL" and "1 GPU(s) visible" in short.detail and "needs 2" in short.detail
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    hidden = machine.gpus(1, "on this node", soon)
+    assert hidden.status == "FAIL" and "0 GPU(s) visible" in hidden.detail
+    assert machine.gpus(8, "x", soon, cpu=True).status == "skip"
+    big = machine.memory("org/model-70B", "org/teacher-8B", soon, cpu=False)
+    assert big.status == "FAIL" and "85.5 GB on the smallest GPU here" in big.detail
+    assert machine.memory("org/model-7B", "org/teacher-8B", soon, cpu=False).status == "ok"
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert machine.gpus(1, "on this node", soon).status == "skip"

@@ -1,0 +1,50 @@
+"""`whileai preflight SPEC` (registered in whileai.cli): one line per check, exit 1 when a check
+fails, 0 otherwise, 2 for bad input (one line, no traceback)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from whileai.errors import SpecError, clean
+
+
+def preflight_cmd(
+    spec: Annotated[Path, typer.Argument(help="A run spec TOML file.", show_default=False)],
+    backend: Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")] = "prime-rl",
+    student_endpoint: Annotated[str | None, typer.Option(help="The student's inference server, "
+                                "probed too: a URL serving the spec's model, or vllm:<model>@<url>.")] = None,
+    student_api_key_env: Annotated[str, typer.Option(help="Env var holding the student server's "
+                                   "API key (the name only).")] = "VLLM_API_KEY",
+    timeout: Annotated[float, typer.Option(help="Seconds the whole preflight may take (every "
+                       "request ends by then).")] = 10.0,
+    prime_rl: Annotated[Path | None, typer.Option("--prime-rl", help="A prime-rl checkout to "
+                        "check against the pinned commit.")] = None,
+    cpu: Annotated[bool, typer.Option(help="trl: a CPU run (no GPU needed; memory is RAM).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
+) -> None:
+    """Probe the servers, models and machine facts a spec's run touches, before it launches."""
+    from whileai.load import load_spec
+    from whileai.preflight.run import preflight
+
+    try:
+        run = load_spec(spec)
+        report = preflight(run, backend=backend, spec=str(spec), student_endpoint=student_endpoint,
+                           student_key_env=student_api_key_env, timeout=timeout,
+                           prime_rl=str(prime_rl) if prime_rl is not None else None, cpu=cpu)
+    except SpecError as e:
+        print(clean(f"error: {e}"), file=sys.stderr)
+        raise typer.Exit(2) from None
+    try:
+        print(json.dumps(report.to_dict(), indent=1) if as_json else "\n".join(report.lines()))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    raise typer.Exit(report.exit_code)
+
+
+__all__ = ["preflight_cmd"]

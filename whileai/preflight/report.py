@@ -1,0 +1,75 @@
+"""Preflight results as data: one `Check` per probe (ok, FAIL or skip, with its one-line
+reason), and the report that prints one line per check or JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from whileai.errors import clean
+
+Status = Literal["ok", "FAIL", "skip"]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # e.g. "teacher Qwen/Qwen3-8B @ http://localhost:8001/v1: scoring route"
+    status: Status
+    detail: str  # the one-line reason: what was measured, or what is wrong and what to do
+    seconds: float | None = None
+
+    def line(self) -> str:
+        took = f" [{self.seconds:.2f} s]" if self.seconds is not None else ""
+        return clean(f"{self.status:<4} {self.name}: {self.detail}{took}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": clean(self.name), "status": self.status, "detail": clean(self.detail),
+                "seconds": None if self.seconds is None else round(self.seconds, 3)}
+
+
+def ok(name: str, detail: str, seconds: float | None = None) -> Check:
+    return Check(name, "ok", detail, seconds)
+
+
+def fail(name: str, detail: str, seconds: float | None = None) -> Check:
+    return Check(name, "FAIL", detail, seconds)
+
+
+def skip(name: str, detail: str) -> Check:
+    return Check(name, "skip", detail)
+
+
+@dataclass
+class Report:
+    spec: str
+    backend: str
+    timeout: float
+    checks: list[Check] = field(default_factory=list)
+    seconds: float = 0.0  # the whole preflight, compiling the spec included
+    probe_seconds: float = 0.0  # the probes alone: from the first request to the last answer
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.status == "FAIL"]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+    def summary(self) -> str:
+        counts = {s: sum(c.status == s for c in self.checks) for s in ("ok", "FAIL", "skip")}
+        verdict = "not ready: fix each FAIL before the run" if self.failed else "ready"
+        return (f"preflight {self.spec} ({self.backend}): {counts['ok']} ok, {counts['FAIL']} FAIL, "
+                f"{counts['skip']} skip in {self.seconds:.1f} s: {verdict}")
+
+    def lines(self) -> list[str]:
+        return [c.line() for c in self.checks] + [clean(self.summary())]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": clean(self.spec), "backend": self.backend, "timeout": self.timeout,
+                "seconds": round(self.seconds, 3), "probe_seconds": round(self.probe_seconds, 3),
+                "ok": not self.failed,
+                "checks": [c.to_dict() for c in self.checks]}
+
+
+__all__ = ["Check", "Report", "Status", "fail", "ok", "skip"]
