@@ -14,7 +14,7 @@ from fake_openai import FakeServer, Silent, refused_url
 from typer.testing import CliRunner
 
 import whileai as wai
-from whileai.cli import app
+from whileai.cli.app import app
 from whileai.preflight import preflight
 from whileai.preflight.report import Report
 
@@ -228,8 +228,8 @@ def test_trl_server_mode_student_endpoint_and_an_in_process_teacher(tok: Path, t
 
 
 def test_prime_rl_checkout_at_the_pin(tok: Path, tmp_path: Path) -> None:
-    from whileai.backends.prime_rl import COMMIT
     from whileai.preflight import machine
+    from whileai.targets.prime_rl.compile import COMMIT
 
     assert machine.checkout(None, COMMIT, time.monotonic() + 5).status == "skip"
     bad = machine.checkout(str(tmp_path), COMMIT, time.monotonic() + 5)

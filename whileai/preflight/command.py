@@ -28,8 +28,8 @@ def preflight_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
 ) -> None:
     """Probe the servers, models and machine facts a spec's run touches, before it launches."""
-    from whileai.load import load_spec
     from whileai.preflight.run import preflight
+    from whileai.spec.load import load_spec
 
     try:
         run = load_spec(spec)

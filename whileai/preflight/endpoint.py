@@ -162,7 +162,7 @@ def _context(t: Target, entry: dict[str, Any]) -> Check:
 def _tokenizer(p: _Probe, student: Student) -> tuple[list[int] | None, Check]:
     """The server's /tokenize of the probe text and of a chat-templated conversation against
     the student's tokenizer; also returns ids for the route probe."""
-    from whileai.tokcheck import PROBE_CONVERSATION, PROBE_TEXT
+    from whileai.vocab.compare import PROBE_CONVERSATION, PROBE_TEXT
 
     n = f"{p.t.name}: tokenizer"
     try:

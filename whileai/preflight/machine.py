@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from whileai import sizes
+from whileai.cost import sizes
 from whileai.preflight.report import Check, fail, ok, skip
-from whileai.tokfiles import hub_cache
+from whileai.vocab.files import hub_cache
 
 GB = 1e9
 ADAM_BYTES = 12  # per trained parameter: fp32 master copy + Adam's two fp32 moments

@@ -19,13 +19,14 @@ import threading
 import time
 from typing import Any
 
-from whileai import mixture, sizes
+from whileai.cost import sizes
 from whileai.errors import SpecError
 from whileai.preflight import machine
 from whileai.preflight.endpoint import Target, probe
 from whileai.preflight.report import Check, Report, fail, skip
 from whileai.preflight.tokens import Student
-from whileai.spec import RunSpec
+from whileai.spec import mixture
+from whileai.spec.run import RunSpec
 
 LOCAL = ("localhost", "127.0.0.1", "0.0.0.0")
 WHERE = ("here", "modal")
@@ -83,8 +84,8 @@ def _probe_into(out: list[Check], t: Target, deadline: float, student: Student) 
 
 def _student(run: RunSpec, text: str | None, key_env: str) -> Any:
     """--student-endpoint as an Endpoint: a URL serving the spec's model, or vllm:<model>@<url>."""
-    from whileai.load import build
-    from whileai.methods import Endpoint, parse_endpoint
+    from whileai.spec.load import build
+    from whileai.spec.methods import Endpoint, parse_endpoint
 
     if text is None:
         return None
@@ -106,8 +107,8 @@ def _student(run: RunSpec, text: str | None, key_env: str) -> Any:
 def _seq_len(c: Any, backend: str) -> tuple[int, str]:
     run: RunSpec = c.run
     if backend == "prime-rl":
-        from whileai.load import loads_toml
-        from whileai.paths import get_path
+        from whileai.catalogs.paths import get_path
+        from whileai.spec.load import loads_toml
 
         seq = get_path(loads_toml(c.text), "seq_len")
         if isinstance(seq, int):
@@ -151,7 +152,7 @@ def _teachers(stages: list[Any], backend: str, where: str) -> tuple[list[Target]
 
 def _machine(run: RunSpec, c: Any, stages: list[Any], backend: str, where: str, cpu: bool,
              prime_rl: str | None, output_dir: str | None, deadline: float) -> list[Check]:
-    from whileai.backends.prime_rl import COMMIT
+    from whileai.targets.prime_rl.compile import COMMIT
 
     if where == "modal":
         return [skip("machine", "the arms run on Modal's GPUs, not on this machine")]

@@ -1,13 +1,13 @@
 """The student's tokenizer from this machine's files (a local folder or the HF cache, nothing
 downloaded), to compare a server's `/tokenize` with: the same `tokenizers` library and chat
-template rendering as whileai.tokcheck."""
+template rendering as whileai.vocab.compare."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from whileai.tokfiles import hub_cache, locate
+from whileai.vocab.files import hub_cache, locate
 
 
 class Student:
@@ -23,7 +23,7 @@ class Student:
                           "not compared")
             return
         try:
-            from whileai.tokcheck import _Side
+            from whileai.vocab.compare import _Side
 
             self._side = _Side.load(Path(folder))
         except ImportError:
