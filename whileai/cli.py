@@ -267,7 +267,7 @@ def inspect_cmd(
 
 @app.command()
 def schema(
-    which: Annotated[str, typer.Argument(help="spec, report, results or inspect.")] = "spec",
+    which: Annotated[str, typer.Argument(help="spec, report, results, inspect or inspect-run.")] = "spec",
 ) -> None:
     """Print a JSON Schema: run spec files, the --json report, results.json or inspect's JSON."""
     from whileai.schemas import SCHEMAS, generate

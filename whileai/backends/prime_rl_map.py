@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from whileai import mixture
+from whileai import cost, mixture
 from whileai import taskset_catalog as tc
 from whileai.backends import prime_rl_deploy as deploy
 from whileai.backends import prime_rl_mixture as mix
@@ -117,6 +117,11 @@ FIELD_MAP: list[Row] = [
     To("monitor.tags", "monitors.wandb.tags", when=lambda r: bool(r.monitor and r.monitor.tags)),
     Drop("monitor.tags", "empty", when=lambda r: bool(r.monitor and not r.monitor.tags)),
     To("output_dir", "output_dir"),
+    To("inspect.token_export", "trainer.enable_token_export",
+       when=lambda r: bool(r.inspect and r.inspect.token_export),
+       note=lambda r: cost.export_note(r.rollouts * (r.prompt_tokens + mixture.max_tokens(r)), r.steps)),
+    Drop("inspect.token_export", "false: prime-rl's default, no token exports are written",
+         when=lambda r: bool(r.inspect and not r.inspect.token_export)),
     Drop("data", "prime-rl reads its tasks from the taskset package named by taskset"),
     Drop("reward", "prime-rl scores rollouts with the taskset's own rubric"),
     To("checkpoint.enabled", "ckpt", lambda r: {}, when=_ckpt,
