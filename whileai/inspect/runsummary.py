@@ -121,7 +121,9 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
     records = 0
     have_ref = False
     for step in stable:
-        acc, per_env, per_id = Acc(), {}, {}
+        acc = Acc()
+        per_env: dict[str, Acc] = {}
+        per_id: dict[int, list[Any]] = {}  # id -> [count, sum] in this step
         for rec in exports.records(step, problems):
             try:
                 part = _record(rec)
