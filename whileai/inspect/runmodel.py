@@ -106,12 +106,13 @@ class TokenTrend(_Model):
     id: int = Field(description="Token id.")
     text: str = Field(description="Decoded text (⟨id⟩ without a tokenizer).")
     steps_high: int = Field(description="Steps in which it ranked in the top 50 ids by mean signal "
-                            "(ids trained at least 3 times in the step).")
-    steps_seen: int = Field(description="Steps in which it was trained at all.")
-    count: int = Field(description="Trained occurrences over all steps read.")
+                            "(among ids trained at least 3 times in the step).")
+    steps_seen: int = Field(description="Steps in which it was trained at least 3 times (its ranked "
+                            "steps; the counts below are over these).")
+    count: int = Field(description="Trained occurrences in its ranked steps.")
     mean_signal: float = Field(description="Mean signal over those occurrences.")
-    first: Trend = Field(description="Its first step read, and its mean signal there.")
-    last: Trend = Field(description="Its last step read, and its mean signal there.")
+    first: Trend = Field(description="Its first ranked step, and its mean signal there.")
+    last: Trend = Field(description="Its last ranked step, and its mean signal there.")
 
 
 class Reading(_Model):

@@ -9,9 +9,13 @@ Pure Python; definitions are the field descriptions in whileai.inspect.runmodel.
 
 from __future__ import annotations
 
+import heapq
+import math
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from itertools import compress
+from operator import neg
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -29,7 +33,7 @@ from whileai.inspect.runmodel import (
     TokenTrend,
     Trend,
 )
-from whileai.inspect.stats import mean, top_share
+from whileai.inspect.stats import TOP_SHARE, mean
 
 MAX_SEQUENCES = 24  # sequences of the shown step kept
 MAX_SHOWN = 512  # tokens of each, from its first trained token
@@ -57,23 +61,21 @@ class Acc:
         self.adv = self.adv_abs = self.ent = 0.0
         self.adv_n = self.ent_n = self.known = self.masked = self.high = self.low = 0
 
-    def add(self, n: int, sig: list[float], mkl: list[float], adv: list[float], ent: list[float],
-            masks: tuple[list[bool], list[bool], list[bool]] | None, trained: int) -> None:
+    def add(self, p: Part) -> None:
         self.seqs += 1
-        self.tokens += n
-        self.trained += trained
-        self.signal += sig
-        self.mkl += mkl
-        self.adv += sum(adv)
-        self.adv_abs += sum(abs(x) for x in adv)
-        self.adv_n += len(adv)
-        self.ent += sum(ent)
-        self.ent_n += len(ent)
-        if masks is not None:
-            self.known += len(masks[0])
-            self.masked += sum(masks[0])
-            self.high += sum(masks[1])
-            self.low += sum(masks[2])
+        self.tokens += p.n
+        self.trained += len(p.trained_ids)
+        self.signal += p.sig
+        self.mkl += p.mkl
+        self.adv += p.adv[0]
+        self.adv_abs += p.adv[1]
+        self.adv_n += p.adv[2]
+        self.ent += p.ent[0]
+        self.ent_n += p.ent[1]
+        self.known += p.masks[0]
+        self.masked += p.masks[1]
+        self.high += p.masks[2]
+        self.low += p.masks[3]
 
     def stats(self, step: int) -> StepStats:
         k = self.known
@@ -90,8 +92,13 @@ class Acc:
         )
 
 
-def _known(xs: Iterable[Any]) -> list[float]:
-    return [float(x) for x in xs if x is not None]
+def top_share(values: list[float]) -> float | None:
+    """whileai.inspect.stats.top_share (the same definition) without sorting every value."""
+    total = math.fsum([v for v in values if v > 0.0])
+    if not values or total <= 0.0:
+        return None
+    k = max(1, math.ceil(TOP_SHARE * len(values)))
+    return sum(max(v, 0.0) for v in heapq.nlargest(k, values)) / total
 
 
 def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, None, 1),
@@ -114,7 +121,7 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
     problems = exports.Problems()
     steps: list[StepStats] = []
     by_env: dict[str, list[StepStats]] = {}
-    ids: dict[int, list[Any]] = {}  # id -> [count, sum, seen, high, first step, first mean, last, last mean]
+    ids = Trends()
     envs: set[str] = set()
     shown: list[Sequence] = []
     total_seqs = 0
@@ -123,7 +130,8 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
     for step in stable:
         acc = Acc()
         per_env: dict[str, Acc] = {}
-        per_id: dict[int, list[Any]] = {}  # id -> [count, sum] in this step
+        step_ids: list[int] = []  # every trained token's id in this step, and its signal
+        step_sig: list[float] = []
         for rec in exports.records(step, problems):
             try:
                 part = _record(rec)
@@ -135,15 +143,10 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
             have_ref = have_ref or part.ref
             env = rec["env_name"] if isinstance(rec["env_name"], str) else "(none)"
             envs.add(env)
-            for a in (acc, per_env.setdefault(env, Acc())):
-                a.add(*part.acc)
-            for tid, s in zip(part.trained_ids, part.per_id, strict=True):
-                c = per_id.get(tid)
-                if c is None:
-                    per_id[tid] = [1, s]
-                else:
-                    c[0] += 1
-                    c[1] += s
+            acc.add(part)
+            per_env.setdefault(env, Acc()).add(part)
+            step_ids += part.trained_ids
+            step_sig += part.per_id
             if step.step == shown_at:
                 total_seqs += 1
                 if len(shown) < MAX_SEQUENCES:
@@ -151,7 +154,7 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
         steps.append(acc.stats(step.step))
         for env, a in per_env.items():
             by_env.setdefault(env, []).append(a.stats(step.step))
-        _trend(ids, per_id, step.step)
+        _trend(ids, step_ids, step_sig, step.step)
     name = "reverse_kl" if have_ref else "nll"
     notes = []
     if unstable:
@@ -188,37 +191,62 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
 
 
 class Part(NamedTuple):
-    acc: tuple[Any, ...]  # Acc.add's arguments
+    """One record's contribution: its trained tokens' values and sums."""
+
+    n: int  # tokens
     trained_ids: list[int]
-    per_id: list[float]  # the signal at each trained id (0.0 where unknown)
-    signals: list[float | None]  # per token of the whole sequence
+    per_id: list[float]  # the signal at each trained token (0.0 where unknown)
+    sig: list[float]  # known signal values of trained tokens
+    mkl: list[float]
+    adv: tuple[float, float, int]  # sum, sum of |x|, count
+    ent: tuple[float, int]
+    masks: tuple[int, int, int, int]  # known, masked, high, low
     ref: bool
 
 
+def _known(xs: Iterable[Any]) -> list[Any]:
+    xs = list(xs)
+    return xs if None not in xs else [x for x in xs if x is not None]
+
+
 def _record(rec: dict[str, Any]) -> Part:
-    mask = [bool(m) for m in rec["loss_mask"]]
-    n = len(mask)
-    tlp = rec["trainer_logprobs"]
+    """Values are summed as they are; a string among them raises TypeError (counted invalid)."""
+    mask = rec["loss_mask"]
+    tlp = list(compress(rec["trainer_logprobs"], mask))
     ref = rec.get("ref_logprobs")
     if ref is not None:
-        sig_all = [None if not m or t is None or r is None else float(t) - float(r)
-                   for m, t, r in zip(mask, tlp, ref, strict=True)]
+        trained_sig = [None if t is None or r is None else t - r
+                       for t, r in zip(tlp, compress(ref, mask), strict=True)]
+    elif None not in tlp:
+        trained_sig = list(map(neg, tlp))
     else:
-        sig_all = [None if not m or t is None else -float(t) for m, t in zip(mask, tlp, strict=True)]
-    trained_sig = list(compress(sig_all, mask))
-    sig = [x for x in trained_sig if x is not None]
+        trained_sig = [None if t is None else -t for t in tlp]
+    sig = _known(trained_sig)
     mkl = _known(compress(rec["mismatch_kl"], mask))
     adv = _known(compress(rec["advantages"], mask))
     ent = _known(compress(rec["entropy"], mask))
     im = list(compress(rec["is_masked"], mask))
-    masks = None
-    if im and all(x is not None for x in im):
-        masks = ([bool(x) for x in im], [bool(x) for x in compress(rec["is_masked_high"], mask)],
-                 [bool(x) for x in compress(rec["is_masked_low"], mask)])
-    trained_ids = [int(i) for i in compress(rec["token_ids"], mask)]
-    per_id = [0.0 if x is None else x for x in trained_sig]
-    return Part((n, sig, mkl, adv, ent, masks, len(trained_ids)), trained_ids, per_id, sig_all,
+    masks = (0, 0, 0, 0)
+    if im and None not in im:
+        masks = (len(im), sum(map(bool, im)), sum(map(bool, compress(rec["is_masked_high"], mask))),
+                 sum(map(bool, compress(rec["is_masked_low"], mask))))
+    trained_ids = list(compress(rec["token_ids"], mask))
+    if set(map(type, trained_ids)) - {int}:
+        raise TypeError("token_ids holds a value that is not an integer")
+    per_id = [0.0 if x is None else x for x in trained_sig] if len(sig) < len(trained_sig) else sig
+    return Part(len(mask), trained_ids, per_id, sig, mkl,
+                (math.fsum(adv), math.fsum(map(abs, adv)), len(adv)), (math.fsum(ent), len(ent)), masks,
                 ref is not None)
+
+
+def _signal(rec: dict[str, Any], i: int) -> float | None:
+    """The signal at token i of a record (None off the loss mask or where a log-prob is null)."""
+    t, ref = rec["trainer_logprobs"][i], rec.get("ref_logprobs")
+    if not rec["loss_mask"][i] or t is None:
+        return None
+    if ref is None:
+        return float(-t)
+    return None if ref[i] is None else float(t - ref[i])
 
 
 def _sequence(rec: dict[str, Any], part: Part, dec: Decoder) -> Sequence:
@@ -227,42 +255,56 @@ def _sequence(rec: dict[str, Any], part: Part, dec: Decoder) -> Sequence:
     ids = rec["token_ids"]
     end = min(len(ids), first + MAX_SHOWN)
 
-    def f(col: str, i: int) -> Any:
+    def f(col: str, i: int) -> float | None:
         v = rec[col][i]
-        return None if v is None else v
+        return None if v is None else float(v)
 
-    toks = [RunToken(id=ids[i], text=dec.token(ids[i]), trained=bool(mask[i]), signal=part.signals[i],
+    toks = [RunToken(id=ids[i], text=dec.token(ids[i]), trained=bool(mask[i]), signal=_signal(rec, i),
                      advantage=f("advantages", i), entropy=f("entropy", i), mismatch_kl=f("mismatch_kl", i),
                      importance_ratio=f("importance_ratio", i), trainer_logprob=f("trainer_logprobs", i),
                      inference_logprob=f("inference_logprobs", i),
                      masked=None if rec["is_masked"][i] is None else bool(rec["is_masked"][i]))
             for i in range(first, end)]
-    sig = part.acc[1]
     return Sequence(rank=rec["rank"], index=rec["export_sequence_idx"], env=rec["env_name"],
-                    tokens=len(ids), trained_tokens=part.acc[6], mean_signal=mean(sig),
+                    tokens=len(ids), trained_tokens=len(part.trained_ids), mean_signal=mean(part.sig),
                     context=dec.text(ids[:first])[-400:], shown=toks)
 
 
-def _trend(ids: dict[int, list[Any]], per_id: dict[int, list[Any]], step: int) -> None:
-    ranked = sorted(((s / c, tid) for tid, (c, s) in per_id.items() if c >= MIN_COUNT), reverse=True)
-    high = {tid for _, tid in ranked[:TOP_IDS]}
-    for tid, (c, s) in per_id.items():
-        m = s / c
-        row = ids.get(tid)
-        if row is None:
-            ids[tid] = [c, s, 1, int(tid in high), step, m, step, m]
-        else:
-            row[0] += c
-            row[1] += s
-            row[2] += 1
-            row[3] += tid in high
-            row[6], row[7] = step, m
+class Trends:
+    """Per token id over the steps read (bounded by the vocabulary), counting only the steps in
+    which the id was trained at least MIN_COUNT times (its ranked steps): occurrences and signal
+    sum there, how many such steps, in how many it was among the top ids, the first and last
+    one with its mean. A step has tens of thousands of distinct ids, most seen once or twice."""
+
+    def __init__(self) -> None:
+        self.count: Counter[int] = Counter()
+        self.sum: dict[int, float] = {}
+        self.seen: Counter[int] = Counter()
+        self.high: Counter[int] = Counter()
+        self.first: dict[int, tuple[int, float]] = {}
+        self.last: dict[int, tuple[int, float]] = {}
 
 
-def _top(ids: dict[int, list[Any]], dec: Decoder) -> list[TokenTrend]:
-    rows = sorted(((r[3], r[1] / r[0], tid) for tid, r in ids.items() if r[3] > 0), reverse=True)[:50]
-    return [TokenTrend(id=tid, text=dec.token(tid), steps_high=ids[tid][3], steps_seen=ids[tid][2],
-                       count=ids[tid][0], mean_signal=m,
-                       first=Trend(step=ids[tid][4], mean_signal=ids[tid][5]),
-                       last=Trend(step=ids[tid][6], mean_signal=ids[tid][7]))
-            for _, m, tid in rows]
+def _trend(g: Trends, step_ids: list[int], step_sig: list[float], step: int) -> None:
+    """Fold one step's per-id totals into the run's; mark the step's top ids by mean signal."""
+    counts = Counter(step_ids)
+    sums = {t: 0.0 for t, c in counts.items() if c >= MIN_COUNT}
+    for tid, x in zip(step_ids, step_sig, strict=True):
+        if tid in sums:
+            sums[tid] += x
+    means = {t: (step, v / counts[t]) for t, v in sums.items()}
+    g.high.update(t for _, t in heapq.nlargest(TOP_IDS, ((m, t) for t, (_, m) in means.items())))
+    for t, v in sums.items():
+        g.count[t] += counts[t]
+        g.sum[t] = g.sum.get(t, 0.0) + v
+    g.seen.update(sums.keys())
+    g.first.update((t, means[t]) for t in sums.keys() - g.first.keys())
+    g.last.update(means)
+
+
+def _top(g: Trends, dec: Decoder) -> list[TokenTrend]:
+    rows = sorted(((h, g.sum[t] / g.count[t], t) for t, h in g.high.items()), reverse=True)[:50]
+    return [TokenTrend(id=t, text=dec.token(t), steps_high=h, steps_seen=g.seen[t], count=g.count[t],
+                       mean_signal=m, first=Trend(step=g.first[t][0], mean_signal=g.first[t][1]),
+                       last=Trend(step=g.last[t][0], mean_signal=g.last[t][1]))
+            for h, m, t in rows]
