@@ -43,13 +43,18 @@ def f32(xs: list[float]) -> list[float | None]:
 
 
 def sequence(rng: random.Random, *, step: int, prompt: int, completion: int, method: str,
-             vocab: int, hot: tuple[int, ...], steps: int) -> dict[str, Any]:
+             vocab: int, hot: tuple[int, ...], steps: int, corpus: list[int] | None = None) -> dict[str, Any]:
     """The per-token columns of one sequence; the student's surprise falls as steps pass and
-    the `hot` ids stay hard (what a run that is learning looks like)."""
+    the `hot` ids stay hard (what a run that is learning looks like). Ids are random (every
+    seventh trained one a hot id), or a slice of `corpus` (real text's ids) when given."""
     n = prompt + completion
-    ids = [rng.randrange(3, vocab) for _ in range(n)]
-    for i in range(prompt, n, 7):
-        ids[i] = rng.choice(hot) if hot else ids[i]
+    if corpus:
+        at = rng.randrange(0, max(1, len(corpus) - n))
+        ids = (corpus * (n // len(corpus) + 2))[at: at + n]
+    else:
+        ids = [rng.randrange(3, vocab) for _ in range(n)]
+        for i in range(prompt, n, 7):
+            ids[i] = rng.choice(hot) if hot else ids[i]
     mask = [i >= prompt for i in range(n)]
     progress = step / max(1, steps)
     trainer = []
@@ -60,7 +65,9 @@ def sequence(rng: random.Random, *, step: int, prompt: int, completion: int, met
             trainer.append(-rng.uniform(2.5, 4.0))
         else:
             trainer.append(-rng.expovariate(1.0 / (1.5 * (1.0 - 0.8 * progress) + 0.05)))
-    inference = [0.0 if not m else t + rng.gauss(0.0, 0.05) for m, t in zip(mask, trainer, strict=True)]
+    # trainer and vLLM agree closely, but on a few tokens by far (those the trust region masks)
+    inference = [0.0 if not m else t + rng.gauss(0.0, 0.05 if rng.random() > 0.03 else 1.0)
+                 for m, t in zip(mask, trainer, strict=True)]
     adv_value = 0.0 if method == "opd" else rng.choice([-1.0, -0.5, 0.5, 1.0])
     advantages = [adv_value] * n
     log_r = [t - q for t, q in zip(trainer, inference, strict=True)]
@@ -87,7 +94,7 @@ def sequence(rng: random.Random, *, step: int, prompt: int, completion: int, met
 def write_run(run: Path, *, steps: int = 3, ranks: int = 2, sequences: int = 4, prompt: int = 12,
               completion: int = 40, method: str = "opd", envs: tuple[str, ...] = ("reverse-text",),
               vocab: int = 384, hot: tuple[int, ...] = (17, 42), stable: bool | list[int] = True,
-              seed: int = 0, first_step: int = 0) -> Path:
+              seed: int = 0, first_step: int = 0, corpus: list[int] | None = None) -> Path:
     """Write `steps` steps of exports under `run/token_exports`; return that folder. `stable`:
     True (every step), False (none) or the steps that get STABLE."""
     rng = random.Random(seed)
@@ -99,7 +106,7 @@ def write_run(run: Path, *, steps: int = 3, ranks: int = 2, sequences: int = 4, 
             lines = []
             for k in range(sequences):
                 cols = sequence(rng, step=step - first_step, prompt=prompt, completion=completion,
-                                method=method, vocab=vocab, hot=hot, steps=steps)
+                                method=method, vocab=vocab, hot=hot, steps=steps, corpus=corpus)
                 record = {"schema_version": 1, "step": step, "rank": rank, "micro_step": k // 2,
                           "micro_sequence_idx": k % 2, "export_sequence_idx": k,
                           "env_name": envs[(rank * sequences + k) % len(envs)], **cols}

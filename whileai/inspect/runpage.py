@@ -18,7 +18,7 @@ CURVES = (("mean_signal", "mean signal", num), ("top1_share_signal", "top 1% sha
           ("masked_fraction", "masked fraction (trust region)", pct),
           ("mean_mismatch_kl", "mean mismatch KL (trainer vs inference)", num),
           ("mean_entropy", "mean entropy", num), ("mean_abs_advantage", "mean |advantage|", num))
-EXTRA_CSS = (".charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(320px, 1fr)); "
+EXTRA_CSS = (".charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(250px, 1fr)); "
              "gap: 6px 18px; } .charts figure { margin: 0; } figcaption { font-size: 12px; color: #374151; }"
              " .t.u { color: #9ca3af; } .keys span { margin-right: 12px; font-size: 12px; }")
 
@@ -133,7 +133,8 @@ def render(report: RunReport) -> str:
         f'<div class="controls"><span>colour by:</span>{radios}<span id="legend"></span></div>'
         + (f'<ul class="notes">{notes}</ul>' if notes else "") + "</section>",
         f'<section><h2>Over steps</h2><p class="keys">{keys}</p><div class="charts">'
-        + "".join(curve(series, k, t) for k, t, _ in CURVES) + f"</div>{steps_table(report.steps)}</section>",
+        + "".join(curve(series, k, t) for k, t, _ in CURVES) + "</div><details><summary>every step</summary>"
+        f"{steps_table(report.steps)}</details></section>",
         f"<section><h2>Sequences</h2>{sequences_html(report)}</section>",
         '<section><h2>Tokens whose signal stays high</h2><p class="sub">ids in the top 50 by mean signal '
         f"of a step, in how many steps; first and last step's mean.</p>{top_table(report)}</section>",
