@@ -18,7 +18,6 @@ Per-token quantities, all on trained tokens (loss_mask true) of prime-rl's token
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -157,6 +156,3 @@ class RunReport(_Model):
 def json_schema() -> dict[str, Any]:
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **RunReport.model_json_schema()}
 
-
-def schema_text() -> str:
-    return json.dumps(json_schema(), indent=2) + "\n"

@@ -14,10 +14,10 @@ from whileai.inspect.page import MARKER, asset, esc, num, pct, shown
 from whileai.inspect.runmodel import RunReport, StepStats
 
 COLOURS = ("#111827", "#dc2626", "#2563eb", "#059669", "#d97706", "#7c3aed", "#db2777", "#0891b2")
-CURVES = (("mean_signal", "mean signal", num), ("top1_share_signal", "top 1% share of the signal", pct),
-          ("masked_fraction", "masked fraction (trust region)", pct),
-          ("mean_mismatch_kl", "mean mismatch KL (trainer vs inference)", num),
-          ("mean_entropy", "mean entropy", num), ("mean_abs_advantage", "mean |advantage|", num))
+CURVES = (("mean_signal", "mean signal"), ("top1_share_signal", "top 1% share of the signal"),
+          ("masked_fraction", "masked fraction (trust region)"),
+          ("mean_mismatch_kl", "mean mismatch KL (trainer vs inference)"),
+          ("mean_entropy", "mean entropy"), ("mean_abs_advantage", "mean |advantage|"))
 EXTRA_CSS = (".charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(250px, 1fr)); "
              "gap: 6px 18px; } .charts figure { margin: 0; } figcaption { font-size: 12px; color: #374151; }"
              " .t.u { color: #9ca3af; } .keys span { margin-right: 12px; font-size: 12px; }")
@@ -133,7 +133,7 @@ def render(report: RunReport) -> str:
         f'<div class="controls"><span>colour by:</span>{radios}<span id="legend"></span></div>'
         + (f'<ul class="notes">{notes}</ul>' if notes else "") + "</section>",
         f'<section><h2>Over steps</h2><p class="keys">{keys}</p><div class="charts">'
-        + "".join(curve(series, k, t) for k, t, _ in CURVES) + "</div><details><summary>every step</summary>"
+        + "".join(curve(series, k, t) for k, t in CURVES) + "</div><details><summary>every step</summary>"
         f"{steps_table(report.steps)}</details></section>",
         f"<section><h2>Sequences</h2>{sequences_html(report)}</section>",
         '<section><h2>Tokens whose signal stays high</h2><p class="sub">ids in the top 50 by mean signal '
