@@ -209,3 +209,24 @@ def test_floats_survive_as_the_exporter_wrote_them(tmp_path: Path) -> None:
     s = summarise(tmp_path).steps[0]
     kept = [x for x, m in zip(rec["entropy"], rec["loss_mask"], strict=True) if m and x is not None]
     assert s.mean_entropy == pytest.approx(math.fsum(kept) / len(kept))
+
+
+def test_memory_is_bounded_by_a_step_not_the_run(tmp_path: Path) -> None:
+    """Four times the steps, the same peak: records are folded into per-step totals as they
+    stream (benchmarks/bench_inspect_run.py measures the real 300 MB case)."""
+    import tracemalloc
+
+    def peak(steps: int) -> int:
+        run = tmp_path / f"run{steps}"
+        gen.write_run(run, steps=steps, ranks=2, sequences=30, completion=120, vocab=5000, hot=())
+        tracemalloc.start()
+        report = summarise(run)
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert report.reading.records == steps * 60
+        return top
+
+    few, many = peak(3), peak(12)
+    step_bytes = sum(p.stat().st_size for p in (tmp_path / "run3/token_exports/step_0").glob("*.jsonl"))
+    assert many < few * 1.3, (few, many)
+    assert many < 20 * step_bytes  # a step's values and the shown step, not the run's 12 steps
