@@ -116,7 +116,7 @@ def records(step: StepDir, problems: Problems) -> Iterator[dict[str, Any]]:
         with path.open("rb") as f:
             for n, line in enumerate(f, 1):
                 where = f"{path.parent.name}/{path.name}:{n}"
-                if not line.strip():
+                if line.isspace():
                     continue
                 try:
                     rec = json.loads(line)

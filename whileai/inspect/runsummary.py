@@ -135,6 +135,8 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
         for rec in exports.records(step, problems):
             try:
                 part = _record(rec)
+                seq = (_sequence(rec, part, dec) if step.step == shown_at and len(shown) < MAX_SEQUENCES
+                       else None)
             except (TypeError, ValueError) as e:
                 problems.add("invalid", f"{step.path.name}/rank_{rec['rank']}.jsonl "
                              f"sequence {rec['export_sequence_idx']}", f"bad value ({e})")
@@ -149,8 +151,8 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
             step_sig += part.per_id
             if step.step == shown_at:
                 total_seqs += 1
-                if len(shown) < MAX_SEQUENCES:
-                    shown.append(_sequence(rec, part, dec))
+            if seq is not None:
+                shown.append(seq)
         steps.append(acc.stats(step.step))
         for env, a in per_env.items():
             by_env.setdefault(env, []).append(a.stats(step.step))
@@ -259,12 +261,14 @@ def _sequence(rec: dict[str, Any], part: Part, dec: Decoder) -> Sequence:
         v = rec[col][i]
         return None if v is None else float(v)
 
-    toks = [RunToken(id=ids[i], text=dec.token(ids[i]), trained=bool(mask[i]), signal=_signal(rec, i),
-                     advantage=f("advantages", i), entropy=f("entropy", i), mismatch_kl=f("mismatch_kl", i),
-                     importance_ratio=f("importance_ratio", i), trainer_logprob=f("trainer_logprobs", i),
-                     inference_logprob=f("inference_logprobs", i),
-                     masked=None if rec["is_masked"][i] is None else bool(rec["is_masked"][i]))
-            for i in range(first, end)]
+    # values converted here (int, float, bool), so the models are built without revalidation
+    toks = [RunToken.model_construct(
+        id=int(ids[i]), text=dec.token(int(ids[i])), trained=bool(mask[i]), signal=_signal(rec, i),
+        advantage=f("advantages", i), entropy=f("entropy", i), mismatch_kl=f("mismatch_kl", i),
+        importance_ratio=f("importance_ratio", i), trainer_logprob=f("trainer_logprobs", i),
+        inference_logprob=f("inference_logprobs", i),
+        masked=None if rec["is_masked"][i] is None else bool(rec["is_masked"][i]))
+        for i in range(first, end)]
     return Sequence(rank=rec["rank"], index=rec["export_sequence_idx"], env=rec["env_name"],
                     tokens=len(ids), trained_tokens=len(part.trained_ids), mean_signal=mean(part.sig),
                     context=dec.text(ids[:first])[-400:], shown=toks)
