@@ -12,6 +12,7 @@ Usage:
   Compiled.reads / ignores / fixed. A backend that does not import is left out.
 - rules.md: the warning rules, their conditions and sources (whileai.rules.research.RULES).
 - inspect-json.md: every field of `whileai inspect`'s JSON (whileai/tokenview/model.py).
+- inspect-run-json.md: every field of `whileai inspect --run`'s JSON (whileai/tokenview/runmodel.py).
 - results.md: every field of results.json (whileai/results/model.py) and the collapse and
   instability rules (whileai.results.health.RULES).
 - tasksets.md: the pinned taskset catalogue, the entry points `whileai check` knows, the renderer
@@ -290,6 +291,20 @@ def inspect_json_md() -> str:
            "Every field of `inspect.json` (JSON Schema: `schemas/inspect.schema.json`, also "
            "`whileai schema inspect`). What the page and the command show is described in "
            "[inspect.md](inspect.md).\n"]
+    return _models_md(out, models)
+
+
+def inspect_run_json_md() -> str:
+    schema = generate("inspect-run")
+    models = [("RunReport", schema)] + sorted(schema.get("$defs", {}).items())
+    out = [STAMP.format(src="whileai/tokenview/runmodel.py"), "# `whileai inspect --run` JSON\n\n",
+           "Every field of `inspect-run.json` (JSON Schema: `schemas/inspect-run.schema.json`, also "
+           "`whileai schema inspect-run`), read from prime-rl's token exports. What the page shows "
+           "is described in [inspect.md](inspect.md#a-training-run-inspect---run).\n"]
+    return _models_md(out, models)
+
+
+def _models_md(out: list[str], models: list[tuple[str, Node]]) -> str:
     for name, node in models:
         rows = [[code(f), json_type(p), cell(p.get("description", ""))]
                 for f, p in node.get("properties", {}).items()]
@@ -336,7 +351,8 @@ from docs_tasksets import tasksets_md  # noqa: E402  (a sibling script: scripts/
 
 PAGES: dict[str, Callable[[], str]] = {"methods.md": methods_md, "field-maps.md": field_maps_md,
                                        "rules.md": rules_md, "results.md": results_md,
-                                       "inspect-json.md": inspect_json_md, "tasksets.md": tasksets_md}
+                                       "inspect-json.md": inspect_json_md, "tasksets.md": tasksets_md,
+                                       "inspect-run-json.md": inspect_run_json_md}
 
 
 def render_all() -> dict[str, str]:

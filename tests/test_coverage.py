@@ -34,10 +34,11 @@ def variants(kind: str) -> list[RunSpec]:
                 eval={"interval": 5, "examples": 16, "taskset": "gsm8k", "taskset_args": {"split": "test"}},
                 checkpoint={"interval": 5, "keep_last": 2},
                 monitor={"project": "p", "entity": "e", "name": "n", "group": "g", "tags": ["t"]},
-                output_dir="runs/x", data=str(TASKS), reward="my_rewards.contains_answer")
+                output_dir="runs/x", data=str(TASKS), reward="my_rewards.contains_answer",
+                inspect={"token_export": True})
     off = dict(common, method=base, eval={"enabled": False, "interval": 5, "examples": 3,
                                           "taskset_args": {"dataset_split": "test"}},
-               checkpoint={"enabled": False, "interval": 5, "keep_last": 1})
+               checkpoint={"enabled": False, "interval": 5, "keep_last": 1}, inspect={"token_export": False})
     unknown = dict(common, method=base, taskset="someone/my-env@0.1", roles=["player"],
                    taskset_args={"level": 3}, data=str(TASKS), reward="my_rewards.contains_answer")
     live = dict(common, method=dict(base, anchor="live")) if kind == "opsd" else None

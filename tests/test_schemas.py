@@ -161,8 +161,8 @@ def test_every_spec_table_rejects_unknown_keys() -> None:
     """extra="forbid" on every model → additionalProperties false on every table but overrides."""
     spec = generate("spec")
     tables = [spec, *spec["$defs"].values()]
-    assert len(tables) == 12  # RunSpec, Stage, Source, OPD, OPSD, GRPO, SFT, Endpoint, Eval,
-    # Checkpoint, Monitor, Slurm
+    assert len(tables) == 13  # RunSpec, Stage, Source, OPD, OPSD, GRPO, SFT, Endpoint, Eval,
+    # Checkpoint, Monitor, Inspect, Slurm
     for node in tables:
         assert node["additionalProperties"] is False, node.get("title", node.get("description"))
     assert spec["properties"]["overrides"]["additionalProperties"] is True  # checked per target

@@ -181,7 +181,8 @@ def rules() -> None:
 
 @app.command("inspect")
 def inspect_cmd(
-    spec: Annotated[Path, typer.Argument(help="An OPD, OPSD or SFT run spec.", show_default=False)],
+    spec: Annotated[Path | None, typer.Argument(help="An OPD, OPSD or SFT run spec (or --run).",
+                    show_default=False)] = None,
     local_student: Annotated[str | None, typer.Option(help="Student as a local model: a folder or a "
                              "model id in the local Hugging Face cache (offline).")] = None,
     local_teacher: Annotated[str | None, typer.Option(help="Teacher as a local model (OPD, SFT).")] = None,
@@ -204,13 +205,28 @@ def inspect_cmd(
     force: Annotated[bool, typer.Option(help="Overwrite files whileai did not write.")] = False,
     device: Annotated[str, typer.Option(help="Local models: auto, cpu, mps, cuda or cuda:N.")] = "auto",
     timeout: Annotated[float, typer.Option(help="Seconds per endpoint request.")] = 120.0,
+    run: Annotated[Path | None, typer.Option("--run", help="Instead of a spec: a prime-rl run folder "
+                   "(output_dir / run.name) with token exports ([inspect] token_export = true).")] = None,
+    steps: Annotated[str | None, typer.Option(help="With --run: steps A:B:S (first, last, stride).")] = None,
+    tokenizer: Annotated[str | None, typer.Option(help="With --run: decode tokens with this local "
+                         "tokenizer (folder or cached model id; ids otherwise).")] = None,
+    show_step: Annotated[int | None, typer.Option(help="With --run: the step whose sequences are "
+                         "shown (default: the last read).")] = None,
 ) -> None:
-    """Score a spec's student samples under student and teacher: HTML page, JSON, summary."""
+    """Score a spec's student samples under student and teacher, or (--run) read a prime-rl run's
+    token exports: HTML page, JSON, summary."""
     from whileai.report.render import console
-    from whileai.tokenview.app import run_inspect
-    from whileai.tokenview.run import Options
 
     try:
+        if run is not None or spec is None:
+            from whileai.tokenview.runapp import run_cli
+
+            run_cli(spec, run, steps=steps, tokenizer=tokenizer, out=out, force=force,
+                    show_step=show_step, console=console())
+            return
+        from whileai.tokenview.app import run_inspect
+        from whileai.tokenview.run import Options
+
         if split not in ("train", "holdout"):
             raise SpecError("--split", split, "train or holdout")
         if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", device):
@@ -226,7 +242,7 @@ def inspect_cmd(
 
 @app.command()
 def schema(
-    which: Annotated[str, typer.Argument(help="spec, report, results or inspect.")] = "spec",
+    which: Annotated[str, typer.Argument(help="spec, report, results, inspect or inspect-run.")] = "spec",
 ) -> None:
     """Print a JSON Schema: run spec files, the --json report, results.json or inspect's JSON."""
     from whileai.cli.schemas import SCHEMAS, generate

@@ -31,6 +31,7 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "report": ("report.schema.json", "whileai --json report"),
     "results": ("results.schema.json", "whileai results.json"),
     "inspect": ("inspect.schema.json", "whileai inspect JSON"),
+    "inspect-run": ("inspect-run.schema.json", "whileai inspect --run JSON"),
 }
 # results.json's schema belongs to whileai.results (its pydantic model and json_schema());
 # imported only when asked for, and taken verbatim so there is one generator.
@@ -79,9 +80,10 @@ def generate(which: str) -> Node:
     if which not in SCHEMAS:
         raise KeyError(f"unknown schema {which!r}: one of {', '.join(SCHEMAS)}")
     build: dict[str, Callable[[], Node]] = {"spec": spec_schema, "report": report_schema,
-                                            "results": results_schema, "inspect": inspect_schema}
+                                            "results": results_schema, "inspect": inspect_schema,
+                                            "inspect-run": inspect_run_schema}
     body = build[which]()
-    if which in ("results", "inspect"):
+    if which in ("results", "inspect", "inspect-run"):
         return body
     body.pop("title", None)
     return {"$schema": DRAFT, "title": SCHEMAS[which][1]} | body
@@ -173,6 +175,13 @@ def inspect_schema() -> Node:
     return json_schema()
 
 
+def inspect_run_schema() -> Node:
+    """`whileai inspect --run`'s JSON (whileai.tokenview.runmodel; pydantic only)."""
+    from whileai.tokenview.runmodel import json_schema
+
+    return json_schema()
+
+
 # -- representative runs -------------------------------------------------------------------
 _TEACHER = "vllm:PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL@http://localhost:8001/v1"
 _REMOTE = {"url": "http://teacher.internal:8001/v1", "model": "Qwen/Qwen3-8B", "api_key_env": "TEACHER_KEY"}
@@ -197,6 +206,7 @@ def sample_runs() -> dict[str, _spec.RunSpec]:
     opd = {"type": "opd", "teacher": _TEACHER}
     runs: dict[str, dict[str, Any]] = {
         "opd-lora": {"method": opd | {"learning_rate": 2e-4}, "monitor": _MONITOR, "gpus": 4,
+                     "inspect": {"token_export": True},
                      "inference_gpus": 1, "eval": {"interval": 10, "examples": 64}},
         "opd-full": {"method": {"type": "opd", "divergence": "forward_kl", "top_k": 16, "teacher": _REMOTE},
                      "lora": False},

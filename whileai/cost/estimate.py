@@ -225,5 +225,21 @@ def _sizes(work: Work, part: Part) -> tuple[dict[str, float], list[str]]:
     return n, missing
 
 
-__all__ = ["DOCS", "FLOPS_PER_TOKEN", "FORMULA", "MFU", "MFU_SOURCE", "Estimate", "Part", "Pools",
-           "Work", "assumptions", "estimate", "parts"]
+# prime-rl 559b447's token export (trainer.enable_token_export): ~190 bytes of JSON per exported
+# token (17 aligned columns, float32 values as doubles), measured on records of its layout
+# (tests/token_export_gen.py); every trained sequence, prompt included, of every step.
+EXPORT_BYTES_PER_TOKEN = 190
+
+
+def export_note(tokens_per_step: int, steps: int) -> str:
+    """The disk a run's token exports take, at the caps (an upper bound)."""
+    total = tokens_per_step * steps * EXPORT_BYTES_PER_TOKEN
+    size = next(f"{total / d:.3g} {u}" for d, u in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1, "bytes"))
+                if total >= d or u == "bytes")
+    return (f"token exports take up to {size} on disk ({tokens_per_step:,} tokens per step at the caps "
+            f"x {steps} steps x ~{EXPORT_BYTES_PER_TOKEN} bytes per token); read them with whileai "
+            "inspect --run")
+
+
+__all__ = ["DOCS", "EXPORT_BYTES_PER_TOKEN", "FLOPS_PER_TOKEN", "FORMULA", "MFU", "MFU_SOURCE",
+           "Estimate", "Part", "Pools", "Work", "assumptions", "estimate", "export_note", "parts"]

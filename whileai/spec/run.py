@@ -42,6 +42,7 @@ from whileai.spec.tables import (  # noqa: F401  (re-exported: the public spec n
     RATIO_SOURCE,
     Checkpoint,
     Eval,
+    Inspect,
     Monitor,
     OnTaskset,
     Source,
@@ -166,6 +167,8 @@ class RunSpec(OnTaskset):
     eval: Eval = src("Evaluation on the holdout.", "", default_factory=Eval)
     checkpoint: Checkpoint = src("Resumable checkpoints.", "", default_factory=Checkpoint)
     monitor: Monitor | None = src("Weights & Biases logging; omit for none.", "", default=None)
+    inspect: Inspect | None = src("Per-token exports for `whileai inspect --run`; omit for none.", "",
+                                  default=None)
     output_dir: str = src("Where the run writes checkpoints and logs.", "prime-rl default",
                           default="outputs", min_length=1, max_length=PATH_LEN)
     data: str | None = src(

@@ -125,6 +125,18 @@ class Monitor(_Spec):
         return v
 
 
+class Inspect(_Spec):
+    """What the run writes for `whileai inspect --run`; omit the table for nothing extra."""
+
+    token_export: bool = src(
+        "Write every trained sequence's per-token numbers (token ids, loss mask, advantages, "
+        "trainer and inference log-probs, entropy, mismatch KL, trust-region masks) to "
+        "<run dir>/token_exports/step_<n>/rank_<r>.jsonl, for `whileai inspect --run`. prime-rl "
+        "only; the report gives the disk it takes (about 190 bytes per token).",
+        "prime-rl trainer.enable_token_export default false", default=False,
+    )
+
+
 def flatten_overrides(v: Any) -> Any:
     """`[overrides] trainer.optim.lr = 1e-5` is a nested table in TOML: flatten it to canonical
     dotted keys (a.source[0].b), refusing malformed keys and secret values."""

@@ -16,6 +16,10 @@ summary. Modules:
 - `stats`: per-completion and overall statistics; `page`: the HTML; `run`: the pipeline;
   `summary`: the terminal summary.
 
+`whileai inspect --run OUTPUT_DIR` reads a prime-rl run's token exports instead (no model):
+`exports` (the pinned exporter's layout, streamed), `runsummary` (per-step statistics),
+`runmodel` (its JSON's model), `runpage` (the page) and `runapp` (the command).
+
 Nothing here is imported by `import whileai` or `whileai compile`; torch and transformers are
 imported only when a local model is loaded.
 """

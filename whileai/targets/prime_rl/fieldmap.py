@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from whileai.catalogs import tasksets as tc
+from whileai.cost import estimate as cost
 from whileai.report.fieldmap import Drop, Fix, Row, To
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
@@ -116,6 +117,11 @@ FIELD_MAP: list[Row] = [
     To("monitor.tags", "monitors.wandb.tags", when=lambda r: bool(r.monitor and r.monitor.tags)),
     Drop("monitor.tags", "empty", when=lambda r: bool(r.monitor and not r.monitor.tags)),
     To("output_dir", "output_dir"),
+    To("inspect.token_export", "trainer.enable_token_export",
+       when=lambda r: bool(r.inspect and r.inspect.token_export),
+       note=lambda r: cost.export_note(r.rollouts * (r.prompt_tokens + mixture.max_tokens(r)), r.steps)),
+    Drop("inspect.token_export", "false: prime-rl's default, no token exports are written",
+         when=lambda r: bool(r.inspect and not r.inspect.token_export)),
     Drop("data", "prime-rl reads its tasks from the taskset package named by taskset"),
     Drop("reward", "prime-rl scores rollouts with the taskset's own rubric"),
     To("checkpoint.enabled", "ckpt", lambda r: {}, when=_ckpt,

@@ -218,6 +218,8 @@ FIELD_MAP: list[Row] = [
     Drop("monitor.tags", "no tags given, so WANDB_TAGS is left unset",
          when=lambda r: bool(r.monitor and not r.monitor.tags)),
     To("output_dir", "output_dir"),
+    Drop("inspect.token_export", "TRL's trainers write no per-token export (prime-rl's "
+         "trainer.enable_token_export); whileai inspect --run reads prime-rl runs only"),
     # -- the method ------------------------------------------------------------------------------
     To("method.temperature", "temperature", when=lambda r: r.method.type != "sft",
        note=lambda r: "sampling, and both models' logits in the loss" if r.method.type == "opd"

@@ -1,0 +1,88 @@
+"""Make docs/inspect-run.png: a real `whileai inspect --run` page, offline on the CPU.
+
+Usage:
+
+    python scripts/inspect_run_screenshot.py [--work DIR] [--out docs/inspect-run.png]
+
+Trains a small byte-level BPE tokenizer (the `tokenizers` package) on whileai's reverse-text
+texts, writes 30 steps of OPD token exports in prime-rl 559b447's layout with
+tests/token_export_gen.py (their token ids are that text's, so the page shows words; the last
+step has no STABLE marker yet), runs
+
+    whileai inspect --run RUN --tokenizer TOKENIZER -o OUT
+
+in a fresh process (timed), then takes the screenshot with headless Chromium. Seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+CHROMIUM = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"]
+
+
+def tokenizer(folder: Path) -> tuple[object, list[int]]:
+    """A 600-token BPE over reverse-text's texts, saved as folder/tokenizer.json; and the ids of
+    those texts, joined, as the export's corpus."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    from whileai.launch.tiny import default_texts
+
+    texts = default_texts()
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=600, special_tokens=["<|pad|>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    folder.mkdir(parents=True, exist_ok=True)
+    tok.save(str(folder / "tokenizer.json"))
+    corpus = [i for t in texts[3:400] for i in tok.encode(t + "\n").ids]
+    return tok, corpus
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir)")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "inspect-run.png")
+    args = ap.parse_args(argv)
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        print("needs chromium (Debian: apt-get install -y chromium)", file=sys.stderr)
+        return 1
+    from token_export_gen import write_run
+
+    work = args.work or Path(tempfile.mkdtemp(prefix="whileai-run-shot-"))
+    tok, corpus = tokenizer(work / "tokenizer")
+    hot = tuple(tok.encode(w).ids[0] for w in (">", "reversed"))  # type: ignore[attr-defined]
+    run = work / "outputs" / "opd-reverse-text"
+    if run.exists():
+        shutil.rmtree(run)
+    write_run(run, steps=30, ranks=2, sequences=6, prompt=24, completion=90, method="opd",
+              envs=("reverse-text", "alphabet-sort"), vocab=600, hot=hot, corpus=corpus,
+              stable=list(range(29)), seed=3)
+    out = work / "view"
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "whileai", "inspect", "--run", str(run.relative_to(work)),
+                    "--tokenizer", "tokenizer", "-o", str(out), "--force"], check=True, env=env, cwd=work)
+    print(f"whileai inspect --run: {time.perf_counter() - t:.1f}s", file=sys.stderr)
+    subprocess.run([browser, *CHROMIUM, f"--user-data-dir={work / 'profile'}", "--window-size=1360,1500",
+                    f"--screenshot={args.out.resolve()}", (out / "inspect-run.html").as_uri()],
+                   check=True, capture_output=True)
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
