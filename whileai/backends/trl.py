@@ -71,6 +71,13 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
                    if accel.distributed(run) else f"one process ({accel.FILE}: num_processes 1)"),
         "asynchrony": "off-policy: the teacher's completions are all sampled before training"
         if m.type == "sft" else "synchronous (on-policy every step)",
+        # TRL's top_k filters sampling only; its distillation and SDFT losses span the full
+        # vocabulary and divide both models' logits by the temperature
+        "loss_top_k": False,
+        "loss_temperature": m.type in ("opd", "opsd"),
+        # SDFTTrainer: ema + pure-LoRA training -> PEFTAdapterEMACallback, an EMA of the adapter
+        "adapter_ema": isinstance(m, OPSD) and anchor == "ema" and run.lora,
+        "strategy": accel.strategy(run)[0] if accel.distributed(run) else None,
     }
     if doc is None:
         return out
@@ -83,7 +90,8 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "steps": steps,
         "samples_effective": samples,
         "rollouts": per_step,
-        "prompts": per_step // samples if per_step % samples == 0 else f"{per_step}/{samples}",
+        "prompts": (per_step // samples if per_step % samples == 0 else f"{per_step}/{samples}")
+        if m.type != "sft" else f"~{per_step / samples:g}",
         "weights": f"LoRA rank {doc.get('lora_r', 16)}" if doc.get("use_peft") else "full weights",
         "learning_rate": doc.get("learning_rate", run.learning_rate),
         "eval_interval": _eval_interval(doc, steps),
@@ -163,10 +171,24 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
         backend="trl", target=TARGET, run=spec, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, data), commands=tuple(commands(run, out, path, sampled)), out=out,
-        data=data, cost=trl_cost.estimate(run, doc), **trl_cost.teacher(run),
+        data=data, cost=trl_cost.estimate(run, doc), **_teacher_and_notes(run, doc),
     )
     files["README.md"] = _readme(compiled, path, sampled, cpu)
     return compiled
+
+
+def _teacher_and_notes(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any]:
+    """trl_cost's teacher fields and notes, plus SFT's note on what a step holds."""
+    out = trl_cost.teacher(run)
+    if isinstance(run.method, SFT):
+        per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+                    * accel.processes(run))
+        s = run.method.samples
+        out["notes"] = (*out.get("notes", ()), (
+            f"prompts per step ~{per_step / s:g} is an average: trl sft shuffles the teacher's "
+            f"completion rows, so a step's {per_step} rows are completions of whichever prompts the "
+            f"shuffle brings, and a prompt's {s} completions usually land in different steps"))
+    return out
 
 
 def _shipped(name: str) -> str:

@@ -47,7 +47,7 @@ STRATEGY = {
             "shards it only under DeepSpeed (prepare_deepspeed); under FSDP it would sit whole on "
             "every GPU. Needs `pip install deepspeed`"),
     "grpo": ("FSDP2", FSDP2, "torch's own sharding of weights, gradients and optimizer state, no "
-             "extra package; GRPO's reference model is sharded too (prepare_fsdp)"),
+             "extra package"),
     "opsd": ("FSDP2", FSDP2, "torch's own sharding of weights, gradients and optimizer state, no "
              "extra package; SDFT's teacher copy is sharded too (prepare_fsdp)"),
     "sft": ("FSDP2", FSDP2, "torch's own sharding of weights, gradients and optimizer state, no "
@@ -73,6 +73,11 @@ def distributed(run: RunSpec) -> bool:
 
 def strategy(run: RunSpec) -> tuple[str, str]:
     name, _, why = STRATEGY[run.method.type]
+    if run.method.type == "grpo":  # GRPOTrainer loads a reference model only at beta > 0, no LoRA
+        beta = run.overrides.get("beta", 0.0)
+        why += ("; at beta 0 (TRL's default) GRPO loads no reference model" if not beta else
+                "; with LoRA the reference is the adapter disabled" if run.lora else
+                f"; at beta {beta} GRPO's reference model is sharded too (prepare_fsdp)")
     return name, why
 
 
