@@ -30,7 +30,7 @@ def rows(text: str) -> list[dict[str, Any]]:
 def test_trl_copies_the_tasks_with_the_split_and_method_columns() -> None:
     c = trl.compile(run(wai.OPSD()))
     train, test = rows(c.files["data/train.jsonl"]), rows(c.files["data/test.jsonl"])
-    assert [r["answer"] for r in test] == ["tac", "3"] and len(train) == 3
+    assert [r["answer"] for r in test] == ["tac", "3"] and len(train) == 64
     assert all(r["privileged_context"] == r["answer"] and "split" not in r for r in train + test)
     assert {i.field for i in c.ignores} >= {"taskset"}
     assert any(r.field == "data" and r.path == "dataset_name" for r in c.reads)

@@ -63,6 +63,10 @@ CASES: dict[str, tuple[tuple[wai.RunSpec, dict], tuple[wai.RunSpec, dict]]] = {
     "taskset-unchecked": ((run(wai.GRPO()), {"unchecked_tasksets": ["me/my-env@1"]}),
                           (run(wai.GRPO()), {"unchecked_tasksets": []})),
     "sft-exposure-bias": ((run(sft(max_tokens=8192)), {}), (run(sft()), {})),
+    "ema-lora-adapter": ((run(wai.OPSD(anchor="ema:0.01")), {"adapter_ema": True}),
+                         (run(wai.OPSD(anchor="ema:0.01"), lora=False), {"adapter_ema": False})),
+    "ema-lora-sharded": ((run(wai.OPSD(anchor="ema:0.01")), {"adapter_ema": True, "strategy": "FSDP2"}),
+                         (run(wai.OPSD(anchor="ema:0.01")), {"adapter_ema": True, "strategy": None})),
 }
 
 

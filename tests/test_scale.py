@@ -351,7 +351,8 @@ def test_trl_splits_the_step_over_processes_and_picks_a_strategy() -> None:
     from whileai.targets.trl import compile as trl
 
     one = trl.compile(run(model="Qwen/Qwen3-8B"))
-    assert "accelerate.yaml" not in one.files and one.commands == ("trl grpo --config config.yaml",)
+    assert yaml.safe_load(one.files["accelerate.yaml"])["num_processes"] == 1  # not accelerate's guess
+    assert one.commands == ("trl grpo --config config.yaml --accelerate_config accelerate.yaml",)
     four = trl.compile(run(model="Qwen/Qwen3-8B", gpus=4))
     cfg = yaml.safe_load(four.files["config.yaml"])
     acc = yaml.safe_load(four.files["accelerate.yaml"])
@@ -364,7 +365,7 @@ def test_trl_splits_the_step_over_processes_and_picks_a_strategy() -> None:
     assert (acc["distributed_type"], acc["num_processes"], acc["num_machines"]) == ("DEEPSPEED", 16, 2)
     assert "ZeRO-3" in distil.files["README.md"] and "--machine_rank" in distil.commands[-1]
     cpu = trl.compile(run(model="Qwen/Qwen3-8B", gpus=4), cpu=True)
-    assert "accelerate.yaml" not in cpu.files
+    assert yaml.safe_load(cpu.files["accelerate.yaml"])["num_processes"] == 1
     assert any(i.field == "gpus" and "--cpu" in i.reason for i in cpu.ignores)
     with pytest.raises(SpecError, match="split evenly over the 16"):
         trl.compile(run(model="Qwen/Qwen3-8B", nodes=2, prompts=3))

@@ -82,8 +82,9 @@ def test_trl_stages_are_run_directories_in_order(tmp_path: Path) -> None:
     script = (root / "run.sh").read_text().splitlines()
     assert script[3] == 'cd "$(dirname "$0")"'
     assert script[4].startswith("(cd 1-sft && python sample.py --teacher ")
-    assert script[5:] == ["(cd 1-sft && trl sft --config config.yaml)",
-                          "(cd 2-opd && trl distillation --config config.yaml)"]
+    assert script[5:] == ["(cd 1-sft && trl sft --config config.yaml --accelerate_config accelerate.yaml)",
+                          "(cd 2-opd && trl distillation --config config.yaml --accelerate_config "
+                          "accelerate.yaml)"]
     assert "save_model" in (root / "README.md").read_text()
     again = wai.compile(chain(), "trl", cpu=True, out=root)  # whileai's own files: rewritten in place
     assert again.files == c.files

@@ -33,8 +33,8 @@ def test_the_readme_trl_command_recompiles_the_run_directory_in_place(tmp_path: 
         code, _, err = cli("compile", str(EXAMPLES / "opd.toml"), "-b", "trl", "-o", str(out))
         assert code == 0, err
     assert not (out / "opd").exists()  # never runs/opd/opd
-    assert sorted(tree(out)) == [write.LISTING, "README.md", "config.yaml", "data/test.jsonl",
-                                 "data/train.jsonl"]
+    assert sorted(tree(out)) == [write.LISTING, "README.md", "accelerate.yaml", "config.yaml",
+                                 "data/test.jsonl", "data/train.jsonl"]
     listing = (out / write.LISTING).read_text()
     assert "config.yaml" in listing and listing.startswith("# written by whileai")
     r = subprocess.run(["sha256sum", "-c", write.LISTING], cwd=out, capture_output=True, text=True)

@@ -58,7 +58,7 @@ def test_dry_run_writes_the_run_dirs_without_torch(tmp_path: Path) -> None:
     assert (out / "sft" / "sample.py").exists() and len(sft.commands) == 2
     assert sft.commands[0].startswith("python sample.py --teacher " + str(models / "teacher"))
     assert "--prompts 16 --samples 4" in sft.commands[0] and "--max-new-tokens 64" in sft.commands[0]
-    assert sft.commands[1] == "trl sft --config config.yaml"
+    assert sft.commands[1] == "trl sft --config config.yaml --accelerate_config accelerate.yaml"
     cfg = (out / "opd" / "config.yaml").read_text()
     assert f"teacher_model_name_or_path: {models / 'teacher'}" in cfg
     import yaml

@@ -86,15 +86,17 @@ def test_compile_shape(kind: str) -> None:
     c = trl.compile(seed_run(kind))
     assert (c.backend, c.target, c.main) == ("trl", "trl 1.16.0", "config.yaml")
     assert trl.TRL_VERSION == "1.16.0"
-    expected = {"config.yaml", "README.md", "data/train.jsonl", "data/test.jsonl"}
+    expected = {"config.yaml", "accelerate.yaml", "README.md", "data/train.jsonl", "data/test.jsonl"}
     expected |= {"grpo": {"reverse_text.py"}, "opsd": {"train.py"}, "opd": set(), "sft": {"sample.py"}}[kind]
     assert set(c.files) == expected
     sample = ("python sample.py --teacher PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL --prompts 6400 "
               "--samples 4 --temperature 1 --max-new-tokens 4096 --seed 0 --data data --out teacher_samples")
-    assert c.commands == ({"opd": ("trl distillation --config config.yaml",),
-                           "grpo": ("trl grpo --config config.yaml",),
-                           "opsd": ("python train.py --config config.yaml",),
-                           "sft": (sample, "trl sft --config config.yaml")}[kind])
+    one = " --accelerate_config accelerate.yaml"  # one process, stated (accelerate.yaml)
+    assert c.commands == ({"opd": ("trl distillation --config config.yaml" + one,),
+                           "grpo": ("trl grpo --config config.yaml" + one,),
+                           "opsd": ("accelerate launch --config_file accelerate.yaml train.py --config "
+                                    "config.yaml",),
+                           "sft": (sample, "trl sft --config config.yaml" + one)}[kind])
     assert c.commands[0] in c.files["README.md"]
     assert trl.compile(seed_run(kind), out="runs/a").commands[0].startswith("cd runs/a && ")
 
@@ -104,7 +106,7 @@ def test_compiling_imports_no_trl_torch_transformers() -> None:
         "import sys\n"
         "sys.path[:0] = ['tests/trl', 'tests']\n"
         "from trl_helpers import seed_run\n"
-        "from whileai.backends import trl\n"
+        "from whileai.targets.trl import compile as trl\n"
         "from whileai.targets.trl.check import check_dir\n"
         "for k in ('grpo', 'opsd', 'opd'):\n"
         "    trl.compile(seed_run(k), cpu=True)\n"

@@ -12,6 +12,7 @@ from typing import Any
 from whileai.cost.sizes import size_b  # noqa: F401  (re-exported: rules read sizes from names)
 from whileai.rules.base import Facts, Finding, Rule
 from whileai.rules.scale import SCALE_RULES
+from whileai.rules.trl import TRL_RULES
 from whileai.spec.run import OPD, OPSD, RunSpec
 
 _FAMILIES = [
@@ -77,6 +78,8 @@ _TEXT = ("the teacher's completions reach the student as text and are re-tokeniz
 
 def _top_k_one(run: RunSpec, f: Facts) -> str | None:
     m = _opd(run)
+    if f.get("loss_top_k") is False:  # the target's loss is full-vocabulary whatever top_k says
+        return None
     if m and m.top_k == 1:
         return "top_k 1 fails: overlap, entropy and grad-norm spike; use k >= 16"
     if m and isinstance(m.top_k, int) and m.top_k < 16:
@@ -243,7 +246,13 @@ def _single_number(run: RunSpec, f: Facts) -> str | None:
 
 def _temperature(run: RunSpec, f: Facts) -> str | None:
     if run.method.type in ("opd", "opsd") and run.method.temperature != 1.0:
-        return (f"student temperature {run.method.temperature:g} != 1.0 samples off the policy "
+        t = run.method.temperature
+        if f.get("loss_temperature"):  # TRL divides both models' logits by it in the loss
+            return (f"temperature {t:g} != 1.0 changes the objective, not only sampling: the loss "
+                    f"divides both models' logits by {t:g}, so it fits the student's {t:g}-tempered "
+                    f"distribution to the teacher's (on-policy for that one); the student sampled "
+                    "at 1.0 is not the distribution the loss fitted")
+        return (f"student temperature {t:g} != 1.0 samples off the policy "
                 "the loss assumes")
     return None
 
@@ -306,4 +315,4 @@ def findings(run: RunSpec, facts: Facts) -> tuple[Finding, ...]:
     return tuple(f for rule in RULES if (f := rule(run, facts)) is not None)
 
 
-RULES += SCALE_RULES
+RULES += SCALE_RULES + TRL_RULES

@@ -32,8 +32,7 @@ def teacher(method: Any) -> Any:
 
 def renderer_rows(table: str, when: Any = None) -> list[Row]:
     """The renderer table at `table` (`orchestrator.renderer`, or OPSD's algo renderer), chosen
-    from the student by the renderers package's data (never 'auto': whileai.backends.
-    prime_rl_renderer)."""
+    from the student by the renderers package's data (never 'auto': targets/prime_rl/renderer)."""
     def value(key: str) -> Any:
         return lambda r: renderer.choose(r.model).table.get(key)
 

@@ -10,6 +10,11 @@ templates for (trl/accelerate_configs/fsdp2.yaml, zero3.yaml):
   teacher copy are sharded too (`prepare_fsdp`).
 - SFT: FSDP2; `trl sft` trains the student alone: the teacher sampled before training, in one
   process of its own (sample.py), so there is no teacher in the training processes.
+One process is written out too (`num_processes: 1`, `distributed_type: "NO"`, `gpu_ids: "0"`):
+the `trl` CLI always goes through `accelerate launch`, which without a config file starts one
+process per visible GPU, and a plain `python train.py` on a host with several GPUs is wrapped in
+nn.DataParallel by transformers' Trainer. Its `mixed_precision: "no"` leaves precision to
+config.yaml's bf16 (TrainingArguments reads accelerate's setting only when bf16 and fp16 are off).
 The file is loaded by accelerate's own loader in the tests (load_config_from_file).
 """
 
@@ -42,7 +47,7 @@ STRATEGY = {
             "shards it only under DeepSpeed (prepare_deepspeed); under FSDP it would sit whole on "
             "every GPU. Needs `pip install deepspeed`"),
     "grpo": ("FSDP2", FSDP2, "torch's own sharding of weights, gradients and optimizer state, no "
-             "extra package; GRPO's reference model is sharded too (prepare_fsdp)"),
+             "extra package"),
     "opsd": ("FSDP2", FSDP2, "torch's own sharding of weights, gradients and optimizer state, no "
              "extra package; SDFT's teacher copy is sharded too (prepare_fsdp)"),
     "sft": ("FSDP2", FSDP2, "torch's own sharding of weights, gradients and optimizer state, no "
@@ -68,13 +73,23 @@ def distributed(run: RunSpec) -> bool:
 
 def strategy(run: RunSpec) -> tuple[str, str]:
     name, _, why = STRATEGY[run.method.type]
+    if run.method.type == "grpo":  # GRPOTrainer loads a reference model only at beta > 0, no LoRA
+        beta = run.overrides.get("beta", 0.0)
+        why += ("; at beta 0 (TRL's default) GRPO loads no reference model" if not beta else
+                "; with LoRA the reference is the adapter disabled" if run.lora else
+                f"; at beta {beta} GRPO's reference model is sharded too (prepare_fsdp)")
     return name, why
 
 
-def config(run: RunSpec) -> dict[str, Any] | None:
-    """The accelerate config for a run of several processes; None for one process."""
+SINGLE: dict[str, Any] = {"distributed_type": "NO", "gpu_ids": "0", "mixed_precision": "no",
+                          "num_machines": 1, "num_processes": 1}
+
+
+def config(run: RunSpec, cpu: bool = False) -> dict[str, Any]:
+    """The accelerate config: several processes with their strategy, or exactly one process
+    (on GPU 0; cpu: on the CPU)."""
     if not distributed(run):
-        return None
+        return dict(sorted((dict(COMMON) | SINGLE | ({"use_cpu": True} if cpu else {})).items()))
     out = dict(COMMON) | STRATEGY[run.method.type][1]
     out |= {"num_machines": machines(run), "num_processes": processes(run)}
     if machines(run) > 1:
@@ -86,13 +101,13 @@ def for_cpu(run: RunSpec) -> tuple[RunSpec, RunSpec, list[Ignore]]:
     """A CPU run is one process: (the spec, the run the field map reads, what is ignored)."""
     if not distributed(run):
         return run, run, []
-    why = "compiled for the CPU (--cpu): one process, no accelerate config"
+    why = f"compiled for the CPU (--cpu): one process ({FILE}: num_processes 1, use_cpu)"
     gone = [Ignore(f, getattr(run, f), why) for f in ("gpus", "nodes") if getattr(run, f) is not None]
     return run, run.model_copy(update={"gpus": None, "nodes": None}), gone
 
 
 _WHERE = f"<{FILE}: "
-_ONE = "one process on one machine: no accelerate config"
+_ONE = f"one process on one machine ({FILE}: num_processes 1)"
 _NO_SERVER = ("TRL generates inside its training processes (transformers' generate, no vLLM "
               "server): there are no inference nodes, replicas or engines")
 ROWS: list[Row] = [
@@ -126,25 +141,28 @@ ROWS: list[Row] = [
 
 def commands(run: RunSpec, script: str, where: str = "", env: str = "") -> list[str]:
     """`script` is the TRL command (`trl grpo --config config.yaml`) or `python train.py ...`."""
-    if not distributed(run):
-        return [f"{where}{env}{script}"]
     rank = ' --machine_rank "$MACHINE_RANK" --main_process_ip "$MAIN_IP"' if machines(run) > 1 else ""
     if script.startswith("python "):
         line = f"accelerate launch --config_file {FILE}{rank} {script.removeprefix('python ')}"
     else:
         line = f"{script} --accelerate_config {FILE}{rank}"
     if machines(run) == 1:
-        return [f"{where}{env}{line}"]
+        return [f"{where}{env}{line}"]  # one machine: one process, or one per GPU
     n = machines(run)
     return [f"# on each of the {n} machines: MACHINE_RANK=0..{n - 1} (0 on the main machine), "
             f"MAIN_IP=<the main machine's address>, port {PORT} open between them",
             f"{where}{env}{line}"]
 
 
-def readme(run: RunSpec) -> str:
+def readme(run: RunSpec, cpu: bool = False) -> str:
+    if not distributed(run) and cpu:
+        return (f"One process on the CPU, through `accelerate launch` with {FILE} (num_processes 1, "
+                "use_cpu): without it accelerate starts one process per visible GPU.")
     if not distributed(run):
-        return ("One process: for several GPUs set gpus (or nodes) in the spec and recompile; "
-                f"whileai then writes {FILE} for `accelerate launch`.")
+        return (f"One process on one GPU (GPU 0; edit gpu_ids in {FILE} for another), through "
+                f"`accelerate launch` with {FILE} (num_processes 1): without it accelerate starts "
+                "one process per visible GPU. For several GPUs set gpus (or nodes) in the spec and "
+                "recompile.")
     name, why = strategy(run)
     where = (f"{machines(run)} machines x {run.gpus_per_node} GPUs" if machines(run) > 1
              else f"{processes(run)} GPUs")
@@ -152,5 +170,5 @@ def readme(run: RunSpec) -> str:
             f"{name}, because {why}. Each optimizer step is split across the processes.")
 
 
-__all__ = ["FILE", "ROWS", "STRATEGY", "commands", "config", "distributed", "for_cpu",
+__all__ = ["FILE", "ROWS", "SINGLE", "STRATEGY", "commands", "config", "distributed", "for_cpu",
            "machines", "processes", "readme", "strategy"]

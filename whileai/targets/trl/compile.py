@@ -27,6 +27,7 @@ from whileai.rules.research import findings
 from whileai.spec.run import OPSD, SFT, RunSpec
 from whileai.targets import overrides as ov
 from whileai.targets.trl import accelerate as accel
+from whileai.targets.trl import batch as trl_batch
 from whileai.targets.trl import catalog as trl_catalog
 from whileai.targets.trl import cost as trl_cost
 from whileai.targets.trl import reward as trl_reward
@@ -70,9 +71,16 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "samples_effective": 1 if m.type == "opd" else m.samples,
         "command": command_name(run),
         "layout": (f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
-                   if accel.distributed(run) else "one process"),
+                   if accel.distributed(run) else f"one process ({accel.FILE}: num_processes 1)"),
         "asynchrony": "off-policy: the teacher's completions are all sampled before training"
         if m.type == "sft" else "synchronous (on-policy every step)",
+        # TRL's top_k filters sampling only; its distillation and SDFT losses span the full
+        # vocabulary and divide both models' logits by the temperature
+        "loss_top_k": False,
+        "loss_temperature": m.type in ("opd", "opsd"),
+        # SDFTTrainer: ema + pure-LoRA training -> PEFTAdapterEMACallback, an EMA of the adapter
+        "adapter_ema": isinstance(m, OPSD) and anchor == "ema" and run.lora,
+        "strategy": accel.strategy(run)[0] if accel.distributed(run) else None,
     }
     if doc is None:
         return out
@@ -85,7 +93,8 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "steps": steps,
         "samples_effective": samples,
         "rollouts": per_step,
-        "prompts": per_step // samples if per_step % samples == 0 else f"{per_step}/{samples}",
+        "prompts": (per_step // samples if per_step % samples == 0 else f"{per_step}/{samples}")
+        if m.type != "sft" else f"~{per_step / samples:g}",
         "weights": f"LoRA rank {doc.get('lora_r', 16)}" if doc.get("use_peft") else "full weights",
         "learning_rate": doc.get("learning_rate", run.learning_rate),
         "eval_interval": _eval_interval(doc, steps),
@@ -120,7 +129,8 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     n = accel.processes(run)
     if completions(run) % n:
         raise SpecError("prompts", run.prompts, f"a step whose {completions(run)} completions split "
-                        f"evenly over the {n} training processes (one per GPU)")
+                        f"evenly over the {n} training processes (one per GPU): TRL gives every "
+                        "process the same per_device_train_batch_size")
     taskset = for_run(run)
     key = privileged_key(run)
     if key is not None and key not in taskset.fields:
@@ -143,10 +153,8 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     reads = [r._replace(value=sampled) if r.path == f"<{SAMPLE_PY} --prompts>" else r for r in reads]
 
     files = {"config.yaml": _header(run, cmd) + dumps(doc)}
-    launch = accel.config(run)
-    if launch is not None:
-        files[accel.FILE] = (f"# written by whileai {__version__} for accelerate: "
-                             f"{accel.readme(run)}\n\n" + dumps(launch))
+    files[accel.FILE] = (f"# written by whileai {__version__} for accelerate: "
+                         f"{accel.readme(run, cpu)}\n\n" + dumps(accel.config(run, cpu)))
     train, holdout = _data(run)
     files["data/train.jsonl"] = train
     files["data/test.jsonl"] = holdout
@@ -166,10 +174,24 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
         backend="trl", target=TARGET, run=spec, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, data), commands=tuple(commands(run, out, path, sampled)), out=out,
-        data=data, cost=trl_cost.estimate(run, doc), **trl_cost.teacher(run),
+        data=data, cost=trl_cost.estimate(run, doc), **_teacher_and_notes(run, doc),
     )
-    files["README.md"] = _readme(compiled, path, sampled)
+    files["README.md"] = _readme(compiled, path, sampled, cpu)
     return compiled
+
+
+def _teacher_and_notes(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any]:
+    """trl_cost's teacher fields and notes, plus SFT's note on what a step holds."""
+    out = trl_cost.teacher(run)
+    if isinstance(run.method, SFT):
+        per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
+                    * accel.processes(run))
+        s = run.method.samples
+        out["notes"] = (*out.get("notes", ()), (
+            f"prompts per step ~{per_step / s:g} is an average: trl sft shuffles the teacher's "
+            f"completion rows, so a step's {per_step} rows are completions of whichever prompts the "
+            f"shuffle brings, and a prompt's {s} completions usually land in different steps"))
+    return out
 
 
 def _shipped(name: str) -> str:
@@ -242,8 +264,8 @@ _POSITIVE = ("per_device_train_batch_size", "gradient_accumulation_steps",
 
 
 def _check_batch(doc: dict[str, Any], run: RunSpec) -> None:
-    """Batch keys are whole numbers of at least 1 (GRPO's group: 2); GRPO/SDFT reject a
-    generation batch that does not divide by num_generations."""
+    """Batch keys are whole numbers of at least 1 (GRPO's group: 2); then TRL's generation
+    batch and zero-step rules (whileai.targets.trl.batch)."""
     for key in _POSITIVE:
         least = 2 if key == "num_generations" and run.method.type == "grpo" else 1
         v = doc.get(key)
@@ -251,13 +273,7 @@ def _check_batch(doc: dict[str, Any], run: RunSpec) -> None:
             raise SpecError(f"overrides.{key}" if key in run.overrides else key, v,
                             f"a whole number of at least {least}" + (
                                 ": GRPO compares completions within a group" if least == 2 else ""))
-    n = doc.get("num_generations")
-    if n is None:
-        return
-    batch = doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
-    if batch % n:
-        raise SpecError("overrides", raw(f"a batch of {batch} completions"),
-                        f"a multiple of num_generations ({n}): TRL would reject the config")
+    trl_batch.check(doc, run)  # TRL's own rules: over every process, and no zero-step run
 
 
 def _data(run: RunSpec) -> tuple[str, str]:
@@ -277,16 +293,16 @@ def _jsonl(rows: list[dict[str, Any]]) -> str:
 
 
 def _header(run: RunSpec, cmd: str) -> str:
-    how = {"sdft": "python train.py --config config.yaml",
-           "sft": f"python {SAMPLE_PY} ... (see README.md), then trl sft --config config.yaml"}.get(
-        cmd, f"trl {cmd} --config config.yaml")
+    train = commands(run)[-1]  # with its accelerate config: the process count it states
+    how = f"python {SAMPLE_PY} ... (see README.md), then {train}" if cmd == "sft" else train
     return (
         f"# written by whileai {__version__} for {TARGET}: {run.method.type} on {run.taskset}\n"
         f"# run from this directory: {how}    (what each key does: README.md)\n\n"
     )
 
 
-def _readme(c: Compiled, pythonpath: str | None = None, prompts: int | None = None) -> str:
+def _readme(c: Compiled, pythonpath: str | None = None, prompts: int | None = None,
+            cpu: bool = False) -> str:
     run = c.run
     here = replace(c, out=c.main, commands=tuple(commands(run, None, pythonpath, prompts)))
     names = "\n".join(f"- `{n}`" for n in sorted(c.files) if n != "README.md")
@@ -299,7 +315,7 @@ def _readme(c: Compiled, pythonpath: str | None = None, prompts: int | None = No
         f"`pip install trl=={TRL_VERSION}" + (" peft" if run.lora else "") + "`. "
         "For a fully offline run (local model paths) "
         f"prefix the command with `{OFFLINE_ENV}`.\n"
-        f"{accel.readme(run)}\n\n" + (_SFT_NOTE if run.method.type == "sft" else "")
+        f"{accel.readme(run, cpu)}\n\n" + (_SFT_NOTE if run.method.type == "sft" else "")
         + f"## Files\n\n{names}\n\n"
         "## What whileai read, ignored and set\n\n```text\n" + render_text(here) + "\n```\n\n"
         f"Keys whileai set that no spec field produced:\n\n{fixed}\n"

@@ -222,8 +222,8 @@ FIELD_MAP: list[Row] = [
          "trainer.enable_token_export); whileai inspect --run reads prime-rl runs only"),
     # -- the method ------------------------------------------------------------------------------
     To("method.temperature", "temperature", when=lambda r: r.method.type != "sft",
-       note=lambda r: "sampling, and both models' logits in the loss" if r.method.type == "opd"
-       else "sampling"),
+       note=lambda r: "sampling, and both models' logits in the loss (divided by it)"
+       if r.method.type in ("opd", "opsd") else "sampling"),
     To("method.max_tokens", "max_completion_length", when=lambda r: r.method.type != "sft"),
     To("method.learning_rate", "learning_rate", lambda r: r.learning_rate,
        note=lambda r: "" if r.method.learning_rate else
@@ -268,7 +268,10 @@ FIELD_MAP: list[Row] = [
     Fix("distillation_mode", "full_logits", "OPSD has no top-k: score the full vocabulary "
         "(SDFT's default topk_logits keeps only the student's top 100)", when=_is("opsd")),
     To("method.anchor", "teacher_model_kind", anchor_kind,
-       note=lambda r: {"ema": "moving average of the student", "base": "frozen initial weights",
+       note=lambda r: {"ema": "moving average of the student's weights" if not r.lora else
+                       "with LoRA, TRL's adapter EMA: a moving average of the LoRA A and B matrices "
+                       "separately, each from zero, not of the student's weights (ema-lora-adapter)",
+                       "base": "frozen initial weights",
                        "live": "the current student: unanchored"}[anchor_kind(r)]),
     To("method.anchor", "teacher_update_rate", lambda r: anchor_rate(r.method.anchor),  # type: ignore
        when=lambda r: r.method.type == "opsd" and anchor_kind(r) == "ema"),
