@@ -91,7 +91,10 @@ def compile_cmd(
             data = [c.to_dict() for c in results]
             print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
         elif plain or (plain is None and not sys.stdout.isatty()):
-            print("\n\n".join(str(c) for c in results))
+            from whileai.report import render_text
+            from whileai.wrap import width
+
+            print("\n\n".join(render_text(c, width()) for c in results))
         else:
             from whileai.render import print_report
 
