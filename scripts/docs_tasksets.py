@@ -73,13 +73,15 @@ def rule_rows() -> list[list[str]]:
 def example() -> str:
     from whileai.backends import prime_rl
     from whileai.load import load_spec
+    from whileai.report import render_text
 
     c = prime_rl.compile(load_spec(EXAMPLE), name=f"{EXAMPLE.stem}.toml")
     rel = EXAMPLE.relative_to(ROOT).as_posix()
     return (f"\n## One example end to end: OPD on gsm8k\n\nThe spec, `{rel}`:\n\n"
             f"```toml\n{EXAMPLE.read_text()}```\n\n`whileai compile {rel}` prints the report "
             "(what prime-rl reads, what it ignores and why, the warnings, the commands):\n\n"
-            f"```text\n{c}\n```\n\nand `-o {EXAMPLE.stem}.toml` writes the file, which prime-rl's "
+            f"```text\n{render_text(c, 100)}\n```\n\nand `-o {EXAMPLE.stem}.toml` writes the file, "
+            "which prime-rl's "
             "own loader at the pin accepts (the loader fixture records it):\n\n"
             f"```toml\n{c.text}```\n")
 

@@ -15,6 +15,7 @@ from whileai.backends import trl, trl_catalog
 from whileai.backends.trl_map import FIELD_MAP, completions, teacher_template
 from whileai.errors import SpecError
 from whileai.fieldmap import Drop, To, label, spec_fields
+from whileai.report import render_text
 from whileai.spec import GRPO, METHODS, OPD, OPSD, SFT, RunSpec
 from whileai.tasksets import reverse_text, reverse_text_reward
 
@@ -311,4 +312,4 @@ def test_golden_seed_arms(kind: str) -> None:
             text = f"{len(text.splitlines())} rows, sha256 {digest}\n" + text.split("\n", 1)[0] + "\n"
             name += ".digest"
         golden(GOLDEN / kind / name, text)
-    golden(GOLDEN / kind / "report.txt", str(c) + "\n")
+    golden(GOLDEN / kind / "report.txt", render_text(c, 100) + "\n")
