@@ -119,7 +119,7 @@ def test_own_validator_agrees_with_jsonschema_on_mutations() -> None:
 
 def test_teacher_on_the_policy_port_is_refused() -> None:
     with pytest.raises(SpecError, match="8000"):
-        prime_rl.compile(wai.RunSpec(taskset="t", model=STUDENT, method=wai.OPD(
+        prime_rl.compile(wai.RunSpec(taskset="reverse-text", model=STUDENT, method=wai.OPD(
             wai.Endpoint(url="http://localhost:8000/v1", model="x/y"))))
 
 

@@ -151,7 +151,8 @@ def check(
     = "auto",
 ) -> None:
     """Check prime-rl TOMLs against the pinned schema, loader rules and known renames."""
-    from whileai.backends.prime_rl_rules import check_document, detect, looks_like_spec, notes
+    from whileai.backends.prime_rl_rules import (check_document, detect, looks_like_spec, notes,
+                                                 taskset_typos)
     from whileai.load import loads_toml, read_text
 
     if entry != "auto" and entry not in ENTRY_POINTS:
@@ -172,6 +173,7 @@ def check(
                 failed = True
                 continue
             kind, problems = detect(doc) if entry == "auto" else (entry, check_document(doc, entry=entry))
+            problems = [*problems, *taskset_typos(doc, kind)]
             for note in notes(doc, kind):
                 print(clean(f"warning: {config}: {note}"))
             how = f"uv run {kind} @ {config}"

@@ -64,7 +64,7 @@ def unchecked(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
     out = []
     for where, env in _envs(doc, entry):
         tid = get_path(env, "taskset.id")
-        if isinstance(tid, str) and taskset_catalog.entry(tid) is None:
+        if isinstance(tid, str) and taskset_catalog.entry(tid) is None and not taskset_catalog.typo(tid):
             out.append(Problem(f"{where}.taskset.id", f"not checked: {taskset_catalog.unknown_reason(tid)}; "
                                 "prime-rl imports it at load time"))
     return out
@@ -94,6 +94,20 @@ def check_document(doc: dict[str, Any], catalog: Catalog | None = None, *,
         hint = rename_hint(p.path) if p.message.startswith("unknown key") else None
         out.append(Problem(p.path, f"unknown key: {hint}") if hint else p)
     return out + out_of_range(doc)
+
+
+def taskset_typos(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
+    """A bare taskset id the pinned workspace does not have: prime-rl could not import it
+    (`whileai check`; a compiled spec's taskset was checked as the spec was read)."""
+    from whileai import taskset_catalog
+
+    out = []
+    for where, env in _envs(doc, entry):
+        tid = get_path(env, "taskset.id")
+        why = taskset_catalog.typo(tid) if isinstance(tid, str) else None
+        if why:
+            out.append(Problem(f"{where}.taskset.id", f"{tid!r} is not allowed: {why}"))
+    return out
 
 
 def detect(doc: dict[str, Any]) -> tuple[str, list[Problem]]:
