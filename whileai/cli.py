@@ -151,8 +151,7 @@ def check(
     = "auto",
 ) -> None:
     """Check prime-rl TOMLs against the pinned schema, loader rules and known renames."""
-    from whileai.backends.prime_rl_rules import (check_document, detect, looks_like_spec, notes,
-                                                 taskset_typos)
+    from whileai.backends.prime_rl_rules import check_document, detect, looks_like_spec, notes, taskset_typos
     from whileai.load import loads_toml, read_text
 
     if entry != "auto" and entry not in ENTRY_POINTS:
