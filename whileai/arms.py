@@ -60,7 +60,11 @@ def load_arms(
             base_name = add_path(paths, Path(b))
         else:
             raise SpecError("--baseline", b, f"an arm ({', '.join(paths)}) or a spec file")
-    runs = {n: load_spec(p) for n, p in paths.items()}
+    from functools import partial
+
+    from whileai.writable import named
+
+    runs = {n: named(list(paths.values()), p, partial(load_spec, p)) for n, p in paths.items()}
     for n, r in runs.items():
         if r.sources:
             raise SpecError("arms", str(paths[n]), "a spec of one training source: an arm is one "

@@ -57,12 +57,21 @@ def _stdout() -> Iterator[None]:
 
 def _compile_all(specs: list[Path], backend: str, sets: list[str] | None, out: Path | None,
                  force: bool, cpu: bool) -> list[Any]:
+    from functools import partial
+
     from whileai.api import compile_all
     from whileai.load import load_spec, parse_sets
+    from whileai.writable import named
 
     overrides = parse_sets(sets or [])
-    runs = [load_spec(p, overrides) for p in specs]  # all specs valid before anything is written
-    return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu)
+    runs = [named(specs, p, partial(load_spec, p, overrides)) for p in specs]  # all valid first
+    try:
+        return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu)
+    except SpecError:
+        if len(specs) > 1:  # which spec: compile each alone (the error path only)
+            for p, r in zip(specs, runs, strict=True):
+                named(specs, p, partial(compile_all, [r], backend, cpu=cpu))
+        raise
 
 
 @app.command("compile")

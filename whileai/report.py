@@ -7,6 +7,7 @@ plain report (the seed page's shape), `to_dict()` the `--json` contract.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from whileai.cost import Estimate
@@ -200,3 +201,10 @@ def _render_stages(c: Compiled, width: int | None) -> str:
     for cmd in c.commands:
         out += command(cmd, width)
     return "\n".join(out)
+
+
+def as_written(c: Compiled, folder: str | Path) -> Compiled:
+    """`c` as written into `folder` (a recipe's arm folder): its report names the files."""
+    from whileai.api import _written
+
+    return _written(c, Path(folder))

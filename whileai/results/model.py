@@ -193,6 +193,9 @@ class Results(_Model):
     substitutions: list[Substitution] = Field(
         default_factory=list, description="Spec values a recipe replaced (tiny models offline).")
     warnings: list[str] = Field(default_factory=list, description="Every warning, one line each.")
+    partial: dict[str, Any] | None = Field(
+        default=None, description="Set only by `--collect --partial`: the planned arms left out "
+        "(`missing`) and their states; null: every planned arm finished or failed.")
 
 
 def json_schema() -> dict[str, Any]:
