@@ -97,7 +97,7 @@ def add_path(paths: dict[str, Path], p: Path) -> str:
 
 
 def pick_baseline(methods: Mapping[str, str]) -> str:
-    """The GRPO arm (research rule 17: believe no distillation number without one)."""
+    """The GRPO arm (docs/research.md R17: believe no distillation number without one)."""
     grpo = [n for n, t in methods.items() if t == "grpo"]
     if len(grpo) == 1:
         return grpo[0]
@@ -107,7 +107,7 @@ def pick_baseline(methods: Mapping[str, str]) -> str:
         raise SpecError("--baseline", raw(f"unset with several GRPO arms ({', '.join(grpo)})"),
                         "name the one every arm is compared against")
     raise SpecError("--baseline", raw("unset and no GRPO arm"), "a GRPO spec on the same holdout, "
-                    "or --baseline naming an arm (research rule 17: a distillation number means "
+                    "or --baseline naming an arm (docs/research.md R17: a distillation number means "
                     "little without a GRPO arm)")
 
 

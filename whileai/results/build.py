@@ -34,7 +34,7 @@ from whileai.results.model import (
     StatsInfo,
 )
 
-RULE_17 = ("research rule 17: a single self-distillation or OPD number means little without a "
+RULE_17 = ("docs/research.md R17: a single self-distillation or OPD number means little without a "
            "GRPO arm on the same holdout")
 TOP = ("student", "teacher", "taskset", "holdout", "steps", "metric", "models")
 
