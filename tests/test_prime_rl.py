@@ -200,7 +200,9 @@ def test_committed_catalogue_is_what_the_generator_makes() -> None:
 
     python, pin = os.environ.get("WHILEAI_PRIME_RL_PYTHON"), os.environ.get("WHILEAI_PRIME_RL_PIN")
     if not python or not pin:
-        pytest.skip("WHILEAI_PRIME_RL_PYTHON / WHILEAI_PRIME_RL_PIN (the prime-rl loader) not set")
+        pytest.skip("needs prime-rl's own loader: set WHILEAI_PRIME_RL_PIN to a prime-rl checkout at "
+                    "559b447 and WHILEAI_PRIME_RL_PYTHON to a Python 3.12 with its "
+                    "packages/prime-rl-configs installed (uv pip install -e $PIN/packages/prime-rl-configs)")
     done = subprocess.run([python, str(ROOT / "scripts" / "gen_prime_rl_catalog.py"), "--check",
                            "--pin-tree", pin], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

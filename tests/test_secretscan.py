@@ -69,7 +69,7 @@ def test_reference_configs_and_catalogues_hold_no_false_alarm() -> None:
     """Every string in prime-rl's renderer map (hundreds of real model ids)."""
     path = REFERENCE / "prime-rl" / "model-renderers.json"
     if not path.exists():
-        pytest.skip("../shared/reference is not beside this checkout")
+        pytest.skip(f"no {path}: restore tests/fixtures/reference (git checkout -- tests/fixtures)")
     found = json.loads(path.read_text())
     names = list(found) + [v for v in found.values() if isinstance(v, str)]
     assert names and [n for n in names if secretscan.find(n)] == []
