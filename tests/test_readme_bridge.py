@@ -22,4 +22,5 @@ def test_readme_names_the_cpu_wheel_index_and_the_article() -> None:
     assert "[docs/research.md](docs/research.md)" in README and (ROOT / "docs" / "research.md").is_file()
     quick = README.split("## Quick start", 1)[1].split("##", 1)[0]  # the two commands stay as they were
     assert "pip install . && whileai compile examples/*.toml" in quick
-    assert "pip install torch==2.13.0 && pip install -e '.[dev,trl,modal,results]' && python -m pytest" in quick
+    assert ("pip install torch==2.13.0 && pip install -e '.[dev,trl,modal,results]' && "
+            "python -m pytest") in quick
