@@ -17,6 +17,7 @@ from whileai import __version__, mixture
 from whileai import taskset_catalog as tc
 from whileai.backends import overrides as ov
 from whileai.backends import prime_rl_deploy as deploy
+from whileai.backends import prime_rl_lax as lax
 from whileai.backends import prime_rl_mixture as mix
 from whileai.backends import prime_rl_teacher as teacher
 from whileai.backends.prime_rl_map import FIELD_MAP, rows
@@ -110,6 +111,8 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     catalog = prime_rl()
     ov.apply_overrides(doc, run.overrides, catalog, hint=rename_hint)
     ov.override_reads(reads, ignores, fixed, run.overrides)
+    reads[:] = [r._replace(note=f"{r.note}; {n}") if r.field.startswith("overrides.") and (
+        n := lax.override_note(r.path)) else r for r in reads]  # a likely typo of a vLLM key
     deploy.without_inference(run, doc, reads, ignores, fixed)
     problems = check_document(doc, catalog)
     for plan in plans:

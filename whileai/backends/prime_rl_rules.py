@@ -42,8 +42,11 @@ def renderer_for(model: str, renderers: dict[str, str] | None = None) -> tuple[s
 
 def notes(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
     """What `check` says besides problems: agent roles that run in a remote sandbox VM by
-    default, and tasksets the pinned catalogue does not know (not checked)."""
-    return runtime_notes(doc, entry) + unchecked(doc, entry)
+    default, tasksets the pinned catalogue does not know (not checked), booleans the loader
+    reads leniently and likely typos among vLLM's free-form keys (whileai.backends.prime_rl_lax)."""
+    from whileai.backends.prime_rl_lax import lax_notes, vllm_typos
+
+    return runtime_notes(doc, entry) + unchecked(doc, entry) + lax_notes(doc, entry) + vllm_typos(doc, entry)
 
 
 def _envs(doc: dict[str, Any], entry: str) -> list[tuple[str, Any]]:
