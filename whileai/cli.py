@@ -242,6 +242,8 @@ def inspect_cmd(
     force: Annotated[bool, typer.Option(help="Overwrite files whileai did not write.")] = False,
     device: Annotated[str, typer.Option(help="Local models: auto, cpu, mps, cuda or cuda:N.")] = "auto",
     timeout: Annotated[float, typer.Option(help="Seconds per endpoint request.")] = 120.0,
+    tiny: Annotated[bool, typer.Option("--tiny", help="Offline: tiny local student and teacher "
+                    "models (whileai.tiny), built once and cached; a pipeline check.")] = False,
 ) -> None:
     """Score a spec's student samples under student and teacher: HTML page, JSON, summary."""
     from whileai.inspect.app import run_inspect
@@ -253,11 +255,15 @@ def inspect_cmd(
             raise SpecError("--split", split, "train or holdout")
         if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", device):
             raise SpecError("--device", device, "auto, cpu, mps, cuda or cuda:N")
+        flags = dict(local_student=local_student, student_endpoint=student_endpoint,
+                     local_teacher=local_teacher, teacher_endpoint_text=teacher_endpoint)
+        if tiny:
+            from whileai.inspect.tiny_models import tiny_flags
+
+            flags = tiny_flags(spec, flags, lambda line: _err(line))
         run_inspect(spec, opts=Options(prompts, samples, max_tokens, top_k, seed, split), out=out,
                     force=force, device=device, timeout=timeout, console=console(),
-                    local_student=local_student, student_endpoint=student_endpoint,
-                    student_key_env=student_api_key_env, local_teacher=local_teacher,
-                    teacher_endpoint_text=teacher_endpoint)
+                    student_key_env=student_api_key_env, **flags)
     except SpecError as e:
         _fail(e)
 
