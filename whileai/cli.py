@@ -255,7 +255,7 @@ def inspect_cmd(
             raise SpecError("--split", split, "train or holdout")
         if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", device):
             raise SpecError("--device", device, "auto, cpu, mps, cuda or cuda:N")
-        flags = dict(local_student=local_student, student_endpoint=student_endpoint,
+        flags: dict[str, Any] = dict(local_student=local_student, student_endpoint=student_endpoint,
                      local_teacher=local_teacher, teacher_endpoint_text=teacher_endpoint)
         if tiny:
             from whileai.inspect.tiny_models import tiny_flags
