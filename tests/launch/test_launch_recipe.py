@@ -82,7 +82,7 @@ def test_own_spec_files_with_a_matched_budget(tmp_path: Path) -> None:
     (["--budget", "gpus=3"], ["--budget", "'gpus=3'", "rollouts=N or tokens=N"]),
     (["--collect", "--tag", "nonexistent"], ["--tag", "'nonexistent'", "a tag launched before"]),
     (["--collect"], ["--tag", "'rt'", "none yet"]),
-    ([str(MINE / "distill.toml")], ["--baseline", "no GRPO arm", "rule 17"]),
+    ([str(MINE / "distill.toml")], ["--baseline", "no GRPO arm", "docs/research.md R17"]),
     ([str(ROOT / "examples" / "grpo.toml"), str(MINE / "distill.toml")], ["arms:", "taskset", "student"]),
     (["--baseline", "ppo"], ["--baseline", "'ppo'", "an arm (grpo, opd, opsd, sft) or a spec file"]),
     (["--pair", "opd"], ["--pair", "'opd'", "A:B"]),

@@ -172,11 +172,17 @@ def result_lines(res: Mapping[str, Any]) -> list[str]:
         delta = "none" if d["delta"] is None else f"{d['delta']:+.4f}"
         out.append(f"{d['arm']} vs {d['baseline']}: delta {delta}, 95% CI {ci}, p {d.get('p_text')}, "
                    f"{d['n_tasks']} tasks (paired {d['paired']}): {d['verdict']}")
+        if d.get("verdict_reason"):
+            out.append(f"  why: {d['verdict_reason']}")
     stats = res.get("stats") or {}
     if stats:
         out.append(f"statistics: {stats['bootstrap_draws']} bootstrap draws, up to "
                    f"{stats['permutations']} permutations, seed {stats['seed']}; noise band: "
                    f"{stats['noise_band']}")
+        if stats.get("verdict_rule"):
+            out.append(f"verdict rule: {stats['verdict_rule']}")
+    if res.get("holdout"):
+        out.append(f"holdout: {res['holdout']}")
     if res.get("models"):
         out.append(f"models: {res['models']}")
     out += [f"warning: {w}" for w in res.get("warnings", [])]
