@@ -71,6 +71,7 @@ def rule_rows() -> list[list[str]]:
 
 
 def example() -> str:
+    from whileai.report.compiled import render_text
     from whileai.spec.load import load_spec
     from whileai.targets.prime_rl import compile as prime_rl
 
@@ -79,7 +80,8 @@ def example() -> str:
     return (f"\n## One example end to end: OPD on gsm8k\n\nThe spec, `{rel}`:\n\n"
             f"```toml\n{EXAMPLE.read_text()}```\n\n`whileai compile {rel}` prints the report "
             "(what prime-rl reads, what it ignores and why, the warnings, the commands):\n\n"
-            f"```text\n{c}\n```\n\nand `-o {EXAMPLE.stem}.toml` writes the file, which prime-rl's "
+            f"```text\n{render_text(c, 100)}\n```\n\nand `-o {EXAMPLE.stem}.toml` writes the file, "
+            "which prime-rl's "
             "own loader at the pin accepts (the loader fixture records it):\n\n"
             f"```toml\n{c.text}```\n")
 

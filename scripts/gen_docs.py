@@ -58,6 +58,8 @@ def table(head: list[str], rows: list[list[str]]) -> str:
 
 # -- methods.md ----------------------------------------------------------------------------
 def kind(node: Node) -> str:
+    if "anyOf" in node:  # a union, e.g. top_k: an integer or "full" (null: unset, the default)
+        return " or ".join(kind(n) for n in node["anyOf"] if n.get("type") != "null")
     if "const" in node:
         return code(json.dumps(node["const"]))
     if "enum" in node:

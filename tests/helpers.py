@@ -10,7 +10,12 @@ import pytest
 import whileai as wai
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT.parent / "shared" / "reference"
+# prime-rl's pinned reference: ../shared/reference beside the checkout, else the copy the
+# repository keeps (tests/fixtures/reference/README.md), so a fresh clone skips none of it
+SHARED_REFERENCE = ROOT.parent / "shared" / "reference"
+FIXTURE_REFERENCE = ROOT / "tests" / "fixtures" / "reference"
+REFERENCE = Path(os.environ.get("WHILEAI_REFERENCE") or (
+    SHARED_REFERENCE if SHARED_REFERENCE.is_dir() else FIXTURE_REFERENCE))
 EXAMPLES = ROOT / "examples"
 STUDENT = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
 TEACHER = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL"
@@ -29,7 +34,8 @@ def seed_run(kind: str, **fields: object) -> wai.RunSpec:
 
 def needs_reference() -> Path:
     if not REFERENCE.is_dir():
-        pytest.skip("../shared/reference is not beside this checkout")
+        pytest.skip(f"no prime-rl reference at {REFERENCE}: restore tests/fixtures/reference "
+                    "(git checkout -- tests/fixtures/reference)")
     return REFERENCE
 
 

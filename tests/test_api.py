@@ -25,8 +25,8 @@ def test_seed_snippet_as_written(chdir_tmp: Path) -> None:
     assert lines[2].startswith("  100 steps x 64 prompts x 1 rollouts")
     assert "privileged -> orchestrator.algo.demo_key = 'answer'" in text
     assert "learning_rate -> trainer.optim.lr = 5e-06" in text
-    assert "ignores: " in text and "anchor='ema:0.01': prime-rl opsd scores against the live policy" in text
-    assert lines[-1] == "  run: uv run rl @ opsd.toml"
+    assert "  ignores:" in lines and "anchor='ema:0.01': prime-rl opsd scores against the live policy" in text
+    assert lines[-2:] == ["  run:", "    uv run rl @ opsd.toml"]
     assert tomllib.loads(Path("opsd.toml").read_text())["orchestrator"]["algo"]["type"] == "opsd"
     for m in (opd, grpo):
         assert wai.prime_rl_config("reverse-text", m, model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT",

@@ -292,7 +292,10 @@ def test_check_agrees_with_the_loader_on_the_pins_own_files() -> None:
 
     pin, verdicts = os.environ.get("WHILEAI_PRIME_RL_PIN"), os.environ.get("WHILEAI_PIN_VERDICTS")
     if not pin or not verdicts:
-        pytest.skip("WHILEAI_PRIME_RL_PIN / WHILEAI_PIN_VERDICTS not set")
+        pytest.skip("needs prime-rl's own loader: set WHILEAI_PRIME_RL_PIN to a prime-rl checkout at "
+                    "559b447 and WHILEAI_PIN_VERDICTS to the JSON that `$PY scripts/prime_rl_loader.py "
+                    "--out verdicts.json $PIN/configs $PIN/examples` writes, $PY being a Python 3.12 "
+                    "with that checkout's packages/prime-rl-configs installed")
     false_alarms = []
     for name, v in json.loads(Path(verdicts).read_text()).items():
         entry, problems = detect(tomllib.loads((Path(pin) / name).read_text()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers import ROOT, golden, seed_run
 
+from whileai.report.compiled import render_text
 from whileai.targets.prime_rl import compile as prime_rl
 
 GOLDEN = ROOT / "tests" / "golden" / "prime-rl"
@@ -15,7 +16,7 @@ GOLDEN = ROOT / "tests" / "golden" / "prime-rl"
 def test_seed_arm_toml_and_report(kind: str) -> None:
     c = prime_rl.compile(seed_run(kind), name=f"{kind}.toml")
     golden(GOLDEN / f"{kind}.toml", c.text)
-    golden(GOLDEN / f"{kind}.report.txt", str(c) + "\n")
+    golden(GOLDEN / f"{kind}.report.txt", render_text(c, 100) + "\n")
 
 
 TASKSET_EXAMPLES = sorted((ROOT / "examples" / "tasksets").glob("*.toml"))
@@ -28,7 +29,7 @@ def test_taskset_examples_toml_and_report(spec) -> None:  # type: ignore[no-unty
 
     c = prime_rl.compile(load_spec(spec), name=f"{spec.stem}.toml")
     golden(GOLDEN / "tasksets" / f"{spec.stem}.toml", c.text)
-    golden(GOLDEN / "tasksets" / f"{spec.stem}.report.txt", str(c) + "\n")
+    golden(GOLDEN / "tasksets" / f"{spec.stem}.report.txt", render_text(c, 100) + "\n")
 
 
 def test_two_stage_sft_then_opd_files_and_report() -> None:
@@ -46,7 +47,7 @@ def test_two_stage_sft_then_opd_files_and_report() -> None:
     assert sorted(c.files) == ["sft-1-sft.toml", "sft-2-opd.toml", "sft.sh"]  # unnamed: the first method
     for name, text in c.files.items():
         golden(GOLDEN / "two-stage" / name, text)
-    golden(GOLDEN / "two-stage" / "report.txt", str(c) + "\n")
+    golden(GOLDEN / "two-stage" / "report.txt", render_text(c, 100) + "\n")
 
 
 MIXTURE_EXAMPLES = sorted((ROOT / "examples" / "mixtures").glob("*.toml"))
@@ -60,4 +61,4 @@ def test_mixture_examples_toml_and_report(spec) -> None:  # type: ignore[no-unty
 
     c = prime_rl.compile(load_spec(spec), name=f"{spec.stem}.toml")
     golden(GOLDEN / "mixtures" / f"{spec.stem}.toml", c.text)
-    golden(GOLDEN / "mixtures" / f"{spec.stem}.report.txt", str(c) + "\n")
+    golden(GOLDEN / "mixtures" / f"{spec.stem}.report.txt", render_text(c, 100) + "\n")

@@ -172,10 +172,10 @@ def test_the_summary_tells_the_compiled_values(tmp_path: Path) -> None:
 def test_without_out_the_report_says_not_written(tmp_path: Path) -> None:
     code, out, _ = cli("compile", str(EXAMPLES / "grpo.toml"))
     assert out.splitlines()[0] == "prime-rl config: grpo.toml (not written)"
-    assert "  run (once written with -o): uv run rl @ grpo.toml" in out
+    assert "  run (once written with -o):\n    uv run rl @ grpo.toml" in out
     code, out, _ = cli("compile", str(EXAMPLES / "grpo.toml"), "-o", str(tmp_path / "g.toml"))
     assert out.splitlines()[0] == f"prime-rl config: {tmp_path / 'g.toml'}"
-    assert "  run: uv run rl @ g.toml" in out
+    assert "  run:\n    uv run rl @ g.toml" in out
 
 
 def test_the_reward_module_travels_with_the_run_directory(tmp_path: Path) -> None:

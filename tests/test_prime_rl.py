@@ -119,7 +119,7 @@ def test_own_validator_agrees_with_jsonschema_on_mutations() -> None:
 
 def test_teacher_on_the_policy_port_is_refused() -> None:
     with pytest.raises(SpecError, match="8000"):
-        prime_rl.compile(wai.RunSpec(taskset="t", model=STUDENT, method=wai.OPD(
+        prime_rl.compile(wai.RunSpec(taskset="reverse-text", model=STUDENT, method=wai.OPD(
             wai.Endpoint(url="http://localhost:8000/v1", model="x/y"))))
 
 
@@ -200,7 +200,9 @@ def test_committed_catalogue_is_what_the_generator_makes() -> None:
 
     python, pin = os.environ.get("WHILEAI_PRIME_RL_PYTHON"), os.environ.get("WHILEAI_PRIME_RL_PIN")
     if not python or not pin:
-        pytest.skip("WHILEAI_PRIME_RL_PYTHON / WHILEAI_PRIME_RL_PIN (the prime-rl loader) not set")
+        pytest.skip("needs prime-rl's own loader: set WHILEAI_PRIME_RL_PIN to a prime-rl checkout at "
+                    "559b447 and WHILEAI_PRIME_RL_PYTHON to a Python 3.12 with its "
+                    "packages/prime-rl-configs installed (uv pip install -e $PIN/packages/prime-rl-configs)")
     done = subprocess.run([python, str(ROOT / "scripts" / "gen_prime_rl_catalog.py"), "--check",
                            "--pin-tree", pin], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr

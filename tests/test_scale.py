@@ -15,6 +15,7 @@ from helpers import EXAMPLES, ROOT, golden
 import whileai as wai
 from whileai.catalogs.targets import prime_rl as catalog
 from whileai.errors import SpecError
+from whileai.report.compiled import render_text
 from whileai.spec.layout import Slurm
 from whileai.spec.load import build, load_spec
 from whileai.spec.run import RunSpec
@@ -91,7 +92,7 @@ def test_scale_examples_compile_to_golden_files(spec: str) -> None:
     c = prime_rl.compile(load_spec(SCALE / spec), name=spec)
     for name, text in c.files.items():
         golden(GOLDEN / name, text)
-    golden(GOLDEN / spec.replace(".toml", ".report.txt"), str(c) + "\n")
+    golden(GOLDEN / spec.replace(".toml", ".report.txt"), render_text(c, 100) + "\n")
     doc = toml(c)
     dep = doc["deployment"]
     nodes = int(spec.split("-")[-1].removesuffix("nodes.toml"))

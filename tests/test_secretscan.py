@@ -69,7 +69,7 @@ def test_reference_configs_and_catalogues_hold_no_false_alarm() -> None:
     """Every string in prime-rl's renderer map (hundreds of real model ids)."""
     path = REFERENCE / "prime-rl" / "model-renderers.json"
     if not path.exists():
-        pytest.skip("../shared/reference is not beside this checkout")
+        pytest.skip(f"no {path}: restore tests/fixtures/reference (git checkout -- tests/fixtures)")
     found = json.loads(path.read_text())
     names = list(found) + [v for v in found.values() if isinstance(v, str)]
     assert names and [n for n in names if secretscan.find(n)] == []
@@ -130,3 +130,29 @@ def test_a_message_never_undoes_its_own_redaction() -> None:
     assert "\n" not in str(e) and "\u2028" not in str(e) and s not in str(e)
     e = SpecError("x", "y" * 10_000, "ok")
     assert len(str(e)) < 300
+
+
+GLUED = ["answerAKIAIOSFODNN7EXAMPLE", "xghp_IGBLXv1f1iqLgrZ2LzLhrM82MIabcdefgh",
+         "keyAIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "myhf_OKqfrHdJQipELNQypRgxqGdyUuEvWxYzAB",
+         "tokensk-proj-YEyc5uq2GrsBEzEu44jiZ0Ab", "pre_sk_live_5T0hgTrJ8s7Pu5Wmi5BvYO",
+         "xeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sflKxwRJSMeKKF2QT4fwpM",
+         "myglpat-iysCT-nAOANVXbSfoL-C"]
+
+
+@pytest.mark.parametrize("text", GLUED)
+def test_a_key_glued_inside_a_longer_word_is_caught(text: str) -> None:
+    assert secretscan.find(text), text
+    assert "[redacted]" in secretscan.mask(text)
+
+
+def test_a_glued_key_never_reaches_the_written_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from whileai.cli.app import app
+
+    spec = tmp_path / "s.toml"
+    spec.write_text('taskset = "reverse-text"\nmodel = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"\n'
+                    '[method]\ntype = "opsd"\nprivileged = "answerAKIAIOSFODNN7EXAMPLE"\n')
+    r = CliRunner().invoke(app, ["compile", str(spec), "-o", str(tmp_path / "o.toml")])
+    assert r.exit_code == 2 and "method.privileged" in r.stderr and "AKIA" not in r.stderr
+    assert not (tmp_path / "o.toml").exists()

@@ -105,7 +105,7 @@ def test_cli_writes_both_stages_and_reports_them(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path / "out")) == [".whileai-files", "coldstart-1-sft.toml",
                                                      "coldstart-2-opd.toml", "coldstart.sh"]
     assert r.stdout.startswith(f"prime-rl 2-stage run: {tmp_path / 'out' / 'coldstart-1-sft.toml'}")
-    assert "stage 2 of 2: prime-rl config: " in r.stdout and "run, in order:" in r.stdout
+    assert "stage 2 of 2: prime-rl config:" in r.stdout and "run, in order:" in r.stdout
     j = CliRunner().invoke(app, ["compile", str(spec), "--json"])
     doc = json.loads(j.stdout)
     assert [s["main"] for s in doc["stages"]] == ["coldstart-1-sft.toml", "coldstart-2-opd.toml"]

@@ -7,13 +7,12 @@ SpecError only.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError
 from whileai.files import write
-from whileai.report.compiled import Compiled
+from whileai.report.compiled import Compiled, as_written
 from whileai.spec.load import build
 from whileai.spec.run import METHODS, RunSpec
 
@@ -49,18 +48,7 @@ def compile_all(
     whole = backend == "trl"
     write.write([write.Output(d.root, c.files, whole) for d, c in zip(dests, compiled, strict=True)
                  if d.root is not None], force=bool(force))
-    return [_written(c, d.root) for d, c in zip(dests, compiled, strict=True)]
-
-
-def _written(c: Compiled, root: Path | None) -> Compiled:
-    """`out` set to the main file written (and each stage's, for a two-stage run: prime-rl's
-    TOMLs sit side by side, TRL's run directories in <n>-<method>/ folders)."""
-    if root is None:
-        return c
-    stages = tuple(replace(s, out=str(root / s.main if c.backend == "prime-rl" else
-                                      root / f"{i}-{s.run.method.type}" / s.main))
-                   for i, s in enumerate(c.stages, 1))
-    return replace(c, out=str(root / c.main), stages=stages)
+    return [as_written(c, d.root) for d, c in zip(dests, compiled, strict=True)]
 
 
 def _one(run: RunSpec, backend: str, dest: write.Target, cpu: bool) -> Compiled:

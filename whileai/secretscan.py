@@ -30,6 +30,18 @@ _FIXED = re.compile(
     r"|(?i:\bbearer\s+)[A-Za-z0-9._~+/\-]{6,}=*"
     r"|(?i:\bbasic\s+)[A-Za-z0-9+/]{8,}=*"
 )
+# formats distinctive enough to find glued inside a longer word ('answerAKIA...', 'xghp_...'):
+# each with its exact body length or a long random body, so words such as 'risk-x' or
+# 'hf_datasets' never match
+_GLUED = re.compile(
+    r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+    r"|AIza[0-9A-Za-z_\-]{35}"
+    r"|eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}(?:\.[A-Za-z0-9_\-]*)?"
+    r"|gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{40,}"
+    r"|glpat-[A-Za-z0-9_\-]{20}|xox[abposre]-[0-9]{6,}-[0-9A-Za-z\-]{8,}"
+    r"|hf_[A-Za-z]{34}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|sk-(?:ant-|proj-|svcacct-)[A-Za-z0-9_\-]{20,}"
+)
 _URL_USER = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^/\s?#@]+@")
 _URL_QUERY = re.compile(
     r"(?i)[?&#][A-Za-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|sig|signature|auth|"
@@ -91,6 +103,8 @@ def _spans(text: str) -> Iterator[tuple[int, int, str]]:
             yield m.start("body"), m.end(), f"a {m.group('prefix')}… key"
     for m in _FIXED.finditer(text):
         yield m.start(), m.end(), "a credential"
+    for m in _GLUED.finditer(text):
+        yield m.start(), m.end(), "a credential inside a word"
     for m in _URL_USER.finditer(text):
         yield m.start() + m.group(0).index("://") + 3, m.end() - 1, "credentials in a URL"
     for m in _URL_QUERY.finditer(text):

@@ -49,8 +49,9 @@ def test_recipe_dry_run_then_launch_without_token(tmp_path: Path) -> None:
 def test_recipe_dry_run_prints_reports_and_validate_runs_offline(tmp_path: Path) -> None:
     p = run("--dry-run", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr
-    for kind in ("grpo", "opsd", "opd", "sft"):
-        assert f"prime-rl config: {kind}.toml" in p.stdout
+    for kind in ("grpo", "opsd", "opd", "sft"):  # the reports name the files written
+        assert f"prime-rl config: {tmp_path / 'rt' / kind / kind}.toml" in p.stdout
+    assert "(not written)" not in p.stdout
     assert "64 prompts x 4 rollouts = 256 rollouts per step" in p.stdout
     p = run("--validate", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr
@@ -81,7 +82,7 @@ def test_own_spec_files_with_a_matched_budget(tmp_path: Path) -> None:
     (["--budget", "gpus=3"], ["--budget", "'gpus=3'", "rollouts=N or tokens=N"]),
     (["--collect", "--tag", "nonexistent"], ["--tag", "'nonexistent'", "a tag launched before"]),
     (["--collect"], ["--tag", "'rt'", "none yet"]),
-    ([str(MINE / "distill.toml")], ["--baseline", "no GRPO arm", "rule 17"]),
+    ([str(MINE / "distill.toml")], ["--baseline", "no GRPO arm", "docs/research.md R17"]),
     ([str(ROOT / "examples" / "grpo.toml"), str(MINE / "distill.toml")], ["arms:", "taskset", "student"]),
     (["--baseline", "ppo"], ["--baseline", "'ppo'", "an arm (grpo, opd, opsd, sft) or a spec file"]),
     (["--pair", "opd"], ["--pair", "'opd'", "A:B"]),

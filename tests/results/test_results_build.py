@@ -96,7 +96,7 @@ def test_no_grpo_arm_warns_rule_17(tmp_path: Path) -> None:
     m.arms["opd"].state = "done"
     m.arms["opd"].result = Metrics(per_task={"a": 1.0})
     res = build(m)
-    assert res["vs_grpo"] == {} and any("rule 17" in w for w in res["warnings"])
+    assert res["vs_grpo"] == {} and any("docs/research.md R17" in w for w in res["warnings"])
 
 
 def test_without_per_task_rewards(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pytest
 from trl_helpers import ARMS, GOLDEN, ROOT, TEACHER, golden, seed_run
 
 from whileai.errors import SpecError
+from whileai.report.compiled import render_text
 from whileai.report.fieldmap import Drop, To, label, spec_fields
 from whileai.spec.run import GRPO, METHODS, OPD, OPSD, SFT, RunSpec
 from whileai.targets.trl import catalog as trl_catalog
@@ -316,4 +317,4 @@ def test_golden_seed_arms(kind: str) -> None:
             text = f"{len(text.splitlines())} rows, sha256 {digest}\n" + text.split("\n", 1)[0] + "\n"
             name += ".digest"
         golden(GOLDEN / kind / name, text)
-    golden(GOLDEN / kind / "report.txt", str(c) + "\n")
+    golden(GOLDEN / kind / "report.txt", render_text(c, 100) + "\n")

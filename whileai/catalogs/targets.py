@@ -12,6 +12,7 @@ with `jsonschema` (Draft 2020-12).
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -39,6 +40,13 @@ class Problem(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.path or '<root>'}: {self.message}"
+
+
+# prime-rl's loader reads booleans in pydantic's lax mode ("yes", "on", 1): a prime-rl
+# catalogue accepts them too (whileai.targets.prime_rl.lax), noting each in LAX_NOTES when a
+# caller collects; _LAX is off while a union tries its branches strictly first
+LAX_NOTES: ContextVar[list[Problem] | None] = ContextVar("LAX_NOTES", default=None)
+_LAX: ContextVar[bool] = ContextVar("_LAX", default=True)
 
 
 class Catalog:
@@ -158,7 +166,15 @@ class Catalog:
         if "anyOf" in node:
             alts = self.branches(node)
             picked = _discriminate(alts, value)
-            results = [self.check(value, a, path) for a in (picked or alts)]
+            token = _LAX.set(False)  # a branch that takes the value as it is wins
+            try:
+                results = [self.check(value, a, path) for a in (picked or alts)]
+            finally:
+                _LAX.reset(token)
+            if any(not r for r in results):
+                return []
+            if _LAX.get():
+                results = [self.check(value, a, path) for a in (picked or alts)]
             if any(not r for r in results):
                 return []
             if len(results) == 1:
@@ -181,6 +197,16 @@ class Catalog:
             return [Problem(path, f"{_show(value)} is not one of {node['enum']}")]
         t = node.get("type")
         if t and not _is_type(value, t):
+            if t == "boolean" and _LAX.get() and self.name.startswith("prime-rl"):
+
+                read = lax_bool(value)
+                if read is not None:  # the loader reads it as this bool
+                    notes = LAX_NOTES.get()
+                    if notes is not None:
+                        notes.append(Problem(path, f"{_show(value)} is read as {read} (prime-rl's "
+                                                   "loader reads booleans leniently); write "
+                                                   f"{str(read).lower()}"))
+                    return []
             return [Problem(path, f"{_show(value)} is not of type {t}")]
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             for key, ok in _BOUNDS.items():
@@ -300,3 +326,20 @@ def prime_rl() -> Catalog:
     if not files:
         raise FileNotFoundError(f"no prime-rl catalogue in {schemas_dir()}")
     return Catalog(json.loads(files[-1].read_text()), files[-1].name)
+
+
+# booleans prime-rl's loader reads in pydantic's lax mode (its config classes are not strict)
+TRUE = ("1", "on", "t", "true", "y", "yes")  # pydantic's lax bool strings (case-insensitive)
+FALSE = ("0", "off", "f", "false", "n", "no")
+
+
+def lax_bool(value: Any) -> bool | None:
+    """The bool pydantic's lax mode reads from `value`, or None when it reads none (a real bool
+    is None here: nothing to note)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in TRUE + FALSE:
+        return value.strip().lower() in TRUE
+    return None

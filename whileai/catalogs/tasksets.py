@@ -57,6 +57,27 @@ def unknown_reason(taskset: str) -> str:
     return f"{taskset} is not in the pinned taskset catalogue ({d['file']})"
 
 
+def known(taskset: str) -> bool:
+    """In the pinned workspace: catalogued, or a member the catalogue could not load."""
+    d = data()
+    return plugin_key(taskset) in d["tasksets"] or plugin_key(taskset) in d.get("not_loadable", {})
+
+
+def typo(taskset: str) -> str | None:
+    """Why a bare taskset id is refused, or None: an id without an owner that the pinned
+    workspace does not have is a typo (prime-rl could not import it); a hub id
+    (`owner/name@version`) passes, unchecked, with its warning."""
+    from whileai.errors import close_matches
+
+    if "/" in taskset or known(taskset):
+        return None
+    d = data()
+    near = close_matches(plugin_key(taskset), [*d["tasksets"], *d.get("not_loadable", {})])
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    return (f"a taskset of the pinned prime-rl workspace ({d['file']}; "
+            f"docs/tasksets.md lists them) or a hub id owner/name@version{hint}")
+
+
 def argument_names(taskset: str) -> list[str]:
     node = prime_rl().defs.get(f"taskset[{plugin_key(taskset)}]", {})
     return sorted(k for k in node.get("properties", {}) if k != "id")

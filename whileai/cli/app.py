@@ -32,12 +32,21 @@ Sets = Annotated[
 
 def _compile_all(specs: list[Path], backend: str, sets: list[str] | None, out: Path | None,
                  force: bool, cpu: bool) -> list[Any]:
+    from functools import partial
+
     from whileai.api import compile_all
+    from whileai.files.writable import named
     from whileai.spec.load import load_spec, parse_sets
 
     overrides = parse_sets(sets or [])
-    runs = [load_spec(p, overrides) for p in specs]  # all specs valid before anything is written
-    return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu)
+    runs = [named(specs, p, partial(load_spec, p, overrides)) for p in specs]  # all valid first
+    try:
+        return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu)
+    except SpecError:
+        if len(specs) > 1:  # which spec: compile each alone (the error path only)
+            for p, r in zip(specs, runs, strict=True):
+                named(specs, p, partial(compile_all, [r], backend, cpu=cpu))
+        raise
 
 
 @app.command("compile")
@@ -66,7 +75,10 @@ def compile_cmd(
             data = [c.to_dict() for c in results]
             print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
         elif plain or (plain is None and not sys.stdout.isatty()):
-            print("\n\n".join(str(c) for c in results))
+            from whileai.report.compiled import render_text
+            from whileai.report.wrap import width
+
+            print("\n\n".join(render_text(c, width()) for c in results))
         else:
             from whileai.report.render import print_report
 
@@ -124,7 +136,7 @@ def check(
 ) -> None:
     """Check prime-rl TOMLs against the pinned schema, loader rules and known renames."""
     from whileai.spec.load import loads_toml, read_text
-    from whileai.targets.prime_rl.check import check_document, detect, looks_like_spec, notes
+    from whileai.targets.prime_rl.check import check_document, detect, looks_like_spec, notes, taskset_typos
 
     if entry != "auto" and entry not in ENTRY_POINTS:
         _fail(SpecError("--entry", entry, f"auto or one of {', '.join(ENTRY_POINTS)}"))
@@ -144,6 +156,7 @@ def check(
                 failed = True
                 continue
             kind, problems = detect(doc) if entry == "auto" else (entry, check_document(doc, entry=entry))
+            problems = [*problems, *taskset_typos(doc, kind)]
             for note in notes(doc, kind):
                 print(clean(f"warning: {config}: {note}"))
             how = f"uv run {kind} @ {config}"
@@ -212,6 +225,8 @@ def inspect_cmd(
                          "tokenizer (folder or cached model id; ids otherwise).")] = None,
     show_step: Annotated[int | None, typer.Option(help="With --run: the step whose sequences are "
                          "shown (default: the last read).")] = None,
+    tiny: Annotated[bool, typer.Option("--tiny", help="Offline: tiny local student and teacher "
+                    "models (whileai.launch.tiny), built once and cached; a pipeline check.")] = False,
 ) -> None:
     """Score a spec's student samples under student and teacher, or (--run) read a prime-rl run's
     token exports: HTML page, JSON, summary."""
@@ -231,11 +246,15 @@ def inspect_cmd(
             raise SpecError("--split", split, "train or holdout")
         if not re.fullmatch(r"auto|cpu|mps|cuda(:\d+)?", device):
             raise SpecError("--device", device, "auto, cpu, mps, cuda or cuda:N")
+        flags: dict[str, Any] = dict(local_student=local_student, student_endpoint=student_endpoint,
+                     local_teacher=local_teacher, teacher_endpoint_text=teacher_endpoint)
+        if tiny:
+            from whileai.tokenview.tiny_models import tiny_flags
+
+            flags = tiny_flags(spec, flags, lambda line: _err(line))
         run_inspect(spec, opts=Options(prompts, samples, max_tokens, top_k, seed, split), out=out,
                     force=force, device=device, timeout=timeout, console=console(),
-                    local_student=local_student, student_endpoint=student_endpoint,
-                    student_key_env=student_api_key_env, local_teacher=local_teacher,
-                    teacher_endpoint_text=teacher_endpoint)
+                    student_key_env=student_api_key_env, **flags)
     except SpecError as e:
         _fail(e)
 

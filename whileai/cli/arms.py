@@ -66,6 +66,10 @@ def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats
 
     if backend not in ("prime-rl", "trl"):
         raise SpecError("backend", backend, "one of prime-rl, trl")
+    if out is not None:
+        from whileai.files.writable import probe
+
+        probe(out, "--out")  # before any arm is compiled
     matched = parse_budget(budget) if budget is not None else None
     arms = load_arms(specs, baseline=baseline, pairs=pairs)
     runs = dict(arms.runs)
@@ -83,7 +87,12 @@ def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats
         from whileai.launch.manifest import plan as write_plan
 
         meta = {"baseline": arms.baseline, "comparisons": plan["pairs"], "budget": plan["budget"]}
-        m = write_plan(compiled, out.name or "arms", out, meta=meta)
+        try:
+            m = write_plan(compiled, out.name or "arms", out, meta=meta)
+        except OSError as e:
+            from whileai.files.writable import out_error
+
+            raise out_error(e) from None
         plan["manifest"] = str(m.path)
     return plan
 

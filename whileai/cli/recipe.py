@@ -89,6 +89,8 @@ def add_arm_options(ap: argparse.ArgumentParser, *, default_tag: str) -> None:
     ap.add_argument("--x", type=axes, default=("step", "rollouts"), metavar="X,...",
                     help=f"the plot's x axes: {', '.join(X_CHOICES)} (default step,rollouts)")
     ap.add_argument("--relaunch-failed", action="store_true")
+    ap.add_argument("--partial", action="store_true", help="--collect: write a comparison of the "
+                    "finished arms while others never ran or still run (marked partial)")
 
 
 def bundled() -> list[str]:
@@ -170,11 +172,17 @@ def result_lines(res: Mapping[str, Any]) -> list[str]:
         delta = "none" if d["delta"] is None else f"{d['delta']:+.4f}"
         out.append(f"{d['arm']} vs {d['baseline']}: delta {delta}, 95% CI {ci}, p {d.get('p_text')}, "
                    f"{d['n_tasks']} tasks (paired {d['paired']}): {d['verdict']}")
+        if d.get("verdict_reason"):
+            out.append(f"  why: {d['verdict_reason']}")
     stats = res.get("stats") or {}
     if stats:
         out.append(f"statistics: {stats['bootstrap_draws']} bootstrap draws, up to "
                    f"{stats['permutations']} permutations, seed {stats['seed']}; noise band: "
                    f"{stats['noise_band']}")
+        if stats.get("verdict_rule"):
+            out.append(f"verdict rule: {stats['verdict_rule']}")
+    if res.get("holdout"):
+        out.append(f"holdout: {res['holdout']}")
     if res.get("models"):
         out.append(f"models: {res['models']}")
     out += [f"warning: {w}" for w in res.get("warnings", [])]
@@ -187,8 +195,6 @@ def run_local(m: Manifest, be: LocalBackend, names: list[str], jobs: int, relaun
     progress.json) until none is pending."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from whileai.launch.trl_eval import PROGRESS, read_progress
-
     cols = (TextColumn("{task.description:<28}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     seen: set[str] = set()
     with Progress(*cols, console=console) as bars:
@@ -198,21 +204,33 @@ def run_local(m: Manifest, be: LocalBackend, names: list[str], jobs: int, relaun
                 bars.console.print(msg)
 
         ids, queue = {n: bars.add_task(n, total=None) for n in names}, list(names)
-        while queue or any(m.arms[n].state == "pending" for n in names):
-            while queue and sum(a.state == "pending" for a in m.arms.values()) < jobs:
-                arm = m.arms[queue.pop(0)]
-                if arm.state == "planned" or (arm.state == "failed" and relaunch):
-                    (Path(arm.dir) / PROGRESS).unlink(missing_ok=True)
-                launch(m, be, arms=[arm.spec.name], relaunch_failed=relaunch, log=log)
-            collect(m, be, log=log)
-            for n in names:
-                state, p = m.arms[n].state, read_progress(m.arms[n].dir)
-                if state == "pending" and p:
-                    bars.update(ids[n], description=f"{n}: {p['phase']}", completed=p["done"],
-                                total=p["total"])
-                elif state in ("done", "failed"):
-                    bars.update(ids[n], description=f"{n}: {state}", total=1, completed=1)
-            time.sleep(0.5)
+        try:
+            _loop(m, be, names, jobs, relaunch, bars, ids, queue, log)
+        except KeyboardInterrupt:  # Ctrl-C: the arms started here are stopped, not left detached
+            from whileai.launch.interrupt import stop_local
+
+            raise stop_local(m, be) from None
+
+
+def _loop(m: Manifest, be: LocalBackend, names: list[str], jobs: int, relaunch: bool, bars: Any,
+          ids: dict[str, Any], queue: list[str], log: Any) -> None:
+    from whileai.launch.trl_eval import PROGRESS, read_progress
+
+    while queue or any(m.arms[n].state == "pending" for n in names):
+        while queue and sum(a.state == "pending" for a in m.arms.values()) < jobs:
+            arm = m.arms[queue.pop(0)]
+            if arm.state == "planned" or (arm.state == "failed" and relaunch):
+                (Path(arm.dir) / PROGRESS).unlink(missing_ok=True)
+            launch(m, be, arms=[arm.spec.name], relaunch_failed=relaunch, log=log)
+        collect(m, be, log=log)
+        for n in names:
+            state, p = m.arms[n].state, read_progress(m.arms[n].dir)
+            if state == "pending" and p:
+                bars.update(ids[n], description=f"{n}: {p['phase']}", completed=p["done"],
+                            total=p["total"])
+            elif state in ("done", "failed"):
+                bars.update(ids[n], description=f"{n}: {state}", total=1, completed=1)
+        time.sleep(0.5)
 
 
 def _num(v: float | None) -> str:

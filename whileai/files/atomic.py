@@ -45,8 +45,10 @@ def commit(files: Sequence[tuple[Path, str]], *, dirs: Sequence[Path] = (),
             done.append((dest, backup))
     except OSError as e:
         _undo(temps, done, made)
-        where = getattr(e, "filename", None) or "out"
-        raise SpecError("out", str(where), "a writable path", hint=e.strerror or str(e)) from None
+        from whileai.files.writable import typed
+
+        where = typed(getattr(e, "filename", None))  # the destination, never its temporary file
+        raise SpecError("out", where, "a writable path", hint=e.strerror or str(e)) from None
     for _, backup in done:
         if backup is not None:
             backup.unlink(missing_ok=True)
@@ -111,8 +113,11 @@ def atomic_write(dest: str | Path, text: str, *, durable: bool = True) -> None:
     """One file through a temporary file and a rename: readers see the old file or the new
     one, never a part (manifests, metrics, results). `durable`: fsync before the rename."""
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp(dest, text, durable=durable)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = _temp(dest, text, durable=durable)
+    except OSError as e:  # name the destination, not a temporary file beside it
+        raise OSError(e.errno, e.strerror, str(dest)) from e
     try:
         os.replace(tmp, dest)
     except BaseException:

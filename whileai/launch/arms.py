@@ -61,7 +61,11 @@ def load_arms(
             base_name = add_path(paths, Path(b))
         else:
             raise SpecError("--baseline", b, f"an arm ({', '.join(paths)}) or a spec file")
-    runs = {n: load_spec(p) for n, p in paths.items()}
+    from functools import partial
+
+    from whileai.files.writable import named
+
+    runs = {n: named(list(paths.values()), p, partial(load_spec, p)) for n, p in paths.items()}
     for n, r in runs.items():
         if r.sources:
             raise SpecError("arms", str(paths[n]), "a spec of one training source: an arm is one "
@@ -94,7 +98,7 @@ def add_path(paths: dict[str, Path], p: Path) -> str:
 
 
 def pick_baseline(methods: Mapping[str, str]) -> str:
-    """The GRPO arm (research rule 17: believe no distillation number without one)."""
+    """The GRPO arm (docs/research.md R17: believe no distillation number without one)."""
     grpo = [n for n, t in methods.items() if t == "grpo"]
     if len(grpo) == 1:
         return grpo[0]
@@ -104,7 +108,7 @@ def pick_baseline(methods: Mapping[str, str]) -> str:
         raise SpecError("--baseline", raw(f"unset with several GRPO arms ({', '.join(grpo)})"),
                         "name the one every arm is compared against")
     raise SpecError("--baseline", raw("unset and no GRPO arm"), "a GRPO spec on the same holdout, "
-                    "or --baseline naming an arm (research rule 17: a distillation number means "
+                    "or --baseline naming an arm (docs/research.md R17: a distillation number means "
                     "little without a GRPO arm)")
 
 

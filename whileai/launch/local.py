@@ -6,6 +6,7 @@ State comes only from files (pids get reused and zombies linger): a run is done 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -70,6 +71,29 @@ class LocalBackend:
             return Outcome("failed", None, f"{reason} without writing metrics"
                            + (f"; log tail:\n{log}" if log else ""))
         return Outcome("pending")
+
+    def stop(self, grace: float = 5.0) -> list[str]:
+        """Stop every run this object spawned that still runs (its wrapper and everything under
+        it: each run is its own process group), SIGTERM then SIGKILL; their folders."""
+        import signal
+        import time
+
+        live = {d: p for d, p in self._procs.items() if p.poll() is None}
+        for p in live.values():
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(p.pid, signal.SIGTERM)
+        end = time.monotonic() + grace
+        for p in live.values():
+            try:
+                p.wait(max(0.0, end - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        for p in live.values():  # the training child may outlive its wrapper by a moment
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(p.pid, signal.SIGKILL)
+        return list(live)
 
     def wait(self, timeout: float | None = None) -> None:
         """Wait for the runs this object spawned (tests and small local sweeps)."""

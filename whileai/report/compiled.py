@@ -7,6 +7,7 @@ plain report (the seed page's shape), `to_dict()` the `--json` contract.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from whileai.cost.estimate import Estimate
@@ -150,33 +151,59 @@ def ignore_text(x: Ignore) -> str:
     return f"{x.field}={fmt(x.value)}: {x.reason}"
 
 
-def render_text(c: Compiled) -> str:
+def render_text(c: Compiled, width: int | None = None) -> str:
+    """The plain report: the summary lines, then one read, ignore, warning or command per
+    line. `width`: wrap to it with a hanging indent (whileai.report.wrap); None: one line each."""
+    from whileai.report.wrap import command, para
+
     if c.stages:
-        return _render_stages(c)
-    lines = [f"{c.backend} config: {c.label}"]
-    lines += ["  " + h for h in c.header()]
-    lines.append("  reads: " + "; ".join(read_text(x) for x in grouped_reads(c.reads)))
+        return _render_stages(c, width)
+    lines = para(f"{c.backend} config: {c.label}", width, "", "    ")
+    for h in c.header():
+        lines += para(h, width, "  ", "    ")
+    lines.append("  reads:")
+    for x in grouped_reads(c.reads):
+        lines += para(read_text(x), width, "    ", "        ")
     if c.ignores:
-        lines.append("  ignores: " + "; ".join(ignore_text(x) for x in c.ignores))
+        lines.append("  ignores:")
+        for ig in c.ignores:
+            lines += para(ignore_text(ig), width, "    ", "        ")
     for w in c.warnings:
-        lines.append(f"  warning [{w.rule}]: {w.message} ({w.citation})")
-    run = "run" if c.out else "run (once written with -o)"
-    for cmd in c.commands:
-        lines.append(f"  {run}: {cmd}")
+        lines += para(f"warning [{w.rule}]: {w.message} ({w.citation})", width, "  ", "    ")
+    if c.commands:
+        lines.append("  run:" if c.out else "  run (once written with -o):")
+        for cmd in c.commands:
+            lines += command(cmd, width)
     return "\n".join(lines)
 
 
-def _render_stages(c: Compiled) -> str:
+def _render_stages(c: Compiled, width: int | None) -> str:
     """A two-stage run: each stage's own report, then the commands of both in order."""
+    from whileai.report.wrap import command, para
+
     n = len(c.stages)
     out = [f"{c.backend} {n}-stage run: {c.label}"]
     for i, st in enumerate(c.stages, 1):
-        head, rest = render_text(replace(st, commands=())).split("\n", 1)
-        out.append(f"stage {i} of {n}: {head}")
+        head, rest = render_text(replace(st, commands=()), width).split("\n", 1)
+        out += para(f"stage {i} of {n}: {head}", width, "", "    ")
         if i > 1 and c.data.get("handoff"):
-            out.append(f"  student: {c.data['handoff']}")
+            out += para(f"student: {c.data['handoff']}", width, "  ", "    ")
         out.append(rest)
     run = "run, in order" if c.out else "run, in order (once written with -o)"
     out.append(f"  {run}:")
-    out += [f"    {cmd}" for cmd in c.commands]
+    for cmd in c.commands:
+        out += command(cmd, width)
     return "\n".join(out)
+
+
+def as_written(c: Compiled, folder: str | Path | None) -> Compiled:
+    """`c` as written into `folder` (the output folder, or a recipe's arm folder): `out` names the
+    main file written (and each stage's, for a two-stage run: prime-rl's TOMLs sit side by side,
+    TRL's run directories in <n>-<method>/ folders)."""
+    if folder is None:
+        return c
+    root = Path(folder)
+    stages = tuple(replace(s, out=str(root / s.main if c.backend == "prime-rl" else
+                                      root / f"{i}-{s.run.method.type}" / s.main))
+                   for i, s in enumerate(c.stages, 1))
+    return replace(c, out=str(root / c.main), stages=stages)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from typing import Any
 
@@ -13,6 +12,7 @@ from rich.text import Text
 from whileai.errors import clean
 from whileai.report.compiled import Compiled, fmt, grouped_reads
 from whileai.report.fieldmap import spec_fields
+from whileai.report.wrap import command, para, width
 
 
 class _Console(Console):
@@ -22,8 +22,8 @@ class _Console(Console):
 
 
 def console() -> Console:
-    width = int(os.environ.get("COLUMNS", "0") or 0) or None
-    return _Console(width=width, highlight=False, soft_wrap=False)
+    """The terminal's width, else COLUMNS, else 100 (a pipe or a log: whileai.report.wrap.width)."""
+    return _Console(width=width(), highlight=False, soft_wrap=False)
 
 
 def print_report(c: Compiled) -> None:
@@ -41,34 +41,59 @@ def print_report(c: Compiled) -> None:
         return
     con.print(Text(f"{c.backend} config: {c.label}", style="bold"), Text(f"  [{c.target}]", "dim"))
     for line in c.header():
-        con.print(Text("  " + line))
+        con.print(_hanging(line, con.width))
     reads = Table(box=None, pad_edge=False, title="reads", title_justify="left",
                   title_style="bold green")
-    reads.add_column("field", no_wrap=True)
-    reads.add_column("target path", no_wrap=True)
-    reads.add_column("value", overflow="fold", max_width=40)
-    reads.add_column("note", ratio=1)
+    # field, target path and value stay visible at 80 columns: each folds rather than being
+    # cut; a read's note wraps under its target path
+    reads.add_column("field", overflow="fold", max_width=24)
+    reads.add_column("target path", overflow="fold", ratio=3, min_width=16)
+    reads.add_column("value", overflow="fold", ratio=2, min_width=12)
     for r in grouped_reads(c.reads):
-        reads.add_row(*_cells(r.field, r.path.replace(", ", "\n"), fmt(r.value), r.note))
+        where = _text(r.path.replace(", ", "\n"))
+        if r.note:
+            where.append("\n" + _text(r.note).plain, style="dim")
+        reads.add_row(_text(r.field), where, _text(fmt(r.value)))
     con.print(reads)
     if c.ignores:
-        ign = Table("field", "value", "why it is ignored", box=None, pad_edge=False,
-                    title="ignores", title_justify="left", title_style="bold yellow")
+        ign = Table(box=None, pad_edge=False, title="ignores", title_justify="left",
+                    title_style="bold yellow")
+        ign.add_column("field", overflow="fold", max_width=24)
+        ign.add_column("value", overflow="fold", ratio=2, min_width=10)
+        ign.add_column("why it is ignored", overflow="fold", ratio=5, min_width=20)
         for x in c.ignores:
             ign.add_row(*_cells(x.field, fmt(x.value), x.reason))
         con.print(ign)
     for w in c.warnings:
-        con.print(Text(f"  warning [{w.rule}]: ", style="yellow"), Text(w.message),
-                  Text(f" ({w.citation})", style="dim"), sep="")
-    for cmd in c.commands:
-        con.print(Text(f"  {'run' if c.out else 'run (once written with -o)'}: ", style="cyan"),
-                  Text(cmd), sep="")
+        head = f"warning [{w.rule}]: "
+        con.print(_hanging(f"{head}{w.message} ({w.citation})", con.width,
+                           {(2, 2 + len(head)): "yellow"}, dim_tail=len(w.citation) + 2))
+    if c.commands:
+        con.print(Text("  run:" if c.out else "  run (once written with -o):", style="cyan"))
+        for cmd in c.commands:
+            con.print(Text("\n".join(command(clean(cmd), con.width))))
     con.print()
+
+
+def _hanging(line: str, width: int, styles: dict[tuple[int, int], str] | None = None,
+             dim_tail: int = 0) -> Text:
+    """A summary or warning line wrapped with a hanging indent (rich wraps without one)."""
+    text = Text("\n".join(para(clean(line), width, "  ", "    ")))
+    for (a, b), style in (styles or {}).items():
+        text.stylize(style, a, b)
+    if dim_tail:
+        text.stylize("dim", len(text.plain) - dim_tail)
+    return text
 
 
 def _cells(*texts: str) -> list[Text]:
     """User text as plain Text: '[redacted]' or 'source[0]' is never read as rich markup."""
-    return [Text(clean(t)) for t in texts]
+    return [_text(t) for t in texts]
+
+
+def _text(t: str) -> Text:
+    """Each line cleaned on its own, so a line break stays a break (not a literal \\n)."""
+    return Text("\n".join(clean(line) for line in t.split("\n")))
 
 
 def explain_rows(c: Compiled) -> list[tuple[str, Any, str]]:
@@ -95,9 +120,9 @@ def print_explain(c: Compiled) -> None:
     con = console()
     con.print(Text(f"{c.backend}: {c.label}", style="bold"))
     t = Table(box=None, pad_edge=False)
-    t.add_column("key", no_wrap=True)
-    t.add_column("value", overflow="fold", max_width=40)
-    t.add_column("produced by", ratio=1)
+    t.add_column("key", overflow="fold", ratio=3, min_width=16)
+    t.add_column("value", overflow="fold", ratio=2, min_width=10)
+    t.add_column("produced by", overflow="fold", ratio=4, min_width=20)
     for path, value, why in explain_rows(c):
         t.add_row(*_cells(path, fmt(value), why))
     con.print(t)
@@ -111,9 +136,12 @@ def print_methods() -> None:
     con = console()
     models: list[tuple[str, Any]] = [*METHODS.items(), ("run spec", RunSpec)]
     for name, model in models:
-        t = Table("field", "default", "source of the default", "meaning", box=None,
-                  pad_edge=False, title=f"{name}: {(model.__doc__ or '').strip()}",
+        t = Table(box=None, pad_edge=False, title=f"{name}: {(model.__doc__ or '').strip()}",
                   title_justify="left", title_style="bold")
+        t.add_column("field", overflow="fold", max_width=24)
+        t.add_column("default", overflow="fold", ratio=2, min_width=8)
+        t.add_column("source of the default", overflow="fold", ratio=3, min_width=12)
+        t.add_column("meaning", overflow="fold", ratio=4, min_width=16)
         seen: set[str] = set()
         for field in spec_fields(model):
             nested = next((m for m in ("then.method", "sources.method")
@@ -146,7 +174,10 @@ def _info(model: Any, dotted: str) -> Any:
 def print_rules() -> None:
     from whileai.rules.research import RULES
 
-    t = Table("id", "fires when", "source", box=None, pad_edge=False)
+    t = Table(box=None, pad_edge=False)
+    t.add_column("id", overflow="fold", max_width=28)
+    t.add_column("fires when", overflow="fold", ratio=3, min_width=16)
+    t.add_column("source", overflow="fold", ratio=2, min_width=12)
     for r in RULES:
         t.add_row(r.id, r.condition, r.citation)
     console().print(t)

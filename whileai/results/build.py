@@ -19,7 +19,7 @@ from typing import Any
 
 from whileai.launch.manifest import ArmRecord, Manifest, load_manifest
 from whileai.launch.metrics import atomic_write_text
-from whileai.results import stats
+from whileai.results import stats, truth
 from whileai.results.health import check
 from whileai.results.model import (
     ArmResult,
@@ -34,7 +34,7 @@ from whileai.results.model import (
 from whileai.results.spend import COMPARED, arm_budget, mismatches
 from whileai.targets.prime_rl.pin import COMMIT as PRIME_RL_COMMIT
 
-RULE_17 = ("research rule 17: a single self-distillation or OPD number means little without a "
+RULE_17 = ("docs/research.md R17: a single self-distillation or OPD number means little without a "
            "GRPO arm on the same holdout")
 TOP = ("student", "teacher", "taskset", "holdout", "steps", "metric", "models")
 
@@ -212,14 +212,18 @@ def build(
                         warnings=[w for d in comps for w in d.warnings if w.startswith("budgets differ")])
     warnings += budget.warnings
     top = {k: meta.pop(k, None) for k in TOP}
+    top["holdout"], scored = truth.scored(arms, comps, top["holdout"])  # what was really scored
+    for d in comps:
+        d.verdict_reason = truth.reason(d)
     meta.pop("comparisons", None)
     subs = meta.pop("substitutions", None) or []
     vers = versions({**(meta.pop("versions", None) or {}), **(extra_versions or {})})
     res = Results(tag=m.tag, **top, versions=vers, meta=meta, baseline=base, arms=arms, noise=noise,
                   comparisons=comps, vs_grpo=vs, budget=budget, substitutions=subs,
                   stats=StatsInfo(bootstrap_draws=draws, permutations=stats.PERMUTATIONS, seed=seed,
-                                  min_pairs=stats.MIN_PAIRS, noise_band=band),
-                  warnings=warnings)
+                                  min_pairs=stats.MIN_PAIRS, noise_band=band,
+                                  verdict_rule=truth.VERDICT_RULE),
+                  scored=scored, warnings=warnings)
     return res.model_dump(mode="json")
 
 

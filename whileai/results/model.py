@@ -94,6 +94,8 @@ class Delta(_Model):
     statistical_verdict: Literal["better", "worse", "within noise", "insufficient data"] = Field(
         default="insufficient data", description="What the statistics alone say.")
     verdict: Verdict = Field(description="The statistical verdict, unless a run collapsed.")
+    verdict_reason: str = Field(default="", description="Which part of the one verdict rule "
+                                "(stats.verdict_rule) gave this verdict, with the CI, p and band.")
     collapsed: list[str] = Field(default_factory=list, description="Runs of either group that collapsed.")
     budget_ratio: dict[str, float] = Field(default_factory=dict,
                                            description="a / b per budget quantity both know.")
@@ -146,6 +148,7 @@ class StatsInfo(_Model):
     alpha: float = Field(default=0.05, description="better/worse needs p below this.")
     min_pairs: int = Field(description="Fewer shared tasks: an unpaired comparison.")
     noise_band: str = Field(description="Whether a noise band exists and from how many runs.")
+    verdict_rule: str = Field(default="", description="The one rule that decides every verdict.")
 
 
 class BudgetInfo(_Model):
@@ -193,6 +196,13 @@ class Results(_Model):
     substitutions: list[Substitution] = Field(
         default_factory=list, description="Spec values a recipe replaced (tiny models offline).")
     warnings: list[str] = Field(default_factory=list, description="Every warning, one line each.")
+    scored: dict[str, Any] = Field(
+        default_factory=dict, description="The holdout as scored: `planned` tasks (from the "
+        "holdout text), `per_arm` tasks each finished arm really scored, `paired`: whether every "
+        "comparison paired its arms by task (null: no comparison).")
+    partial: dict[str, Any] | None = Field(
+        default=None, description="Set only by `--collect --partial`: the planned arms left out "
+        "(`missing`) and their states; null: every planned arm finished or failed.")
 
 
 def json_schema() -> dict[str, Any]:

@@ -82,6 +82,16 @@ def _curves(ax: Any, results: Mapping[str, Any], x: str) -> None:
                             fontsize=7, color=COLLAPSE if h["collapse"] else UNSTABLE)
 
 
+def delta_label(deltas: Sequence[Mapping[str, Any]]) -> str:
+    """The x label says "paired" only when every comparison paired its arms by task."""
+    paired = {bool(d.get("paired")) for d in deltas}
+    if paired == {False}:
+        return "unpaired delta of mean eval reward (95% CI)"
+    if paired == {True}:
+        return "paired per-task delta in eval reward (95% CI)"
+    return "delta in eval reward (95% CI; paired for some comparisons: see results.json)"
+
+
 def _deltas(ax: Any, results: Mapping[str, Any]) -> None:
     deltas = [d for d in results.get("comparisons") or results["vs_grpo"].values()
               if d["delta"] is not None]
@@ -101,7 +111,7 @@ def _deltas(ax: Any, results: Mapping[str, Any]) -> None:
     ax.axvline(0, color="black", lw=0.8)
     ax.set_yticks(range(len(deltas)), [f"{d.get('arm') or '?'} vs {d['baseline']}" for d in deltas])
     ax.set_ylim(-0.7, max(len(deltas), 1) - 0.3)
-    ax.set_xlabel("paired per-task delta in eval reward (95% CI)")
+    ax.set_xlabel(delta_label(deltas))
     has_band = any(d["noise_band"] is not None for d in deltas)
     ax.set_title("gray: noise band from repeated runs" if has_band else
                  "no repeats: no noise band (--repeats N)", fontsize=9)

@@ -131,7 +131,7 @@ def parse_endpoint(text: str) -> dict[str, str]:
 
 
 _T = "Sampling temperature of the student's rollouts; 1.0 keeps the estimator on-policy."
-_T_SRC = "all frameworks (research.md: student temperature)"
+_T_SRC = "all frameworks (docs/research.md, defaults: student temperature)"
 _LR = (
     "Learning rate. Unset: the method's researched default for LoRA or full weights, "
     "written explicitly into the target file."
@@ -221,7 +221,7 @@ class OPSD(_Spec):
         ), max_length=20000,
     )
     learning_rate: float | None = src(
-        _LR, "research.md: OPSD 5e-6 (Zhao 2026)", default=None, gt=0.0, le=1.0
+        _LR, "docs/research.md, defaults: OPSD 5e-6 (Zhao 2026)", default=None, gt=0.0, le=1.0
     )
 
     @field_validator("privileged")

@@ -220,6 +220,11 @@ class RunSpec(OnTaskset):
         for label, table in [*tables, ("eval.taskset_args", self.eval.taskset_args)]:
             for segs, value in leaves(table):
                 values.check_override(segs, paths.join(segs), value, label=label)
+        named = [(f"{at}taskset", t) for at, t, _, _ in sources] + [("eval.taskset", self.eval.taskset)]
+        for label, taskset in named if self.data is None else []:  # with data it is a label
+            why = tc.typo(taskset) if taskset is not None else None
+            if why:
+                raise SpecError(label, taskset, why)
         for at, taskset, args, roles in sources:
             known = tc.roles(taskset)
             if known is not None and roles is not None:

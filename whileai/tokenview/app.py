@@ -90,6 +90,9 @@ def run_inspect(spec: Path, *, opts: Options, out: Path | None, force: bool, dev
     student_src, teacher_src = sources(run, ad, **flags)
     data.sample(run, 1, seed=0, split=opts.split, privileged=ad.privileged(run))  # data errors first
     target = check_out(out if out is not None else Path(f"inspect-{spec.stem}"), "--out")
+    from whileai.files.writable import probe
+
+    probe(target, "--out")  # writable before any model loads or any token is generated
     err = Console(stderr=True, width=console.width)
     start = time.perf_counter()
     with err.status("loading models"):

@@ -25,14 +25,12 @@ unreachable / no token.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
-import whileai as wai
 from whileai.arms import Arms, match_budget, repeat, replace_run
 from whileai.budget import per_step
-from whileai.errors import SpecError
-from whileai.launch import EXIT_INFRA, InfraError, Manifest, backend, collect, launch, plan
 from whileai.launch.recipe import (
     add_arm_options,
     arms_from_args,
@@ -42,8 +40,18 @@ from whileai.launch.recipe import (
     positive,
     result_lines,
 )
+
+import whileai as wai
+from whileai.errors import SpecError
+from whileai.files.writable import out_error, probe
+from whileai.launch import EXIT_INFRA, InfraError, Manifest, backend, collect, launch, plan
+from whileai.launch.interrupt import Interrupted, collect_gate, mark_partial, remote
 from whileai.preflight.gate import gate
+from whileai.report import as_written, render_text
+from whileai.report.wrap import width
 from whileai.results import build, plot, write_results
+
+MODAL_APP = os.environ.get("WHILEAI_MODAL_APP", "whileai")  # modal_app.APP_NAME
 
 
 def compile_arms(arms: Arms, steps: int | None, budget: object, repeats: int) -> dict[str, wai.Compiled]:
@@ -74,7 +82,7 @@ def validate_offline(arms: dict[str, wai.Compiled]) -> int:
 
 
 def results(m: Manifest, out: Path, xs: tuple[str, ...]) -> None:
-    res = build(m)
+    res = mark_partial(build(m), m)
     write_results(out / "results.json", res)
     plot(res, out / "results.png", xs=xs)
     print("\n".join(result_lines(res)))
@@ -82,6 +90,19 @@ def results(m: Manifest, out: Path, xs: tuple[str, ...]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Ctrl-C anywhere: one line; arms already spawned on Modal are listed with how to stop them."""
+    from whileai.launch.interrupt import EXIT_INTERRUPTED, Interrupted, interrupted_line
+
+    try:
+        return _main(argv)
+    except Interrupted as e:
+        print(interrupted_line(e, MODAL_APP), file=sys.stderr)
+    except KeyboardInterrupt:
+        print(interrupted_line(None), file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None = None) -> int:
     ap = parser(__doc__)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="write configs and manifest only")
@@ -99,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.collect:
             m = manifest_to_collect(out, args.tag)
         else:
+            probe(out, "--out")  # writable before anything is compiled
             arms = arms_from_args(args)
             compiled = compile_arms(arms, args.steps, args.budget, args.repeats)
     except SpecError as e:
@@ -106,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.collect:
         code = collect(m, backend("modal"))
+        code, note = collect_gate(m, args.partial) if code in (0, 3) else (code, None)
+        if note:
+            print(note, file=sys.stderr)
         if code == 0:
             results(m, out, args.x)
         return code
@@ -114,14 +139,18 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"holdout": f"{base.taskset} (eval split, {base.eval.examples} tasks)",
             "metric": f"{base.taskset}'s own reward (its verifiers rubric)", "baseline": arms.baseline,
             "comparisons": [list(p) for p in arms.pairs], "budget": str(args.budget) if args.budget else None}
-    m = plan(compiled, args.tag, out, meta=meta)
+    try:
+        m = plan(compiled, args.tag, out, meta=meta)
+    except OSError as e:
+        print(f"error: {out_error(e)}", file=sys.stderr)
+        return 2
     for name, arm in m.arms.items():
         print(f"{name}: {Path(arm.dir) / (arm.spec.main or '')} [{arm.state}]")
     print("\n".join(plan_lines({n: c.run.steps for n, c in compiled.items()},
                                {n: per_step(c) for n, c in compiled.items()}, list(arms.pairs), args.budget)))
     if args.dry_run:
-        for c in compiled.values():
-            print(f"\n{c}")
+        for n, c in compiled.items():  # the reports name the files just written
+            print(f"\n{render_text(as_written(c, m.arms[n].dir), width())}")
         return 0
     if args.validate and args.on == "local":
         return validate_offline(compiled)
@@ -136,7 +165,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_preflight and not gate(compiled, "prime-rl", where="modal"):
             return 1
         modal_app.deploy()
-        launch(m, backend("modal"), arms=list(compiled), relaunch_failed=args.relaunch_failed)
+        try:
+            launch(m, backend("modal"), arms=list(compiled), relaunch_failed=args.relaunch_failed)
+        except KeyboardInterrupt:
+            raise Interrupted([], remote(m)) from None
     except InfraError as e:
         print(f"Modal not reachable: {e}", file=sys.stderr)
         return EXIT_INFRA

@@ -35,14 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-
-import whileai as wai
-from whileai import tiny
 from whileai.arms import Arms, match_budget, repeat, replace_run
 from whileai.budget import per_step
-from whileai.errors import SpecError
-from whileai.launch import LocalBackend, Manifest, arm_from_compiled, call_argv, collect, plan
-from whileai.launch.offline import TINY, Offline, metric, task_texts
 from whileai.launch.recipe import (
     add_arm_options,
     arms_from_args,
@@ -53,7 +47,17 @@ from whileai.launch.recipe import (
     result_lines,
     run_local,
 )
+
+import whileai as wai
+from whileai import tiny
+from whileai.errors import SpecError
+from whileai.files.writable import out_error, probe
+from whileai.launch import LocalBackend, Manifest, arm_from_compiled, call_argv, collect, plan
+from whileai.launch.interrupt import collect_gate, mark_partial
+from whileai.launch.offline import TINY, Offline, metric, task_texts
 from whileai.preflight.gate import gate
+from whileai.report import as_written, render_text
+from whileai.report.wrap import width
 from whileai.results import build, plot, write_results
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
@@ -154,7 +158,7 @@ def validate(m: Manifest, names: list[str], paths: list[str]) -> int:
 
 
 def report(m: Manifest, out: Path, xs: tuple[str, ...]) -> int:
-    res = build(m)
+    res = mark_partial(build(m), m)
     write_results(out / "results.json", res)
     plot(res, out / "results.png", xs=xs)
     for line in result_lines(res):
@@ -173,6 +177,19 @@ def backend(jobs: int, paths: list[str]) -> LocalBackend:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Ctrl-C anywhere: one line, the arms started here stopped, nothing half-written."""
+    from whileai.launch.interrupt import EXIT_INTERRUPTED, Interrupted, interrupted_line
+
+    try:
+        return _main(argv)
+    except Interrupted as e:
+        print(interrupted_line(e), file=sys.stderr)
+    except KeyboardInterrupt:
+        print(interrupted_line(None), file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _main(argv: list[str] | None = None) -> int:
     ap = parser(__doc__)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="write the run dirs, print the reports")
@@ -198,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.collect:
             m = manifest_to_collect(out, a.tag)
         else:
+            probe(a.out / a.tag, "--out")  # writable before anything is compiled or built
             arms = arms_from_args(a)
             compiled, meta, need = offline_arms(a, arms)
     except SpecError as e:
@@ -206,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     if a.collect:
         be = backend(a.jobs, [])
         code = collect(m, be)
+        code, note = collect_gate(m, a.partial) if code in (0, 3) else (code, None)
+        if note:
+            print(note, file=sys.stderr)
         return report(m, out, a.x) if code == 0 else code
 
     # an arm's commands in order, as one shell line (SFT: the teacher samples, then trl sft trains)
@@ -213,7 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     argv_of = {n: call_argv(EVAL, command=shell[n], taskset=c.run.taskset, reward=need["reward"])
                for n, c in compiled.items()}
     specs = {n: arm_from_compiled(n, c, argv=argv_of[n]) for n, c in compiled.items()}
-    m = plan(specs, a.tag, out, meta=meta)
+    try:
+        m = plan(specs, a.tag, out, meta=meta)
+    except OSError as e:
+        print(f"error: {out_error(e)}", file=sys.stderr)
+        return 2
     for (field, old, new, why), names in substituted(meta["substitutions"]).items():
         who = "every arm" if len(names) == len(arms.runs) else ", ".join(names)
         console.print(f"substituted {field}: {old} -> {new} ({who}: {why})", soft_wrap=True, highlight=False)
@@ -224,8 +249,8 @@ def main(argv: list[str] | None = None) -> int:
                            {n: per_step(c) for n, c in compiled.items()}, list(arms.pairs), a.budget):
         console.print(line, soft_wrap=True, highlight=False)
     if a.dry_run:
-        for c in compiled.values():
-            print(f"\n{c}")
+        for n, c in compiled.items():  # the reports name the files just written
+            print(f"\n{render_text(as_written(c, m.arms[n].dir), width())}")
         return 0
     if a.validate:
         return validate(m, list(compiled), need["paths"])

@@ -41,8 +41,11 @@ def renderer_for(model: str, renderers: dict[str, str] | None = None) -> tuple[s
 
 def notes(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
     """What `check` says besides problems: agent roles that run in a remote sandbox VM by
-    default, and tasksets the pinned catalogue does not know (not checked)."""
-    return runtime_notes(doc, entry) + unchecked(doc, entry)
+    default, tasksets the pinned catalogue does not know (not checked), booleans the loader
+    reads leniently and likely typos among vLLM's free-form keys (whileai.targets.prime_rl.lax)."""
+    from whileai.targets.prime_rl.lax import vllm_typos
+
+    return runtime_notes(doc, entry) + unchecked(doc, entry) + lax_notes(doc, entry) + vllm_typos(doc, entry)
 
 
 def _envs(doc: dict[str, Any], entry: str) -> list[tuple[str, Any]]:
@@ -63,7 +66,7 @@ def unchecked(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
     out = []
     for where, env in _envs(doc, entry):
         tid = get_path(env, "taskset.id")
-        if isinstance(tid, str) and taskset_catalog.entry(tid) is None:
+        if isinstance(tid, str) and taskset_catalog.entry(tid) is None and not taskset_catalog.typo(tid):
             out.append(Problem(f"{where}.taskset.id", f"not checked: {taskset_catalog.unknown_reason(tid)}; "
                                 "prime-rl imports it at load time"))
     return out
@@ -95,6 +98,20 @@ def check_document(doc: dict[str, Any], catalog: Catalog | None = None, *,
     return out + out_of_range(doc)
 
 
+def taskset_typos(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
+    """A bare taskset id the pinned workspace does not have: prime-rl could not import it
+    (`whileai check`; a compiled spec's taskset was checked as the spec was read)."""
+    from whileai.catalogs import tasksets as taskset_catalog
+
+    out = []
+    for where, env in _envs(doc, entry):
+        tid = get_path(env, "taskset.id")
+        why = taskset_catalog.typo(tid) if isinstance(tid, str) else None
+        if why:
+            out.append(Problem(f"{where}.taskset.id", f"{tid!r} is not allowed: {why}"))
+    return out
+
+
 def detect(doc: dict[str, Any]) -> tuple[str, list[Problem]]:
     """The entry point a document is for (see prime_rl_loader.detect), and its problems."""
     entry, _ = loader.detect(doc)
@@ -117,3 +134,16 @@ def out_of_range(node: Any, path: str = "") -> list[Problem]:
 def looks_like_spec(doc: dict[str, Any]) -> bool:
     """A whileai run spec (taskset + method), not a prime-rl config."""
     return "taskset" in doc and "method" in doc
+
+
+def lax_notes(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
+    """The values `check` accepted only as the loader's lax mode reads them (one note each)."""
+    from whileai.catalogs.targets import LAX_NOTES
+
+    notes: list[Problem] = []
+    token = LAX_NOTES.set(notes)
+    try:
+        check_document(doc, entry=entry)
+    finally:
+        LAX_NOTES.reset(token)
+    return list({(p.path, p.message): p for p in notes}.values())

@@ -22,7 +22,7 @@ from whileai.report.fieldmap import Row, apply, get_path
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
 from whileai.targets import overrides as ov
-from whileai.targets.prime_rl import deploy, teacher
+from whileai.targets.prime_rl import deploy, lax, teacher
 from whileai.targets.prime_rl import mixture as mix
 from whileai.targets.prime_rl.check import check_document, rename_hint
 from whileai.targets.prime_rl.fieldmap import FIELD_MAP, rows
@@ -108,6 +108,8 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     catalog = prime_rl()
     ov.apply_overrides(doc, run.overrides, catalog, hint=rename_hint)
     ov.override_reads(reads, ignores, fixed, run.overrides)
+    reads[:] = [r._replace(note=f"{r.note}; {n}") if r.field.startswith("overrides.") and (
+        n := lax.override_note(r.path)) else r for r in reads]  # a likely typo of a vLLM key
     deploy.without_inference(run, doc, reads, ignores, fixed)
     problems = check_document(doc, catalog)
     for plan in plans:

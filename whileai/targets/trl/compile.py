@@ -317,7 +317,7 @@ def _readme(c: Compiled, pythonpath: str | None = None, prompts: int | None = No
         f"prefix the command with `{OFFLINE_ENV}`.\n"
         f"{accel.readme(run, cpu)}\n\n" + (_SFT_NOTE if run.method.type == "sft" else "")
         + f"## Files\n\n{names}\n\n"
-        "## What whileai read, ignored and set\n\n```text\n" + render_text(here) + "\n```\n\n"
+        "## What whileai read, ignored and set\n\n```text\n" + render_text(here, 100) + "\n```\n\n"
         f"Keys whileai set that no spec field produced:\n\n{fixed}\n"
     )
 

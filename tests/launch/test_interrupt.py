@@ -1,0 +1,105 @@
+"""Ctrl-C on the offline recipe with stand-in arms (a sleeping process each, no torch): one line,
+no traceback, every arm it started stopped, the manifest whole; then `--collect` refuses to
+compare while an arm never ran, and `--partial` writes a comparison marked partial."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RECIPE = ROOT / "recipes" / "04-train" / "trl" / "run.py"
+STAND_IN = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("recipe", {recipe!r})
+r = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(r)
+r.build_models = lambda need: None  # no tiny models: the stand-in arms need none
+r.call_argv = lambda target, **kw: [sys.executable, "-c", "import time; time.sleep(600)"]
+sys.exit(r.main(sys.argv[1:]))
+"""
+
+
+def recipe(*args: str, **kw: object) -> subprocess.Popen[str]:
+    env = dict(os.environ, COLUMNS="100", PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, "-c", STAND_IN.format(recipe=str(RECIPE)), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            **kw)  # type: ignore[call-overload]
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in state  # a zombie has stopped
+
+
+def test_ctrl_c_stops_the_arms_and_collect_then_refuses(tmp_path: Path) -> None:
+    args = ["--arms", "grpo,opd", "--jobs", "2", "--steps", "2", "--holdout", "4",
+            "--out", str(tmp_path), "--tag", "t", "--no-preflight"]
+    p = recipe(*args)
+    out = tmp_path / "t"
+    pids: list[int] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(pids) < 2:
+        pids = [int(f.read_text()) for f in out.glob("*/pid") if f.read_text().strip()]
+        time.sleep(0.2)
+    assert len(pids) == 2, p.stderr.read() if p.poll() is not None else "arms did not start"
+    assert all(alive(pid) for pid in pids)
+    p.send_signal(signal.SIGINT)
+    stdout, stderr = p.communicate(timeout=60)
+    assert p.returncode == 130, stderr
+    assert "Traceback" not in stderr + stdout and "KeyboardInterrupt" not in stderr
+    lines = [x for x in stderr.splitlines() if x.strip()]
+    assert lines[-1].startswith("interrupted: stopped arm(s) grpo, opd")
+    assert "nothing half-written" in lines[-1]
+    time.sleep(0.5)
+    assert not [pid for pid in pids if alive(pid)]  # no arm trains on, detached
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {a["state"] for a in manifest["arms"].values()} == {"planned"}
+    assert not [f for f in out.rglob("*") if ".whileai-" in f.name]  # no temporary file left
+    # --collect: an arm of the plan never ran -> non-zero, naming them; no results.json
+    c = recipe("--collect", "--out", str(tmp_path), "--tag", "t")
+    _, err = c.communicate(timeout=120)
+    assert c.returncode == 2 and "none launched" in err  # everything was stopped: nothing to collect
+
+
+def test_collect_names_missing_arms_and_partial_marks_results(tmp_path: Path) -> None:
+    from whileai.launch import load_manifest
+    from whileai.launch.interrupt import EXIT_MISSING, EXIT_RUNNING, collect_gate, mark_partial
+    from whileai.launch.metrics import Metrics
+
+    p = recipe("--arms", "grpo,opd", "--steps", "2", "--holdout", "4", "--dry-run",
+               "--out", str(tmp_path), "--tag", "t")
+    stdout, stderr = p.communicate(timeout=120)
+    assert p.returncode == 0, stderr
+    assert "(not written)" not in stdout and f"trl config: {tmp_path / 't' / 'grpo'}" in stdout
+    m = load_manifest(tmp_path / "t")
+    m.arms["grpo"].state, m.arms["grpo"].result = "done", Metrics(status="ok", per_task={"a": 1.0})
+    assert collect_gate(m, partial=False) == (EXIT_MISSING, "not collected: never ran: opd (launch "
+                                              "them: rerun without --collect); --partial writes a "
+                                              "comparison of the finished arms, marked partial")
+    m.arms["opd"].state = "pending"
+    code, line = collect_gate(m, partial=False)
+    assert code == EXIT_RUNNING and line and "still running: opd" in line
+    code, line = collect_gate(m, partial=True)
+    assert code == 0 and line and line.startswith("partial comparison (--partial)")
+    res = mark_partial({"warnings": []}, m)
+    assert res["partial"] == {"missing": ["opd"], "states": {"opd": "pending"}}
+    assert res["warnings"] == ["partial comparison: opd (pending) left out"]
+
+
+def test_an_unwritable_out_is_one_line_before_any_work(tmp_path: Path) -> None:
+    for script in (RECIPE, ROOT / "recipes" / "04-train" / "prime-rl" / "run.py"):
+        p = subprocess.run([sys.executable, str(script), "--dry-run", "--out", "/proc/whileai-x"],
+                           capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert p.returncode == 2 and p.stdout == "", (script, p.stderr)
+        assert p.stderr.startswith("error: --out: '/proc/whileai-x/") and len(p.stderr.splitlines()) == 1
+        assert "Traceback" not in p.stderr and ".tmp" not in p.stderr

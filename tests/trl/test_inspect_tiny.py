@@ -1,0 +1,39 @@
+"""`whileai inspect SPEC --tiny`: one command, offline, builds (then reuses) tiny local models and
+writes the page; --tiny refuses a model flag beside it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import EXAMPLES
+from typer.testing import CliRunner
+
+from whileai.cli.app import app
+
+runner = CliRunner()
+
+
+def test_inspect_tiny_builds_caches_and_writes_the_page(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from whileai.tokenview import tiny_models
+
+    monkeypatch.setenv("WHILEAI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(tiny_models, "WARMUP", {"teacher": 2, "student": 1})  # the shape, quickly
+    args = ["inspect", str(EXAMPLES / "opd.toml"), "--tiny", "--prompts", "1", "--max-tokens", "8",
+            "--device", "cpu"]
+    r = runner.invoke(app, [*args, "-o", str(tmp_path / "one")])
+    assert r.exit_code == 0, r.stderr
+    assert "tiny models: " in r.stderr and "built in" in r.stderr
+    report = json.loads((tmp_path / "one" / "inspect.json").read_text())
+    folder = Path(r.stderr.split("tiny models: ", 1)[1].split(" (", 1)[0])
+    assert folder.parent.parent == tmp_path / "cache" and (folder / "student").is_dir()
+    assert str(folder / "student") in json.dumps(report) and (tmp_path / "one" / "inspect.html").is_file()
+    r = runner.invoke(app, [*args, "-o", str(tmp_path / "two")])
+    assert r.exit_code == 0 and "(cached;" in r.stderr  # built once, then reused
+
+
+def test_tiny_with_a_model_flag_is_one_line() -> None:
+    r = runner.invoke(app, ["inspect", str(EXAMPLES / "opd.toml"), "--tiny", "--local-student", "x"])
+    assert r.exit_code == 2 and r.stderr.startswith("error: --tiny: ") and "--local-student" in r.stderr
