@@ -178,6 +178,10 @@ def check(
                 guess = " (the likeliest entry point: none accepts it; --entry to choose)" \
                     if entry == "auto" else ""
                 _err(f"error: {config} is not a valid prime-rl {kind} config{guess}")
+                from whileai.backends.prime_rl_migrate.hint import old_release_hint
+
+                if (hint := old_release_hint(doc, kind)) is not None:
+                    _err(f"hint: {config} {hint}: run `whileai migrate {config}`")
                 failed = True
                 continue
             print(clean(f"ok: {config} is a prime-rl {kind} config ({how}) that passes the pinned "
@@ -265,6 +269,10 @@ def schema(
 from whileai.cli_arms import arms_cmd  # noqa: E402  (its own module: plans paired arms)
 
 app.command("arms")(arms_cmd)
+
+from whileai.backends.prime_rl_migrate.cli import migrate_cmd  # noqa: E402  (whileai migrate)
+
+app.command("migrate")(migrate_cmd)
 
 
 def main() -> None:

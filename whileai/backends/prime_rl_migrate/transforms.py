@@ -1,0 +1,170 @@
+"""The reshaping renames of the chain (`converted` rules): environments became sources
+(v0.7.0 -> v0.8.0), and the v0 `legacy` bridge became a v1 taskset (v0.8.0 -> the pin), with
+the behaviour the old release had written out where the pin's default differs."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import tomlkit
+
+from whileai import taskset_catalog
+from whileai.backends.prime_rl_migrate import chain
+from whileai.backends.prime_rl_migrate.edit import delete, get, has, put, show
+
+Path_ = chain.Path_
+
+
+@dataclass
+class Step:
+    doc: Any
+    label: str
+    to: str
+    emptied: set[Path_]
+    changes: list[Any]
+    legacy_sources: list[Path_] = field(default_factory=list)
+    created: list[Any] = field(default_factory=list)
+
+    def note(self, kind: str, old: str, new: str, why: str) -> None:
+        from whileai.backends.prime_rl_migrate import Change
+
+        self.changes.append(Change(kind, old, new, self.label, why))
+
+    def finish(self) -> None:
+        if self.to == chain.pin():
+            pin_values(self)
+            for src in dict.fromkeys(self.legacy_sources):
+                _local_roles(self, src)
+
+
+
+def _tokens(generic: str) -> list[str | None]:
+    return [None if t == "[]" else t.lstrip(".") for t in re.findall(r"\[\]|\.?[^.\[\]]+", generic)]
+
+
+def target(path: Path_, old: str, new: str) -> Path_:
+    """The concrete path `path` (under the generic `old`) takes under the generic `new`."""
+    n = len(_tokens(old))
+    indices = [seg for seg in path[:n] if isinstance(seg, int)]
+    out: list[str | int] = []
+    for tok in _tokens(new):
+        out.append(tok if tok is not None else (indices.pop(0) if indices else 0))
+    return (*out, *path[n:])
+
+
+def _move(ctx: Step, path: Path_, new: Path_, why: str, kind: str = "moved") -> None:
+    value = delete(ctx.doc, path, ctx.emptied)
+    put(ctx.doc, new, value, ctx.created)
+    ctx.note(kind, show(path), show(new), why)
+
+
+# v0.7.0 env[] field -> where it lives in v0.8.0's source[]
+ENV_FIELDS = {"id": ("legacy", "id"), "args": ("legacy", "args"),
+              "extra_env_kwargs": ("legacy", "extra_env_kwargs"), "taskset": ("env", "taskset"),
+              "address": ("serve", "address")}
+
+
+def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
+    base = target(path, rule["old"], rule["new"])
+    n = len(_tokens(rule["new"]))
+    head, rest = base[:n], base[n:]
+    mapped = ENV_FIELDS.get(str(rest[0])) if rest else None
+    cat = chain.keys(ctx.to)
+    gen = chain.generic(head)
+    if mapped is not None:
+        new = (*head, *mapped, *rest[1:])
+    elif f"{gen}.{rest[0]}" in cat:
+        new = base
+    elif f"{gen}.env.{rest[0]}" in cat:
+        new = (*head, "env", *rest)
+    else:
+        delete(ctx.doc, path, ctx.emptied)
+        ctx.note("dropped", show(path), "", f"{rest[0]} has no place in a source: {rule['why']}")
+        return
+    _move(ctx, path, new, rule["why"], "converted" if mapped or rest[0] == "harness" else "moved")
+    if rest and rest[0] == "id" and not has(ctx.doc, (*head, "name")):
+        put(ctx.doc, (*head, "name"), get(ctx.doc, new), ctx.created)
+        ctx.note("defaulted", "", f"{show((*head, 'name'))} = {get(ctx.doc, new)!r}",
+                 "a source is named; the env id named it before")
+
+
+def legacy_to_taskset(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
+    n = len(_tokens(rule["old"]))
+    src, rest = path[: n - 1], path[n:]
+    taskset = (*src, "env", "taskset")
+    if rest[:1] == ("id",):
+        _move(ctx, path, (*taskset, "id"), rule["why"], "converted")
+        ctx.legacy_sources.append(src)
+    elif rest[:1] == ("args",) and len(rest) > 1:
+        _move(ctx, path, (*taskset, *rest[1:]), "a v0 env's arguments are the taskset's own fields",
+              "converted")
+    elif rest[:1] == ("args",):
+        args = delete(ctx.doc, path, ctx.emptied)
+        for key, value in args.items():
+            put(ctx.doc, (*taskset, key), value, ctx.created)
+            ctx.note("converted", show((*path, key)), show((*taskset, key)),
+                     "a v0 env's arguments are the taskset's own fields")
+    else:
+        delete(ctx.doc, path, ctx.emptied)
+        ctx.note("dropped", show(path), "", rule["why"])
+
+
+def pin_values(ctx: Step) -> None:
+    """Values the pin spells differently (run on every file, whatever release it is for)."""
+    for src in _sources(ctx.doc):
+        _taskset_id(ctx, src)
+    for where in (("orchestrator", "algo", "teacher", "base_url"),
+                  ("orchestrator", "algo", "sampling", "source", "base_url"),
+                  ("orchestrator", "model", "client", "base_url")):
+        value = get(ctx.doc, where) if has(ctx.doc, where) else None
+        if isinstance(value, list) and len(value) == 1:
+            put(ctx.doc, where, value[0])
+            ctx.note("converted", f"{show(where)} = {list(value)!r}", repr(value[0]),
+                     "a client's base_url is one URL at the pin")
+
+
+def _sources(doc: Any) -> list[Path_]:
+    out: list[Path_] = []
+    for kind in ("train", "eval"):
+        base = ("orchestrator", kind, "source")
+        if has(doc, base) and isinstance(get(doc, base), list):
+            out += [(*base, i) for i in range(len(get(doc, base)))]
+    return out
+
+
+def _taskset_id(ctx: Step, src: Path_) -> None:
+    """v0.8.0's v1 tasksets were `<name>-v1`; the pin names them `<name>`."""
+    where = (*src, "env", "taskset", "id")
+    if not has(ctx.doc, where):
+        return
+    tid = get(ctx.doc, where)
+    if isinstance(tid, str) and taskset_catalog.entry(tid) is None and tid.endswith("-v1") \
+            and taskset_catalog.entry(tid[:-3]) is not None:
+        put(ctx.doc, where, tid[:-3])
+        ctx.note("converted", f"{show(where)} = {tid!r}", f"{tid[:-3]!r}",
+                 "the v1 tasksets dropped their -v1 suffix")
+
+
+def _local_roles(ctx: Step, src: Path_) -> None:
+    """A v0 env ran in the orchestrator's process with no harness; the pin's default runtime
+    is a remote sandbox VM, so the old behaviour is written out per agent role."""
+    tid = get(ctx.doc, (*src, "env", "taskset", "id")) if has(ctx.doc, (*src, "env", "taskset", "id")) else None
+    roles = taskset_catalog.roles(str(tid)) if tid else None
+    for role in roles or ("agent",):
+        for key, value in (("harness", "null"), ("runtime", "subprocess")):
+            where = (*src, "env", role, key)
+            if has(ctx.doc, where):
+                continue
+            table = tomlkit.table()
+            table["id" if key == "harness" else "type"] = value
+            put(ctx.doc, where, table, ctx.created)
+            ctx.note("defaulted", "", f"{show(where)} = {value!r}",
+                     "a v0 env ran in-process; the pin's default runtime is a remote sandbox VM")
+
+
+TRANSFORMS: dict[str, Callable[[Step, Path_, dict[str, Any]], None]] = {
+    "env-to-source": env_to_source, "legacy-to-taskset": legacy_to_taskset,
+}
