@@ -141,11 +141,17 @@ def _taskset_id(ctx: Step, src: Path_) -> None:
     if not has(ctx.doc, where):
         return
     tid = get(ctx.doc, where)
-    if isinstance(tid, str) and taskset_catalog.entry(tid) is None and tid.endswith("-v1") \
-            and taskset_catalog.entry(tid[:-3]) is not None:
-        put(ctx.doc, where, tid[:-3])
-        ctx.note("converted", f"{show(where)} = {tid!r}", f"{tid[:-3]!r}",
-                 "the v1 tasksets dropped their -v1 suffix")
+    if not isinstance(tid, str) or taskset_catalog.entry(tid) is not None:
+        return
+    bare = tid.split("/", 1)[-1].split("@", 1)[0]
+    bare = bare[:-3] if bare.endswith("-v1") else bare
+    if bare != tid and taskset_catalog.entry(bare) is not None:
+        put(ctx.doc, where, bare)
+        ctx.note("converted", f"{show(where)} = {tid!r}", f"{bare!r}", "the pin's taskset of that "
+                 "name (v1 tasksets dropped their -v1 suffix; hub env ids are built in)")
+        name = (*src, "name")
+        if has(ctx.doc, name) and get(ctx.doc, name) == tid:
+            put(ctx.doc, name, bare)
 
 
 def _local_roles(ctx: Step, src: Path_) -> None:
