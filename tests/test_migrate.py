@@ -8,9 +8,9 @@ import json
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
+import tomllib
 from helpers import ROOT
 
 from whileai.backends.prime_rl_migrate import migrate
@@ -84,8 +84,9 @@ def test_migrating_all_fixture_files_in_one_call_is_fast(tmp_path: Path) -> None
     for i, p in enumerate(PAIRS):
         (tmp_path / f"{i:03d}.toml").write_text(p["old_toml"])
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "whileai", "migrate", *sorted(map(str, tmp_path.glob("*.toml"))),
-                           "-o", str(tmp_path / "new"), "--allow-drops"], capture_output=True, text=True,
+    files = sorted(map(str, tmp_path.glob("*.toml")))
+    done = subprocess.run([sys.executable, "-m", "whileai", "migrate", *files, "-o", str(tmp_path / "new"),
+                           "--allow-drops"], capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     wall = time.perf_counter() - t0
     assert done.returncode == 0, done.stderr

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import tomlkit
+import tomllib
 
 from whileai.backends.prime_rl_migrate import chain, transforms
-from whileai.backends.prime_rl_migrate.edit import delete, has, leaves, prune, put, show, supers
+from whileai.backends.prime_rl_migrate.edit import leaves, prune, show, supers
 
 
 @dataclass(frozen=True)
@@ -56,20 +57,23 @@ def detect(doc: Any, entry: str = "rl") -> tuple[str, int]:
 
 
 def migrate(text: str, release: str | None = None, entry: str = "rl") -> Migration:
+    plain = tomllib.loads(text)  # the keys are listed from this (tomlkit's lookups are slow)
     doc = tomlkit.parse(text)
     detected = release is None
-    start = detect(doc, entry)[0] if release is None else release
+    start = detect(plain, entry)[0] if release is None else release
     result = Migration(start, detected, text)
     emptied: set[chain.Path_] = set()
     created: list[Any] = []
+    paths = dict.fromkeys(leaves(plain))
     if start == chain.pin():  # keys all known; values the pin spells differently still change
-        ctx = transforms.Step(doc, f"{chain.releases()[-2]} -> {start}", start, emptied, result.changes)
+        ctx = transforms.Step(doc, f"{chain.releases()[-2]} -> {start}", start, emptied, result.changes,
+                              paths=paths)
         transforms.pin_values(ctx)
     for step in chain.steps(start, entry):
         label = f"{step['from']} -> {step['to']}"
-        ctx = transforms.Step(doc, label, step["to"], emptied, result.changes)
-        for path in leaves(doc):
-            if not has(doc, path):
+        ctx = transforms.Step(doc, label, step["to"], emptied, result.changes, paths=paths)
+        for path in list(paths):
+            if path not in paths:
                 continue
             rule = chain.rule_for(chain.generic(path), step)
             if rule is not None:
@@ -86,17 +90,17 @@ def apply(ctx: transforms.Step, path: chain.Path_, rule: dict[str, Any]) -> None
     old = show(path)
     kind = rule["kind"]
     if kind == "dropped":
-        delete(ctx.doc, path, ctx.emptied)
+        ctx.drop(path)
         ctx.note("dropped", old, "", rule["why"])
     elif kind == "decision":
         ctx.note("decision", old, "", f"{rule['why']}; choose {rule.get('choices', 'by hand')}")
-        delete(ctx.doc, path, ctx.emptied)
+        ctx.drop(path)
     elif kind == "converted":
         transforms.TRANSFORMS[rule["transform"]](ctx, path, rule)
     else:
         new = transforms.target(path, rule["old"], rule["new"])
-        value = delete(ctx.doc, path, ctx.emptied)
-        put(ctx.doc, new, value, ctx.created)
+        value = ctx.drop(path)
+        ctx.set(new, value)
         ctx.note("moved", old, show(new), rule["why"])
 
 

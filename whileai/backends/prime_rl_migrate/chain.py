@@ -84,5 +84,18 @@ def looks_written_for(paths: list[str], entry: str = "rl") -> tuple[str, int]:
 
 
 def rule_for(path: str, step: dict[str, Any]) -> dict[str, Any] | None:
-    hits = [r for r in step["rules"] if under(path, r["old"])]
-    return max(hits, key=lambda r: len(r["old"])) if hits else None
+    """The rule of the step for the longest prefix of `path` it names."""
+    index = step.get("_index")
+    if index is None:
+        index = step["_index"] = {r["old"]: r for r in step["rules"]}
+    for cut in _prefixes(path):
+        if cut in index:
+            return dict(index[cut])
+    return None
+
+
+@functools.cache
+def _prefixes(path: str) -> tuple[str, ...]:
+    ends = [m.start() for m in re.finditer(r"\.|\[\]", path)] + [len(path)]
+    cuts = [path[:e] for e in ends] + [path[: e + 2] for e in ends if path[e:e + 2] == "[]"]
+    return tuple(sorted(set(cuts), key=len, reverse=True))

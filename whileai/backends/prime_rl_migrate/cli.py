@@ -62,8 +62,10 @@ def migrate_cmd(
         for config, m in results:
             print(f"# --- {config} (migrated)\n{m.text}", end="")
     else:
-        outputs = [write.Output(out.parent, {out.name: texts[configs[0]]}, whole=False)] \
-            if out.suffix == ".toml" else [write.Output(out, {c.name: texts[c] for c in configs}, whole=False)]
+        if out.suffix == ".toml":
+            outputs = [write.Output(out.parent, {out.name: texts[configs[0]]}, whole=False)]
+        else:
+            outputs = [write.Output(out, {c.name: texts[c] for c in configs}, whole=False)]
         try:
             write.commit(write.plan(outputs, force=force))
         except SpecError as e:

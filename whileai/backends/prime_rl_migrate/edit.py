@@ -62,7 +62,7 @@ def put(doc: Any, path: Path_, value: Any, created: list[Any] | None = None) -> 
                 created.append(node[seg])
         node = node[seg]
     last = path[-1]
-    if isinstance(value, Table) and isinstance(node, Table) and last not in node:
+    if isinstance(value, Table) and isinstance(node, Table) and isinstance(last, str) and last not in node:
         node.append(last, value)
     else:
         node[last] = value

@@ -13,7 +13,7 @@ import tomlkit
 
 from whileai import taskset_catalog
 from whileai.backends.prime_rl_migrate import chain
-from whileai.backends.prime_rl_migrate.edit import delete, get, has, put, show
+from whileai.backends.prime_rl_migrate.edit import delete, get, leaves, put, show
 
 Path_ = chain.Path_
 
@@ -27,6 +27,18 @@ class Step:
     changes: list[Any]
     legacy_sources: list[Path_] = field(default_factory=list)
     created: list[Any] = field(default_factory=list)
+    paths: dict[Path_, None] = field(default_factory=dict)  # the document's leaves, kept current
+
+    def drop(self, path: Path_) -> Any:
+        value = delete(self.doc, path, self.emptied)
+        n = len(path)
+        for p in [p for p in self.paths if p[:n] == path]:
+            del self.paths[p]
+        return value
+
+    def set(self, path: Path_, value: Any) -> None:
+        put(self.doc, path, value, self.created)
+        self.paths.update(dict.fromkeys(leaves(value, path) if isinstance(value, dict) else [path]))
 
     def note(self, kind: str, old: str, new: str, why: str) -> None:
         from whileai.backends.prime_rl_migrate import Change
@@ -56,8 +68,8 @@ def target(path: Path_, old: str, new: str) -> Path_:
 
 
 def _move(ctx: Step, path: Path_, new: Path_, why: str, kind: str = "moved") -> None:
-    value = delete(ctx.doc, path, ctx.emptied)
-    put(ctx.doc, new, value, ctx.created)
+    value = ctx.drop(path)
+    ctx.set(new, value)
     ctx.note(kind, show(path), show(new), why)
 
 
@@ -81,12 +93,13 @@ def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
     elif f"{gen}.env.{rest[0]}" in cat:
         new = (*head, "env", *rest)
     else:
-        delete(ctx.doc, path, ctx.emptied)
+        ctx.drop(path)
         ctx.note("dropped", show(path), "", f"{rest[0]} has no place in a source: {rule['why']}")
         return
     _move(ctx, path, new, rule["why"], "converted" if mapped or rest[0] == "harness" else "moved")
-    if rest and rest[0] == "id" and not has(ctx.doc, (*head, "name")):
-        put(ctx.doc, (*head, "name"), get(ctx.doc, new), ctx.created)
+    if rest and rest[0] == "id" and (*head, "name") not in ctx.paths \
+            and (*path[: len(head)], "name") not in ctx.paths:
+        ctx.set((*head, "name"), get(ctx.doc, new))
         ctx.note("defaulted", "", f"{show((*head, 'name'))} = {get(ctx.doc, new)!r}",
                  "a source is named; the env id named it before")
 
@@ -102,43 +115,40 @@ def legacy_to_taskset(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
         _move(ctx, path, (*taskset, *rest[1:]), "a v0 env's arguments are the taskset's own fields",
               "converted")
     elif rest[:1] == ("args",):
-        args = delete(ctx.doc, path, ctx.emptied)
+        args = ctx.drop(path)
         for key, value in args.items():
-            put(ctx.doc, (*taskset, key), value, ctx.created)
+            ctx.set((*taskset, key), value)
             ctx.note("converted", show((*path, key)), show((*taskset, key)),
                      "a v0 env's arguments are the taskset's own fields")
     else:
-        delete(ctx.doc, path, ctx.emptied)
+        ctx.drop(path)
         ctx.note("dropped", show(path), "", rule["why"])
 
 
 def pin_values(ctx: Step) -> None:
     """Values the pin spells differently (run on every file, whatever release it is for)."""
-    for src in _sources(ctx.doc):
+    for src in _sources(ctx.paths):
         _taskset_id(ctx, src)
     for where in (("orchestrator", "algo", "teacher", "base_url"),
                   ("orchestrator", "algo", "sampling", "source", "base_url"),
                   ("orchestrator", "model", "client", "base_url")):
-        value = get(ctx.doc, where) if has(ctx.doc, where) else None
+        value = get(ctx.doc, where) if where in ctx.paths else None
         if isinstance(value, list) and len(value) == 1:
-            put(ctx.doc, where, value[0])
+            ctx.set(where, value[0])
             ctx.note("converted", f"{show(where)} = {list(value)!r}", repr(value[0]),
                      "a client's base_url is one URL at the pin")
 
 
-def _sources(doc: Any) -> list[Path_]:
-    out: list[Path_] = []
-    for kind in ("train", "eval"):
-        base = ("orchestrator", kind, "source")
-        if has(doc, base) and isinstance(get(doc, base), list):
-            out += [(*base, i) for i in range(len(get(doc, base)))]
-    return out
+def _sources(paths: dict[Path_, None]) -> list[Path_]:
+    heads = {("orchestrator", "train", "source"), ("orchestrator", "eval", "source")}
+    return list(dict.fromkeys(p[:4] for p in paths
+                              if p[:3] in heads and len(p) > 3 and isinstance(p[3], int)))
 
 
 def _taskset_id(ctx: Step, src: Path_) -> None:
     """v0.8.0's v1 tasksets were `<name>-v1`; the pin names them `<name>`."""
     where = (*src, "env", "taskset", "id")
-    if not has(ctx.doc, where):
+    if where not in ctx.paths:
         return
     tid = get(ctx.doc, where)
     if not isinstance(tid, str) or taskset_catalog.entry(tid) is not None:
@@ -146,27 +156,28 @@ def _taskset_id(ctx: Step, src: Path_) -> None:
     bare = tid.split("/", 1)[-1].split("@", 1)[0]
     bare = bare[:-3] if bare.endswith("-v1") else bare
     if bare != tid and taskset_catalog.entry(bare) is not None:
-        put(ctx.doc, where, bare)
+        ctx.set(where, bare)
         ctx.note("converted", f"{show(where)} = {tid!r}", f"{bare!r}", "the pin's taskset of that "
                  "name (v1 tasksets dropped their -v1 suffix; hub env ids are built in)")
         name = (*src, "name")
-        if has(ctx.doc, name) and get(ctx.doc, name) == tid:
-            put(ctx.doc, name, bare)
+        if name in ctx.paths and get(ctx.doc, name) == tid:
+            ctx.set(name, bare)
 
 
 def _local_roles(ctx: Step, src: Path_) -> None:
     """A v0 env ran in the orchestrator's process with no harness; the pin's default runtime
     is a remote sandbox VM, so the old behaviour is written out per agent role."""
-    tid = get(ctx.doc, (*src, "env", "taskset", "id")) if has(ctx.doc, (*src, "env", "taskset", "id")) else None
+    at = (*src, "env", "taskset", "id")
+    tid = get(ctx.doc, at) if at in ctx.paths else None
     roles = taskset_catalog.roles(str(tid)) if tid else None
     for role in roles or ("agent",):
         for key, value in (("harness", "null"), ("runtime", "subprocess")):
             where = (*src, "env", role, key)
-            if has(ctx.doc, where):
+            if any(p[: len(where)] == where for p in ctx.paths):
                 continue
             table = tomlkit.table()
             table["id" if key == "harness" else "type"] = value
-            put(ctx.doc, where, table, ctx.created)
+            ctx.set(where, table)
             ctx.note("defaulted", "", f"{show(where)} = {value!r}",
                      "a v0 env ran in-process; the pin's default runtime is a remote sandbox VM")
 
