@@ -14,6 +14,7 @@ import tomlkit
 from whileai import taskset_catalog
 from whileai.backends.prime_rl_migrate import chain
 from whileai.backends.prime_rl_migrate.edit import delete, get, leaves, put, show
+from whileai.catalog import plugin_key
 
 Path_ = chain.Path_
 
@@ -112,23 +113,41 @@ def legacy_to_taskset(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
         _move(ctx, path, (*taskset, "id"), rule["why"], "converted")
         ctx.legacy_sources.append(src)
     elif rest[:1] == ("args",) and len(rest) > 1:
-        _move(ctx, path, (*taskset, *rest[1:]), "a v0 env's arguments are the taskset's own fields",
-              "converted")
+        _move(ctx, path, _arg_path(ctx, src, taskset, rest[1:]),
+              "a v0 env's arguments are the taskset's own fields", "converted")
     elif rest[:1] == ("args",):
         args = ctx.drop(path)
         for key, value in args.items():
-            ctx.set((*taskset, key), value)
-            ctx.note("converted", show((*path, key)), show((*taskset, key)),
-                     "a v0 env's arguments are the taskset's own fields")
+            new = _arg_path(ctx, src, taskset, (key,))
+            ctx.set(new, value)
+            ctx.note("converted", show((*path, key)), show(new),
+                     "a v0 env's arguments are the taskset's own fields (or its task's)")
     else:
         ctx.drop(path)
         ctx.note("dropped", show(path), "", rule["why"])
+
+
+def _arg_path(ctx: Step, src: Path_, taskset: Path_, rest: tuple[Any, ...]) -> Path_:
+    """Where a v0 env argument goes: the taskset's field, or its task's (alphabet-sort's
+    power_per_turn is a task field at the pin)."""
+    tid = next((get(ctx.doc, p) for p in ((*src, "legacy", "id"), (*taskset, "id")) if p in ctx.paths), None)
+    entry = taskset_catalog.entry(str(tid)) if tid else None
+    if entry and rest[0] not in entry["args"] and rest[0] in entry.get("task_args", []):
+        return (*taskset, "task", *rest)
+    return (*taskset, *rest)
 
 
 def pin_values(ctx: Step) -> None:
     """Values the pin spells differently (run on every file, whatever release it is for)."""
     for src in _sources(ctx.paths):
         _taskset_id(ctx, src)
+    for table in (("resume",), ("trainer", "resume"), ("orchestrator", "resume")):
+        step = (*table, "step")
+        if step in ctx.paths and get(ctx.doc, step) == -1:
+            ctx.drop(step)
+            ctx.emptied.discard(table)  # an empty [resume] resumes from the latest checkpoint
+            ctx.note("converted", f"{show(step)} = -1", f"[{show(table)}] without step",
+                     "-1 meant the latest checkpoint; at the pin that is [resume] with no step")
     for where in (("orchestrator", "algo", "teacher", "base_url"),
                   ("orchestrator", "algo", "sampling", "source", "base_url"),
                   ("orchestrator", "model", "client", "base_url")):
@@ -137,6 +156,13 @@ def pin_values(ctx: Step) -> None:
             ctx.set(where, value[0])
             ctx.note("converted", f"{show(where)} = {list(value)!r}", repr(value[0]),
                      "a client's base_url is one URL at the pin")
+
+
+def at_pin(taskset: str) -> bool:
+    """A taskset the pin knows: in the catalogue, or a member of its workspace that the
+    catalogue could not load offline (prime-envs)."""
+    return taskset_catalog.entry(taskset) is not None \
+        or plugin_key(taskset) in taskset_catalog.data().get("not_loadable", {})
 
 
 def _sources(paths: dict[Path_, None]) -> list[Path_]:
@@ -151,11 +177,11 @@ def _taskset_id(ctx: Step, src: Path_) -> None:
     if where not in ctx.paths:
         return
     tid = get(ctx.doc, where)
-    if not isinstance(tid, str) or taskset_catalog.entry(tid) is not None:
+    if not isinstance(tid, str) or at_pin(tid):
         return
     bare = tid.split("/", 1)[-1].split("@", 1)[0]
-    bare = bare[:-3] if bare.endswith("-v1") else bare
-    if bare != tid and taskset_catalog.entry(bare) is not None:
+    bare = bare[:-3] if bare.endswith(("-v1", "_v1")) else bare
+    if bare != tid and at_pin(bare):
         ctx.set(where, bare)
         ctx.note("converted", f"{show(where)} = {tid!r}", f"{bare!r}", "the pin's taskset of that "
                  "name (v1 tasksets dropped their -v1 suffix; hub env ids are built in)")
