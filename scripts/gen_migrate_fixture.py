@@ -119,10 +119,14 @@ def main() -> int:
     ap.add_argument("--repo", type=Path, default=REPO, help="prime-rl's git dir (fetched)")
     ap.add_argument("--verdicts", action="store_true", help="also record the loader's verdicts")
     ap.add_argument("--loader-python", help="the Python that has prime-rl's loader")
+    ap.add_argument("--keep-history", action="store_true", help="reuse the history file on disk")
     args = ap.parse_args()
-    pairs = history(args.repo)
-    HISTORY.write_text(json.dumps(pairs, indent=1) + "\n")
-    print(f"wrote {HISTORY.relative_to(ROOT)}: {len(pairs)} pairs")
+    if args.keep_history:
+        pairs = json.loads(HISTORY.read_text())
+    else:
+        pairs = history(args.repo)
+        HISTORY.write_text(json.dumps(pairs, indent=1) + "\n")
+        print(f"wrote {HISTORY.relative_to(ROOT)}: {len(pairs)} pairs")
     if args.verdicts:
         if not args.loader_python:
             raise SystemExit("--verdicts needs --loader-python")

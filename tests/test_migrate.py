@@ -19,6 +19,8 @@ from whileai.backends.prime_rl_rules import check_document
 
 FIXTURE = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-history.json"
 PAIRS = json.loads(FIXTURE.read_text())
+ACCEPTED_BY_LOADER = 77  # of 131; of the 92 whose pin version the loader accepts (the rest name
+# prime-envs tasksets the loader environment lacks): 31/32 v0.8.0, 29/31 v0.7.0, 17/29 v0.6.0
 
 
 def flat(node, path=()):
@@ -105,3 +107,33 @@ def test_decision_writes_nothing_and_exits_1(tmp_path: Path) -> None:
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 1 and "needs a decision" in done.stderr
     assert not (tmp_path / "new.toml").exists()
+
+
+def test_check_on_an_old_file_names_the_release_and_suggests_migrate(tmp_path: Path) -> None:
+    pair = next(p for p in PAIRS if p["tag"] == "v0.7.0"
+                and p["pin_path"] == "configs/ci/integration/reverse-text/start.toml")
+    old = tmp_path / "start.toml"
+    old.write_text(pair["old_toml"])
+    done = subprocess.run([sys.executable, "-m", "whileai", "check", str(old)], capture_output=True,
+                          text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 2
+    assert "looks written for prime-rl v0.7.0 (the pin is 559b447)" in done.stderr
+    assert f"run `whileai migrate {old}`" in done.stderr
+
+
+def test_migrated_files_the_loader_accepted_are_still_what_migrate_writes() -> None:
+    """The loader's verdicts on the migrated files (scripts/gen_migrate_fixture.py --verdicts)
+    hold for today's output: each verdict names the sha of the text it judged."""
+    import hashlib
+
+    verdicts = json.loads((FIXTURE.parent / "migrate-verdicts.json").read_text())
+    assert len(verdicts) == len(PAIRS)
+    stale = []
+    for p in PAIRS:
+        text = migrate(p["old_toml"]).text
+        v = verdicts[f"{p['tag']}:{p['pin_path']}"]
+        if hashlib.sha256(text.encode()).hexdigest()[:16] != v["migrated_sha"]:
+            stale.append(p["pin_path"])
+    assert stale == []
+    accepted = sum(v["accepted"] for v in verdicts.values())
+    assert accepted >= ACCEPTED_BY_LOADER

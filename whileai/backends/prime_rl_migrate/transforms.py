@@ -208,6 +208,22 @@ def _local_roles(ctx: Step, src: Path_) -> None:
                      "a v0 env ran in-process; the pin's default runtime is a remote sandbox VM")
 
 
+MODES = {"rl": "grpo", "opd": "opd", "sft": "sft"}  # v0.6.0's training_mode -> the algorithm
+
+
+def training_mode(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
+    mode = ctx.drop(path)
+    algo = MODES.get(str(mode))
+    if algo is None:
+        ctx.note("decision", f"{show(path)} = {str(mode)!r}", "",
+                 f"{rule['why']}; choose orchestrator.algo.type")
+        return
+    new = target(path, rule["old"], rule["new"])
+    ctx.set(new, algo)
+    ctx.note("converted", f"{show(path)} = {str(mode)!r}", f"{show(new)} = {algo!r}", rule["why"])
+
+
 TRANSFORMS: dict[str, Callable[[Step, Path_, dict[str, Any]], None]] = {
     "env-to-source": env_to_source, "legacy-to-taskset": legacy_to_taskset,
+    "training-mode": training_mode,
 }
