@@ -42,7 +42,7 @@ class Step:
         self.paths.update(dict.fromkeys(leaves(value, path) if isinstance(value, dict) else [path]))
 
     def note(self, kind: str, old: str, new: str, why: str) -> None:
-        from whileai.backends.prime_rl_migrate import Change
+        from whileai.backends.prime_rl_migrate.core import Change
 
         self.changes.append(Change(kind, old, new, self.label, why))
 
