@@ -177,11 +177,11 @@ def check(
             if problems:
                 guess = " (the likeliest entry point: none accepts it; --entry to choose)" \
                     if entry == "auto" else ""
-                _err(f"error: {config} is not a valid prime-rl {kind} config{guess}")
                 from whileai.backends.prime_rl_migrate.hint import old_release_hint
 
-                if (hint := old_release_hint(doc, kind)) is not None:
-                    _err(f"hint: {config} {hint}: run `whileai migrate {config}`")
+                if (old := old_release_hint(doc, kind)) is not None:
+                    guess = f"; it {old}: run `whileai migrate {config}`"
+                _err(f"error: {config} is not a valid prime-rl {kind} config{guess}")
                 failed = True
                 continue
             print(clean(f"ok: {config} is a prime-rl {kind} config ({how}) that passes the pinned "
