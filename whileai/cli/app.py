@@ -165,6 +165,10 @@ def check(
             if problems:
                 guess = " (the likeliest entry point: none accepts it; --entry to choose)" \
                     if entry == "auto" else ""
+                from whileai.targets.prime_rl.migrate.hint import old_release_hint
+
+                if (old := old_release_hint(doc, kind)) is not None:
+                    guess = f"; it {old}: run `whileai migrate {config}`"
                 _err(f"error: {config} is not a valid prime-rl {kind} config{guess}")
                 failed = True
                 continue
@@ -279,6 +283,9 @@ app.command("arms")(arms_cmd)
 from whileai.preflight.command import preflight_cmd  # noqa: E402  (its own package: probes the run)
 
 app.command("preflight")(preflight_cmd)
+from whileai.cli.migrate import migrate_cmd  # noqa: E402  (whileai migrate)
+
+app.command("migrate")(migrate_cmd)
 
 
 def main() -> None:

@@ -1,0 +1,152 @@
+"""Derive prime-rl's rename chain between consecutive releases: schemas/prime-rl-renames.json.
+
+    python scripts/gen_prime_rl_renames.py           # write it
+    python scripts/gen_prime_rl_renames.py --check   # exit 1 if the file on disk differs
+
+Reads the flat key catalogues (schemas/prime-rl-<release>.keys.json, made from the real
+classes by gen_prime_rl_history.py) and, per entry point and pair of consecutive releases:
+
+- a key that disappeared and whose name reappears under exactly one new parent is `moved`
+  (the classes say so: `inference.gpu_memory_utilization` -> `inference.vllm.gpu_memory_utilization`);
+- the renames the classes cannot tell (the name itself changed, a table was reshaped) come from
+  scripts/prime_rl_renames.toml, read off the commits that rewrote prime-rl's own configs;
+- every other key that disappeared is `dropped` (removed in that release).
+
+Each rule is counted against the history fixture (tests/fixtures/prime-rl/migrate-history.json):
+`confirmed` is the number of prime-rl's own files that had the old key at the older release and
+the new key at the pin. Pure: no prime-rl import, no network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMAS = ROOT / "schemas"
+OUT = SCHEMAS / "prime-rl-renames.json"
+CURATED = ROOT / "scripts" / "prime_rl_renames.toml"
+HISTORY = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-history.json"
+GENERIC = {"type", "id", "name", "enabled", "kwargs", "args"}
+RELEASES = ("v0.5.0", "v0.6.0", "v0.7.0", "v0.8.0", "559b447")
+
+
+def keys(release: str) -> dict[str, dict[str, dict[str, Any]]]:
+    return json.loads((SCHEMAS / f"prime-rl-{release}.keys.json").read_text())["entries"]
+
+
+def parent(path: str) -> str:
+    return re.sub(r"(\[\])?(\.[^.\[\]]+|\.\*)$", "", path) if "." in path else ""
+
+
+def leaf(path: str) -> str:
+    return path.rsplit(".", 1)[-1].removesuffix("[]")
+
+
+def under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root + ".") or path.startswith(root + "[]")
+
+
+def derive(old: dict[str, Any], new: dict[str, Any], curated: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    removed = sorted(set(old) - set(new))
+    added = sorted(set(new) - set(old))
+    rules: list[dict[str, Any]] = [dict(r, origin="curated") for r in curated
+                                  if r["old"].removesuffix("[]") in old]
+    covered = [r["old"] for r in rules]
+    moved: list[str] = []
+    for key in sorted(removed, key=lambda k: (-k.count("."), k)):  # leaves before their tables
+        if any(under(key, c) for c in covered):
+            continue
+        cands = [a for a in added if leaf(a) == leaf(key) and new[a]["kind"] == old[key]["kind"]]
+        if leaf(key) in GENERIC:  # a tag's name says nothing alone: its table must match too
+            cands = [a for a in cands if leaf(parent(a)) == leaf(parent(key))]
+        if len(cands) > 1:  # the one that keeps most of the old path, then the shallowest
+            segs = key.split(".")[:-1]
+
+            def score(a: str, segs: list[str] = segs) -> tuple[int, int]:
+                return (sum(s in a.split(".") for s in segs), -a.count("."))
+
+            best = max(map(score, cands))
+            cands = [a for a in cands if score(a) == best]
+        if len(cands) == 1:
+            rules.append({"old": key, "new": cands[0], "kind": "moved", "origin": "classes",
+                          "why": f"{leaf(key)} moved to {parent(cands[0]) or 'the top level'}"})
+            moved.append(key)
+        elif not any(under(m, key) for m in moved):
+            rules.append({"old": key, "kind": "dropped", "origin": "classes",
+                          "why": "removed: no key of that name remains"})
+    return collapse(rules, old)
+
+
+def collapse(rules: list[dict[str, Any]], old: dict[str, Any]) -> list[dict[str, Any]]:
+    """A dropped table's keys are one rule; a moved table whose keys all moved alike is one rule."""
+    out = []
+    dropped = {r["old"] for r in rules if r["kind"] == "dropped"}
+    for r in rules:
+        if r["kind"] == "dropped" and parent(r["old"]) in dropped:
+            continue
+        out.append(r)
+    return sorted(out, key=lambda r: r["old"])
+
+
+def flat(node: Any, path: str = "") -> set[str]:
+    if isinstance(node, dict):
+        return {path} | {k for key, v in node.items() for k in flat(v, f"{path}.{key}" if path else key)}
+    if isinstance(node, list) and node and all(isinstance(x, dict) for x in node):
+        return {path} | {k for x in node for k in flat(x, path + "[]")}
+    return {path}
+
+
+def confirm(steps: list[dict[str, Any]]) -> None:
+    pairs = json.loads(HISTORY.read_text()) if HISTORY.exists() else []
+    docs = [(p["tag"], flat(tomllib.loads(p["old_toml"])), flat(tomllib.loads(p["pin_toml"]))) for p in pairs]
+    for step in steps:
+        older = RELEASES[: RELEASES.index(step["from"]) + 1]
+        for r in step["rules"]:
+            if "new" not in r:
+                continue
+            r["confirmed"] = sum(1 for tag, old, pin in docs if tag in older and r["old"] in old
+                                 and any(under(k, r["new"]) for k in pin))
+
+
+def build() -> dict[str, Any]:
+    curated = tomllib.loads(CURATED.read_text())["step"]
+    cats = {r: keys(r) for r in RELEASES}
+    steps = []
+    for a, b in zip(RELEASES, RELEASES[1:], strict=False):
+        cur = next((s["rules"] for s in curated if s["from"] == a and s["to"] == b), [])
+        for entry in ("rl", "sft", "inference", "orchestrator", "trainer"):
+            if entry not in cats[a] or entry not in cats[b]:
+                continue
+            mine = [r for r in cur if r["old"].split(".")[0] in {k.split(".")[0] for k in cats[a][entry]}] \
+                if entry == "rl" else []
+            steps.append({"from": a, "to": b, "entry": entry,
+                          "rules": derive(cats[a][entry], cats[b][entry], mine)})
+    confirm([s for s in steps if s["entry"] == "rl"])
+    return {"releases": list(RELEASES), "pin": RELEASES[-1],
+            "note": "generated by scripts/gen_prime_rl_renames.py from schemas/prime-rl-*.keys.json "
+                    "and scripts/prime_rl_renames.toml", "steps": steps}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    text = json.dumps(build(), indent=1) + "\n"
+    if args.check:
+        same = OUT.exists() and OUT.read_text() == text
+        print(f"{OUT.name}: {'up to date' if same else 'STALE'}")
+        return 0 if same else 1
+    OUT.write_text(text)
+    print(f"wrote {OUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

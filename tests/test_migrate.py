@@ -1,0 +1,139 @@
+"""`whileai migrate` on prime-rl's own history (tests/fixtures/prime-rl/migrate-history.json:
+every rl config of configs/ and examples/ at v0.6.0, v0.7.0 and v0.8.0 that still exists at
+the pin, followed through renames; scripts/gen_migrate_fixture.py)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import tomllib
+from helpers import ROOT
+
+from whileai.targets.prime_rl.check import check_document
+from whileai.targets.prime_rl.migrate import migrate
+from whileai.targets.prime_rl.migrate.hint import old_release_hint
+
+FIXTURE = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-history.json"
+PAIRS = json.loads(FIXTURE.read_text())
+ACCEPTED_BY_LOADER = 77  # of 131; of the 92 whose pin version the loader accepts (the rest name
+# prime-envs tasksets the loader environment lacks): 31/32 v0.8.0, 29/31 v0.7.0, 17/29 v0.6.0
+
+
+def flat(node, path=()):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from flat(v, (*path, k))
+    elif isinstance(node, list) and node and all(isinstance(x, dict) for x in node):
+        for i, v in enumerate(node):
+            yield from flat(v, (*path, i))
+    else:
+        yield path, node
+
+
+def test_fixture_covers_three_releases_and_follows_renames() -> None:
+    tags = {p["tag"] for p in PAIRS}
+    assert tags == {"v0.6.0", "v0.7.0", "v0.8.0"}
+    renamed = [p for p in PAIRS if p["old_path"] != p["pin_path"]]
+    assert any(p["old_path"] == "configs/ci/integration/reverse_text/start.toml" for p in renamed)
+
+
+def test_every_old_file_is_refused_at_the_pin_and_check_names_the_release() -> None:
+    olds = [p for p in PAIRS if p["tag"] == "v0.7.0"]
+    refused = [p for p in olds if check_document(tomllib.loads(p["old_toml"]))]
+    assert len(refused) == len(olds)
+    hinted = [p for p in olds if old_release_hint(tomllib.loads(p["old_toml"])) is not None]
+    assert len(hinted) >= len(olds) * 0.9
+    assert "v0.7.0" in (old_release_hint(tomllib.loads(olds[0]["old_toml"])) or "")
+
+
+def test_reverse_text_v07_migrates_to_the_pins_own_file() -> None:
+    pair = next(p for p in PAIRS if p["tag"] == "v0.7.0"
+                and p["pin_path"] == "configs/ci/integration/reverse-text/start.toml")
+    m = migrate(pair["old_toml"])
+    assert m.release == "v0.7.0" and m.detected
+    new, pin = tomllib.loads(m.text), tomllib.loads(pair["pin_toml"])
+    assert new["orchestrator"]["train"]["source"] == pin["orchestrator"]["train"]["source"]
+    assert check_document(new) == []
+    assert "# TEMP: NCCL weight broadcast" in m.text  # comments of surviving keys survive
+    kinds = {c.kind for c in m.changes}
+    assert {"converted", "defaulted"} <= kinds
+
+
+def test_migrated_files_keep_every_value_the_pin_kept_and_most_pass_the_pin() -> None:
+    ok, kept_wrong = 0, []
+    for p in PAIRS:
+        m = migrate(p["old_toml"])
+        new = dict(flat(tomllib.loads(m.text)))
+        pin = dict(flat(tomllib.loads(p["pin_toml"])))
+        old = dict(flat(tomllib.loads(p["old_toml"])))
+        old_values = {repr(v) for v in old.values()}
+        # a value the pin kept from the old file, at a path the migrated file also has
+        wrong = [k for k, v in pin.items()
+                 if k in new and repr(v) in old_values and new[k] != v and repr(new[k]) in old_values]
+        kept_wrong += [(p["tag"], p["pin_path"], wrong[0])] if wrong else []
+        ok += not check_document(tomllib.loads(m.text))
+    # measured 2026-12-02: the pin's own edits that reuse an old value elsewhere (e.g.
+    # configs/debug/concurrency.toml shrank its deployment) read as mismatches here
+    assert len(kept_wrong) <= 20, kept_wrong[:5]  # files, of 131
+    assert ok >= 105  # of 131 pass the pin's schema and rules (107 measured); the rest: docs/migrate.md
+
+
+def test_migrating_all_fixture_files_in_one_call_is_fast(tmp_path: Path) -> None:
+    for i, p in enumerate(PAIRS):
+        (tmp_path / f"{i:03d}.toml").write_text(p["old_toml"])
+    t0 = time.perf_counter()
+    files = sorted(map(str, tmp_path.glob("*.toml")))
+    done = subprocess.run([sys.executable, "-m", "whileai", "migrate", *files, "-o", str(tmp_path / "new"),
+                           "--allow-drops"], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    wall = time.perf_counter() - t0
+    assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "new").glob("*.toml"))) == len(PAIRS)
+    # the issue asks < 2 s; measured 7.75 s (3.8 s CPU) on a loaded 2-core machine: NOT met yet
+    # (release detection walks every catalogue per key); this bound only catches regressions
+    assert wall < 60.0
+    assert float(done.stdout.rsplit(" in ", 1)[1].split()[0]) < 20.0
+
+
+def test_decision_writes_nothing_and_exits_1(tmp_path: Path) -> None:
+    src = tmp_path / "old.toml"
+    src.write_text('[trainer]\n[orchestrator]\ntraining_mode = "rl"\n[orchestrator.advantage]\n')
+    done = subprocess.run([sys.executable, "-m", "whileai", "migrate", str(src), "--from", "v0.6",
+                           "-o", str(tmp_path / "new.toml")], capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 1 and "needs a decision" in done.stderr
+    assert not (tmp_path / "new.toml").exists()
+
+
+def test_check_on_an_old_file_names_the_release_and_suggests_migrate(tmp_path: Path) -> None:
+    pair = next(p for p in PAIRS if p["tag"] == "v0.7.0"
+                and p["pin_path"] == "configs/ci/integration/reverse-text/start.toml")
+    old = tmp_path / "start.toml"
+    old.write_text(pair["old_toml"])
+    done = subprocess.run([sys.executable, "-m", "whileai", "check", str(old)], capture_output=True,
+                          text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 2
+    assert "looks written for prime-rl v0.7.0 (the pin is 559b447)" in done.stderr
+    assert f"run `whileai migrate {old}`" in done.stderr
+
+
+def test_migrated_files_the_loader_accepted_are_still_what_migrate_writes() -> None:
+    """The loader's verdicts on the migrated files (scripts/gen_migrate_fixture.py --verdicts)
+    hold for today's output: each verdict names the sha of the text it judged."""
+    import hashlib
+
+    verdicts = json.loads((FIXTURE.parent / "migrate-verdicts.json").read_text())
+    assert len(verdicts) == len(PAIRS)
+    stale = []
+    for p in PAIRS:
+        text = migrate(p["old_toml"]).text
+        v = verdicts[f"{p['tag']}:{p['pin_path']}"]
+        if hashlib.sha256(text.encode()).hexdigest()[:16] != v["migrated_sha"]:
+            stale.append(p["pin_path"])
+    assert stale == []
+    accepted = sum(v["accepted"] for v in verdicts.values())
+    assert accepted >= ACCEPTED_BY_LOADER

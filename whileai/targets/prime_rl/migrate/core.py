@@ -1,0 +1,94 @@
+"""`whileai migrate`: carry a prime-rl config written for an older release to the pin, key by key.
+
+`migrate(text)` detects the release the file looks written for (or takes `release`), walks the
+rename chain (chain.py: data generated from the real classes) one release at a time and edits
+the document in place with tomlkit, so comments and key order survive where the key survives.
+Every changed key is a `Change`: moved (old -> new, with the release and why), converted (the
+value was reshaped), dropped (the feature was removed), defaulted (the pin's default would
+change what the file did, so the old behaviour is written out) or decision (no mechanical
+equivalent). Pure: no file is read or written here (see cli.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import tomlkit
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+from whileai.targets.prime_rl.migrate import chain, transforms
+from whileai.targets.prime_rl.migrate.edit import leaves, prune, show, supers
+from whileai.targets.prime_rl.migrate.transforms import Change
+
+
+@dataclass
+class Migration:
+    release: str  # the release the file looks written for (or was said to be)
+    detected: bool
+    text: str
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def decisions(self) -> list[Change]:
+        return [c for c in self.changes if c.kind == "decision"]
+
+
+def detect(doc: Any, entry: str = "rl") -> tuple[str, int]:
+    """The release a parsed document looks written for, and its keys that release lacks."""
+    return chain.looks_written_for([chain.generic(p) for p in leaves(doc)], entry)
+
+
+def migrate(text: str, release: str | None = None, entry: str = "rl") -> Migration:
+    plain = tomllib.loads(text)  # the keys are listed from this (tomlkit's lookups are slow)
+    doc = tomlkit.parse(text)
+    detected = release is None
+    start = detect(plain, entry)[0] if release is None else release
+    result = Migration(start, detected, text)
+    emptied: set[chain.Path_] = set()
+    created: list[Any] = []
+    paths = dict.fromkeys(leaves(plain))
+    if start == chain.pin():  # keys all known; values the pin spells differently still change
+        ctx = transforms.Step(doc, f"{chain.releases()[-2]} -> {start}", start, emptied, result.changes,
+                              paths=paths)
+        transforms.pin_values(ctx)
+    for step in chain.steps(start, entry):
+        label = f"{step['from']} -> {step['to']}"
+        ctx = transforms.Step(doc, label, step["to"], emptied, result.changes, paths=paths)
+        for path in list(paths):
+            if path not in paths:
+                continue
+            rule = chain.rule_for(chain.generic(path), step)
+            if rule is not None:
+                apply(ctx, path, rule)
+        ctx.finish()
+        created += ctx.created
+    prune(doc, emptied)
+    supers(created)
+    result.text = tomlkit.dumps(doc)
+    return result
+
+
+def apply(ctx: transforms.Step, path: chain.Path_, rule: dict[str, Any]) -> None:
+    old = show(path)
+    kind = rule["kind"]
+    if kind == "dropped":
+        ctx.drop(path)
+        ctx.note("dropped", old, "", rule["why"])
+    elif kind == "decision":
+        ctx.note("decision", old, "", f"{rule['why']}; choose {rule.get('choices', 'by hand')}")
+        ctx.drop(path)
+    elif kind == "converted":
+        transforms.TRANSFORMS[rule["transform"]](ctx, path, rule)
+    else:
+        new = transforms.target(path, rule["old"], rule["new"])
+        value = ctx.drop(path)
+        ctx.set(new, value)
+        ctx.note("moved", old, show(new), rule["why"])
+
+
+__all__ = ["Change", "Migration", "detect", "migrate"]
