@@ -13,7 +13,7 @@ from typing import Any
 
 import tomli_w
 
-from whileai import __version__, mixture
+from whileai import __version__, mixture, seats
 from whileai import taskset_catalog as tc
 from whileai.backends import overrides as ov
 from whileai.backends import prime_rl_deploy as deploy
@@ -52,13 +52,15 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
     steps = get_path(doc, "orchestrator.max_steps", get_path(doc, "max_steps"))
     batch, group = get_path(doc, "orchestrator.batch_size"), get_path(doc, "orchestrator.group_size")
     rank = get_path(doc, "trainer.model.lora.rank")
+    per = seats.per_episode(run, doc)
     out |= {
         "model": get_path(doc, "model.name", run.model),
         "steps": steps,
         "rollouts": batch,
         "samples_effective": group,
-        "prompts": batch // group if isinstance(batch, int) and isinstance(group, int) and group
-        else "?",
+        "prompts": batch // group // per.traces if isinstance(batch, int) and isinstance(group, int)
+        and group else "?",
+        "seats": per.traces, "seat_roles": list(per.roles),
         "layout": deploy.layout_fact(doc),
         **deploy.facts(run, doc),
         "weights": f"LoRA rank {rank}" if rank is not None else "full weights",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from whileai import mixture
+from whileai import mixture, seats
 from whileai import taskset_catalog as tc
 from whileai.backends import prime_rl_deploy as deploy
 from whileai.backends import prime_rl_mixture as mix
@@ -74,8 +74,11 @@ FIELD_MAP: list[Row] = [
     To("model", "model.name", note="shared: fills trainer, orchestrator and inference"),
     *renderer_rows("orchestrator.renderer"),
     To("steps", "max_steps"),
-    To("prompts", "orchestrator.batch_size", lambda r: r.rollouts,
-       note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"),
+    To("prompts", "orchestrator.batch_size", lambda r: r.rollouts * seats.per_episode(r).traces,
+       note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"
+       if seats.per_episode(r).traces == 1 else f"prime-rl counts trainable traces, and "
+       f"{seats.per_episode(r).how}: {r.prompts} prompts x {r.method.samples} samples x "
+       f"{seats.per_episode(r).traces} seats"),
     To("method.samples", "orchestrator.group_size"),
     *deploy.DEPLOY_ROWS,
     Fix("inference", {}, "rl launches the policy's inference server", when=deploy.serves),
