@@ -210,6 +210,20 @@ def _eval_never(run: RunSpec, f: Facts) -> str | None:
     return None
 
 
+def _eval_final(run: RunSpec, f: Facts) -> str | None:
+    """From the compiled values (overrides included): the final step is evaluated only when the
+    interval divides the steps."""
+    interval, steps = f.get("eval_interval"), f.get("steps", run.steps)
+    if not isinstance(interval, int) or not isinstance(steps, int) or not 0 < interval <= steps \
+            or steps % interval == 0:
+        return None
+    from whileai.spec import default_eval_interval
+
+    return (f"eval interval {interval} does not divide {steps} steps: the last evaluation is at "
+            f"step {steps - steps % interval}, so the final model is never scored; set "
+            f"eval.interval to a divisor of the steps (e.g. {default_eval_interval(steps)})")
+
+
 def _holdout(run: RunSpec, f: Facts) -> str | None:
     """From the compiled sources: which split train and eval read (a backend fact); a mixture
     checks every eval source against every training source on its taskset (`holdouts`)."""
@@ -313,6 +327,9 @@ RULES: list[Rule] = [
     Rule("eval-never-runs", "the compiled eval interval exceeds the steps, or eval is off",
          "prime-rl EvalConfig.interval (evaluates every interval steps from step 0); "
          "transformers DefaultFlowCallback (evaluates when step % eval_steps == 0)", _eval_never),
+    Rule("eval-skips-final-step", "the compiled eval interval does not divide the steps",
+         "prime-rl 559b447 orchestrator/eval_source.py trigger (step % interval == 0); "
+         "transformers DefaultFlowCallback (step % eval_steps == 0)", _eval_final),
 ]
 
 

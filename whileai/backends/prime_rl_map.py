@@ -104,7 +104,8 @@ FIELD_MAP: list[Row] = [
        note="prime-rl runs no evaluation without the table (an empty one is refused)"),
     To("eval.interval", "orchestrator.eval.interval", lambda r: r.eval_interval, when=_eval_on),
     Fix("orchestrator.eval.interval", lambda r: r.eval_interval,
-        "eval.interval unset: a quarter of the steps",
+        "eval.interval unset: about a quarter of the steps, a divisor of them (the final step "
+        "is evaluated)",
         when=lambda r: r.eval.enabled and r.eval.interval is None),
     To("eval.examples", "orchestrator.eval.num_examples", when=_eval_on),
     *[Drop(f"eval.{f}", "eval.enabled is false: no eval table is written",
