@@ -52,7 +52,6 @@ from whileai.spec_tables import (  # noqa: F401  (re-exported: the public spec n
 )
 
 
-
 def default_eval_interval(steps: int) -> int:
     """The eval interval when eval.interval is unset: steps / k for the k nearest 4 (ties: the
     larger) among 1..8 that divide the steps. prime-rl and TRL evaluate when step % interval
