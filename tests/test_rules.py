@@ -50,6 +50,8 @@ CASES: dict[str, tuple[tuple[wai.RunSpec, dict], tuple[wai.RunSpec, dict]]] = {
     "lora-rank-low": ((run(opd(), lora_rank=8), {}), (run(opd(), lora_rank=64), {})),
     "eval-never-runs": ((run(wai.GRPO()), {"eval_interval": 25, "steps": 5}),
                         (run(wai.GRPO()), {"eval_interval": 5, "steps": 5})),
+    "divergence-not-honoured": ((run(opd(divergence="forward_kl")), {"divergence": "reverse_kl"}),
+                                (run(opd()), {"divergence": "reverse_kl"})),
     "eval-skips-final-step": ((run(wai.GRPO()), {"eval_interval": 30, "steps": 100}),
                               (run(wai.GRPO()), {"eval_interval": 25, "steps": 100})),
     "shared-filesystem": ((run(wai.GRPO()), {"on_slurm": True, "nodes": 2, "output_dir": "outputs"}),

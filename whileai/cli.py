@@ -56,13 +56,14 @@ def _stdout() -> Iterator[None]:
 
 
 def _compile_all(specs: list[Path], backend: str, sets: list[str] | None, out: Path | None,
-                 force: bool, cpu: bool) -> list[Any]:
+                 force: bool, cpu: bool, strict: bool = False) -> list[Any]:
     from whileai.api import compile_all
     from whileai.load import load_spec, parse_sets
 
     overrides = parse_sets(sets or [])
     runs = [load_spec(p, overrides) for p in specs]  # all specs valid before anything is written
-    return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu)
+    return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu,
+                       strict=strict)
 
 
 @app.command("compile")
@@ -80,10 +81,12 @@ def compile_cmd(
     cpu: Annotated[bool, typer.Option(help="trl: a CPU run (use_cpu, bf16 false).")] = False,
     plain: Annotated[bool | None, typer.Option("--plain/--rich", help="Plain text report "
                      "(the default when stdout is not a terminal) or rich tables.")] = None,
+    strict: Annotated[bool, typer.Option(help="Every warning is an error: exit 2 naming the "
+                      "first, and nothing is written.")] = False,
 ) -> None:
     """Compile run spec(s) for a backend and print what the target reads, ignores and warns."""
     try:
-        results = _compile_all(specs, backend, sets, out, force, cpu)
+        results = _compile_all(specs, backend, sets, out, force, cpu, strict)
     except SpecError as e:
         _fail(e)
     with _stdout():

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from whileai.honoured import divergence_check
 from whileai.report import Finding
 from whileai.sizes import size_b  # noqa: F401  (re-exported: rules read sizes from names)
 from whileai.spec import OPD, OPSD, RunSpec
@@ -22,8 +23,12 @@ class Rule(NamedTuple):
     condition: str
     citation: str
     check: Callable[[RunSpec, Facts], str | None]
+    fields: tuple[str, ...] = ()  # the spec fields it reads: never fires where the target ignores one
 
     def __call__(self, run: RunSpec, facts: Facts) -> Finding | None:
+        ignored = {x for f in facts.get("ignored", ()) for x in (f, f"method.{f}")}  # short labels
+        if set(self.fields) & ignored:
+            return None
         msg = self.check(run, facts)
         return Finding(self.id, msg, self.citation) if msg else None
 
@@ -286,12 +291,14 @@ RULES: list[Rule] = [
     Rule("tokenizer-mismatch", "teacher and student tokenizers differ: measured from local tokenizer "
          "files when both are found (path or HF cache), else guessed from model-name families",
          "Sun 2026, arXiv:2605.07711; TRL issues 2215, 3028, 4562", _tokenizer),
-    Rule("top-k-small", "OPD top_k == 1 (fails) or < 16", "Li 2026, arXiv:2604.13016 §6.3", _top_k_one),
+    Rule("top-k-small", "OPD top_k == 1 (fails) or < 16", "Li 2026, arXiv:2604.13016 §6.3", _top_k_one,
+         ("method.top_k",)),
     Rule("top-k-no-nucleus", "the backend truncates the teacher's support and top_p = 1",
          "Fu 2026, arXiv:2603.25562, Table 3", _topk_nucleus),
     Rule("sampled-token-top-p", "sampled-token estimator with top_p < 1",
          "OpenRLHF enforces top_p = 1", _sampled_top_p),
-    Rule("max-tokens-long", "OPD/OPSD max_tokens > 8192", "Li 2026, arXiv:2604.13016 §6.1", _max_tokens),
+    Rule("max-tokens-long", "OPD/OPSD max_tokens > 8192", "Li 2026, arXiv:2604.13016 §6.1", _max_tokens,
+         ("method.max_tokens",)),
     Rule("sft-cold-start", "OPD/OPSD student looks like a base model, or the teacher thinks aloud "
          "(R1, QwQ, '-Thinking') and the student does not",
          "Li 2026, arXiv:2604.13016 §5.1; Lu 2025", _cold_start),
@@ -309,14 +316,15 @@ RULES: list[Rule] = [
     Rule("opsd-long-run", "OPSD for more than 300 steps",
          "Li 2026 (SRPO), arXiv:2604.02288", _long_opsd),
     Rule("lora-lr-high", "LoRA OPD with learning rate >= 1e-3",
-         "tinker-cookbook distillation recipe", _lora_lr),
+         "tinker-cookbook distillation recipe", _lora_lr, ("method.learning_rate",)),
     Rule("support-truncated", "the backend restricts the loss to a top-k support",
          "anchor text-to-SQL recipe (research.md rule 16)", _truncated),
     Rule("needs-grpo-arm", "any OPD, OPSD or SFT run", "research.md rule 17 (Zhao 2026; Hübotter 2026)",
          _single_number),
     Rule("temperature-off-policy", "OPD/OPSD student temperature != 1.0",
-         "Lu 2025; all frameworks sample at 1.0", _temperature),
-    Rule("lora-rank-low", "LoRA OPD with rank < 32", "Lu 2025 (Thinking Machines)", _lora_rank),
+         "Lu 2025; all frameworks sample at 1.0", _temperature, ("method.temperature",)),
+    Rule("lora-rank-low", "LoRA OPD with rank < 32", "Lu 2025 (Thinking Machines)", _lora_rank,
+         ("lora_rank",)),
     Rule("holdout-is-training-data", "eval reads the split training reads (or the taskset has "
          "no split argument)", "prime-rl 559b447 / verifiers a60a606: each source builds its "
          "taskset from its own env.taskset table (schemas/prime-rl-559b447.tasksets.json, split)",
@@ -330,6 +338,10 @@ RULES: list[Rule] = [
     Rule("eval-skips-final-step", "the compiled eval interval does not divide the steps",
          "prime-rl 559b447 orchestrator/eval_source.py trigger (step % interval == 0); "
          "transformers DefaultFlowCallback (step % eval_steps == 0)", _eval_final),
+    Rule("divergence-not-honoured", "method.divergence differs from the objective the compiled "
+         "file trains", "prime-rl 559b447 orchestrator/algo/opd.py (sampled-token reverse KL); "
+         "TRL 1.16.0 DistillationTrainer beta (0 forward KL, 1 reverse KL, between: JSD)",
+         divergence_check),
 ]
 
 

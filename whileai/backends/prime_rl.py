@@ -43,6 +43,8 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "anchor": "live" if m.type == "opsd" else None,
         "top_p": 1.0,
         "anchor_requested": getattr(m, "anchor", None),
+        "divergence": "reverse_kl" if m.type in ("opd", "opsd") else None,
+        "divergence_how": "prime-rl's only OPD/OPSD loss is the sampled-token reverse-KL estimator",
         "unchecked_tasksets": sorted({t for t in (run.taskset, run.eval_taskset,
                                                   *(x.taskset for x in run.sources))
                                       if tc.entry(t) is None}),
@@ -123,7 +125,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
         raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
                         f"it: {p.message}", hint=_hint(p.path, p.message, doc))
     commands = [c for plan in plans for c in teacher.commands(plan)] + deploy.run_commands(run, fname)
-    known = facts(run, doc)
+    known = facts(run, doc) | {"ignored": [i.field for i in ignores]}
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
     files = {fname: text} | {p.file: p.text for p in plans if p.file and p.text}
     notes = tuple(p.note for p in plans) + ((mixture.summary(run),) if run.sources else ())

@@ -19,7 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from whileai import __version__
+from whileai import __version__, honoured
 from whileai.backends import overrides as ov
 from whileai.backends import trl_accelerate as accel
 from whileai.backends import trl_catalog, trl_cost, trl_reward
@@ -88,6 +88,9 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "learning_rate": doc.get("learning_rate", run.learning_rate),
         "eval_interval": _eval_interval(doc, steps),
         "eval_at_start": bool(doc.get("eval_on_start", False)),
+        "divergence": honoured.trl_divergence(m.type, doc),
+        "divergence_how": "set by overrides" if {"beta", "distillation_alpha"} & set(run.overrides)
+        else "",
     }
     return out
 

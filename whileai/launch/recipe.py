@@ -89,6 +89,8 @@ def add_arm_options(ap: argparse.ArgumentParser, *, default_tag: str) -> None:
     ap.add_argument("--x", type=axes, default=("step", "rollouts"), metavar="X,...",
                     help=f"the plot's x axes: {', '.join(X_CHOICES)} (default step,rollouts)")
     ap.add_argument("--relaunch-failed", action="store_true")
+    ap.add_argument("--strict", action="store_true", help="every compile warning is an error: "
+                    "exit 2 naming the first, before anything is written")
 
 
 def bundled() -> list[str]:

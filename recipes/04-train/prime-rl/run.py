@@ -30,6 +30,7 @@ import whileai as wai
 from whileai.arms import Arms, match_budget, repeat, replace_run
 from whileai.budget import per_step
 from whileai.errors import SpecError
+from whileai.honoured import strict
 from whileai.launch import EXIT_INFRA, InfraError, Manifest, backend, collect, launch, plan
 from whileai.launch.recipe import (
     add_arm_options,
@@ -96,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             arms = arms_from_args(args)
             compiled = compile_arms(arms, args.steps, args.budget, args.repeats)
+            if args.strict:  # every warning is an error (whileai.honoured)
+                strict(compiled.values())
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

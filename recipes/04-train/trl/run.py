@@ -40,6 +40,7 @@ from whileai import tiny
 from whileai.arms import Arms, match_budget, repeat, replace_run
 from whileai.budget import per_step
 from whileai.errors import SpecError
+from whileai.honoured import strict
 from whileai.launch import LocalBackend, Manifest, arm_from_compiled, call_argv, collect, plan
 from whileai.launch.offline import TINY, Offline, metric, task_texts
 from whileai.launch.recipe import (
@@ -196,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             arms = arms_from_args(a)
             compiled, meta, need = offline_arms(a, arms)
+            if a.strict:  # every warning is an error (whileai.honoured)
+                strict(compiled.values())
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
