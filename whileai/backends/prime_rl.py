@@ -17,6 +17,7 @@ from whileai import __version__, mixture, seats
 from whileai import taskset_catalog as tc
 from whileai.backends import overrides as ov
 from whileai.backends import prime_rl_deploy as deploy
+from whileai.backends import prime_rl_derived as derived
 from whileai.backends import prime_rl_mixture as mix
 from whileai.backends import prime_rl_teacher as teacher
 from whileai.backends.prime_rl_map import FIELD_MAP, rows
@@ -105,6 +106,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
             raise SpecError(f"{field}.url", t.url, "a port other than 8000, where rl serves the "
                             "policy itself")
     deploy.check(run, run.overrides)
+    derived.check(run)  # an override of a value others derive from: change the spec field
     fname = name or f"{run.method.type}.toml"
     plans = teacher.plans(run, fname.removesuffix(".toml")) if deploy.serves(run) else []
     applied = apply(rows(run), run, extra)
