@@ -67,7 +67,9 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "layout": deploy.layout_fact(doc),
         **deploy.facts(run, doc),
         "weights": f"LoRA rank {rank}" if rank is not None else "full weights",
-        "asynchrony": f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}",
+        "asynchrony": f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}"
+        if get_path(doc, "orchestrator.max_off_policy_steps") is not None or m.type != "sft" else
+        "off-policy: the teacher samples every trace (max_off_policy_steps has no effect)",
         "learning_rate": get_path(doc, "trainer.optim.lr", run.learning_rate),
         "eval_interval": get_path(doc, "orchestrator.eval.interval", 100)
         if isinstance(get_path(doc, "orchestrator.eval"), dict) else None,

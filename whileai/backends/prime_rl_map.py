@@ -46,6 +46,20 @@ def local_teacher(r: RunSpec) -> bool:
     return any(p.mode == "share" for p in teacher.plans(r, r.method.type))
 
 
+def _sft_only(r: RunSpec) -> bool:
+    return all(e.method.type == "sft" for e in mixture.entries(r))
+
+
+def _temperature_note(r: RunSpec) -> str:
+    if r.method.type != "sft":
+        return ""
+    t = r.method.temperature
+    return "the teacher samples the training completions" + (
+        "" if t == 1.0 else f"; the trainer also divides the student's logits by {t:g} in the "
+        "cross-entropy (per-token temperatures, trainer/rl/train.py: logits / temperatures), so "
+        f"the student fits the teacher's tokens at temperature {t:g}")
+
+
 def split(r: RunSpec) -> tc.SplitPlan:
     return tc.split_plan(r.taskset, r.taskset_args, r.eval.taskset, r.eval.taskset_args)
 
@@ -96,7 +110,10 @@ FIELD_MAP: list[Row] = [
     To("prompt_tokens", "seq_len", lambda r: r.prompt_tokens + mixture.max_tokens(r),
        note=lambda r: "seq_len = prompt_tokens + the longest source's max_tokens" if r.sources
        else "seq_len = prompt_tokens + max_tokens"),
-    To("max_off_policy_steps", "orchestrator.max_off_policy_steps"),
+    To("max_off_policy_steps", "orchestrator.max_off_policy_steps", when=lambda r: not _sft_only(r)),
+    Drop("max_off_policy_steps", "no effect on SFT: the frozen teacher samples every trace, and a "
+         "teacher-sampled trace never goes stale (orchestrator/train_sink.py _drop_stale: an "
+         "episode with no policy span is kept)", when=_sft_only),
     To("eval.enabled", "<[orchestrator.eval] written>", when=_eval_on,
        note=lambda r: "an eval table with one source" if not r.sources else
        "an eval table: the run's taskset and each source's own (sources[i].eval)"),
@@ -134,8 +151,7 @@ FIELD_MAP: list[Row] = [
            when=lambda r: not r.checkpoint.enabled) for f in ("interval", "keep_last")],
     # the method: the per-run rows here, its algo table from prime_rl_algo (a mixture's source
     # reuses those rows at orchestrator.train.source[i].algo)
-    To("method.temperature", "orchestrator.train.sampling.temperature",
-       note=lambda r: "the teacher samples the training completions" if r.method.type == "sft" else ""),
+    To("method.temperature", "orchestrator.train.sampling.temperature", note=_temperature_note),
     To("method.max_tokens", "orchestrator.train.sampling.max_completion_tokens"),
     To("method.max_tokens", "orchestrator.eval.sampling.max_completion_tokens", when=_eval_on),
     To("method.learning_rate", "trainer.optim.lr", lambda r: r.learning_rate,
