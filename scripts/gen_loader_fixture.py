@@ -117,7 +117,8 @@ def run_compile(v: dict[str, Any], work: Path) -> dict[str, Any]:
     verdict = {"accepted": done.returncode == 0, "exit_code": done.returncode,
                "error": "" if done.returncode == 0 else first_lines(done.stderr or done.stdout, work)}
     if "stage" in v:  # a two-stage spec: one TOML per stage beside the named one
-        found = sorted(work.glob(f"{v['name']}-{v['stage']}-*.toml"))
+        found = sorted(p for p in work.glob(f"{v['name']}-{v['stage']}-*.toml")
+                       if not p.name.endswith(".teacher.toml"))  # the stage's rl TOML, not its teacher's
         out = found[0] if found else out
     doc_text = out.read_text() if done.returncode == 0 and out.is_file() else None
     also = {suffix: (work / _beside(v['name'], suffix)).read_text() for suffix in v.get("also", {})
