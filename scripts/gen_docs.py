@@ -262,6 +262,14 @@ def rules_md() -> str:
         "Research-backed warnings, checked on every compile against the spec and the facts the "
         "backend reports about what it will really do (estimator, truncated support, teacher "
         "anchor, top_p). `whileai rules` prints the same table.\n\n",
+        "A rule never fires on a spec field the target ignores (the compiled report lists it "
+        "under ignores: e.g. `top-k-small` on prime-rl, which has no top-k). A method setting "
+        "the target replaces with something else is a warning naming what will run "
+        "(`divergence-not-honoured`).\n\n",
+        "`--strict` (`whileai compile --strict`, the recipes' `--strict`, "
+        "`wai.compile(..., strict=True)`) makes every warning an error: exit 2 (the API: "
+        "`wai.SpecError`) with one line naming the first warning's id and message, and nothing "
+        "is written.\n\n",
         table(["id", "fires when", "source"], rows)])
 
 

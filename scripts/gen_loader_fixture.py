@@ -22,7 +22,8 @@ Every resulting document then goes through scripts/prime_rl_loader.py in one $LO
 (`entry` per variant, default rl; `args`, e.g. ["--dry-run"], are passed after `@ file` as the
 command line would). A compile variant may name further files the compile writes beside the main
 one, each with its entry point: `also = {"teacher.toml" = "inference"}` loads
-`<name>.teacher.toml` with `uv run inference`'s parser; their verdicts are listed under `also`.
+`<name>.teacher.toml` with `uv run inference`'s parser (a suffix starting with '-' names
+`<name><suffix>`, e.g. a two-stage run's `-1-sft.teacher.toml`); their verdicts are listed under `also`.
 The fixture (tests/fixtures/prime-rl/loader-verdicts.json) lists per variant: name, kind, input,
 compiled_toml_or_doc, whileai_verdict {accepted, error}, loader_accepted, loader_error,
 loader_entry, loader_warnings, launch_error, agree, by_design, note. `loader_accepted` and `agree`
@@ -116,11 +117,12 @@ def run_compile(v: dict[str, Any], work: Path) -> dict[str, Any]:
     verdict = {"accepted": done.returncode == 0, "exit_code": done.returncode,
                "error": "" if done.returncode == 0 else first_lines(done.stderr or done.stdout, work)}
     if "stage" in v:  # a two-stage spec: one TOML per stage beside the named one
-        found = sorted(work.glob(f"{v['name']}-{v['stage']}-*.toml"))
+        found = sorted(p for p in work.glob(f"{v['name']}-{v['stage']}-*.toml")
+                       if not p.name.endswith(".teacher.toml"))  # the stage's rl TOML, not its teacher's
         out = found[0] if found else out
     doc_text = out.read_text() if done.returncode == 0 and out.is_file() else None
-    also = {suffix: (work / f"{v['name']}.{suffix}").read_text() for suffix in v.get("also", {})
-            if done.returncode == 0 and (work / f"{v['name']}.{suffix}").is_file()}
+    also = {suffix: (work / _beside(v['name'], suffix)).read_text() for suffix in v.get("also", {})
+            if done.returncode == 0 and (work / _beside(v['name'], suffix)).is_file()}
     if doc_text is None and sets:
         base = work / f"{v['name']}.base.toml"
         plain = whileai(["compile", str(spec), "-o", str(base), "--plain", "--force"], work)
@@ -132,6 +134,12 @@ def run_compile(v: dict[str, Any], work: Path) -> dict[str, Any]:
             doc_text = dumps(doc)
     return {"input": {"spec": spec_input, "set": sets}, "doc": doc_text, "whileai": verdict,
             "also": also}
+
+
+def _beside(name: str, suffix: str) -> str:
+    """A further file's name: `<name>.<suffix>`, or `<name><suffix>` for a suffix starting with
+    '-' (a two-stage run's per-stage file, e.g. '-1-sft.teacher.toml')."""
+    return f"{name}{suffix}" if suffix.startswith("-") else f"{name}.{suffix}"
 
 
 def run_check(v: dict[str, Any], work: Path, bases: dict[str, str]) -> dict[str, Any]:
@@ -211,7 +219,7 @@ def main() -> int:
             "agree": None if loader_ok is None else loader_ok == r["whileai"]["accepted"],
             "by_design": v.get("by_design", ""),
             **({"args": v["args"]} if v.get("args") else {}),
-            **({"also": [{"file": f"{v['name']}.{suffix}", "entry": entry, "toml": r["also"].get(suffix),
+            **({"also": [{"file": _beside(v['name'], suffix), "entry": entry, "toml": r["also"].get(suffix),
                           "loader_accepted": verdicts.get(f"{v['name']}:{suffix}", {}).get("accepted"),
                           "loader_error": verdicts.get(f"{v['name']}:{suffix}", {}).get(
                               "error", "not written"),

@@ -34,14 +34,17 @@ def test_grpo_8b_matches_the_hand_computation() -> None:
     h = c.cost.gpu_hours
     assert h["train"] == pytest.approx(train) and round(train, 2) == 10.60
     assert h["sample"] == pytest.approx(sample) and round(sample, 2) == 14.14
-    assert h["teacher"] is None and h["total"] == pytest.approx(train + sample)
+    # eval: steps 0, 25, 50, 75, 100 x 128 examples, sampled by the student on inference
+    evals = 2 * 8e9 * (5 * 128) * (2048 + 4096) / (PEAK * 0.10) / 3600  # 0.18
+    assert h["eval"] == pytest.approx(evals) and round(evals, 2) == 0.18
+    assert h["teacher"] is None and h["total"] == pytest.approx(train + sample + evals)
     # 4 trainer and 4 inference GPUs work at once: the slower pool sets the wall time
-    assert c.cost.wall_hours == pytest.approx(max(train / 4, sample / 4))
+    assert c.cost.wall_hours == pytest.approx(max(train / 4, (sample + evals) / 4))
     d = c.cost.to_dict()
     assert (d["tokens_per_step"], d["sampled_tokens"], d["teacher_tokens"]) == \
         (3_145_728, 100 * 512 * 4096, 0)
-    assert d["gpu_seconds"] == pytest.approx((train + sample) * 3600)
-    assert "≈ 24.7 GPU-hours of compute" in c.cost.line()
+    assert d["gpu_seconds"] == pytest.approx((train + sample + evals) * 3600)
+    assert "≈ 24.9 GPU-hours of compute" in c.cost.line()
 
 
 def test_opd_32b_from_a_moe_teacher_matches_the_hand_computation() -> None:
@@ -55,11 +58,14 @@ def test_opd_32b_from_a_moe_teacher_matches_the_hand_computation() -> None:
     assert (round(train, 1), round(sample, 1), round(teacher, 1)) == (424.1, 565.5, 97.2)
     assert c.cost is not None and c.cost.gpu_hours is not None
     h = c.cost.gpu_hours
-    assert (h["train"], h["sample"], h["teacher"]) == pytest.approx((train, sample, teacher))
-    wall = max(train / 32, sample / 32, teacher / 8)  # 32 trainer, 32 inference, 8 teacher GPUs
+    # eval every 30 steps (a divisor of 150) and at step 0: 6 x 128 rollouts, the student samples
+    evals = 2 * 32e9 * (6 * 128) * (2048 + 8192) / (PEAK * 0.10) / 3600  # 1.41
+    assert (h["train"], h["sample"], h["teacher"], h["eval"]) == pytest.approx(
+        (train, sample, teacher, evals))
+    wall = max(train / 32, (sample + evals) / 32, teacher / 8)  # 32 trainer, 32 inference, 8 teacher
     assert c.cost.wall_hours == pytest.approx(wall)
-    assert c.cost.held_gpus == 72 and round(wall * 72) == 1272
-    assert "1,087 GPU-hours of compute" in c.cost.line() and "1,272 GPU-hours held" in c.cost.line()
+    assert c.cost.held_gpus == 72 and round(wall * 72) == 1275
+    assert "1,088 GPU-hours of compute" in c.cost.line() and "1,275 GPU-hours held" in c.cost.line()
 
 
 def test_trl_processes_sample_score_and_train_in_turn() -> None:

@@ -21,15 +21,16 @@ BACKENDS = ("prime-rl", "trl")
 
 def compile(
     run: RunSpec, backend: str = "prime-rl", *, out: str | Path | None = None,
-    force: bool = False, cpu: bool = False,
+    force: bool = False, cpu: bool = False, strict: bool = False,
 ) -> Compiled:
-    """Compile a run spec for a backend; write it to `out` when given (atomically)."""
-    return compile_all([run], backend, out=out, force=force, cpu=cpu)[0]
+    """Compile a run spec for a backend; write it to `out` when given (atomically).
+    strict: every warning is an error (SpecError, nothing written)."""
+    return compile_all([run], backend, out=out, force=force, cpu=cpu, strict=strict)[0]
 
 
 def compile_all(
     runs: list[RunSpec], backend: str = "prime-rl", *, names: list[str] | None = None,
-    out: str | Path | None = None, force: bool = False, cpu: bool = False,
+    out: str | Path | None = None, force: bool = False, cpu: bool = False, strict: bool = False,
 ) -> list[Compiled]:
     """Compile several specs and write them all, or nothing when any one fails.
 
@@ -43,6 +44,10 @@ def compile_all(
             raise SpecError("run", run, "a whileai.RunSpec (build one with wai.RunSpec(...))")
     dests = write.targets(backend, names or [r.method.type for r in runs], out)
     compiled = [_one(run, backend, dest, bool(cpu)) for run, dest in zip(runs, dests, strict=True)]
+    if strict:  # every warning is an error, before anything is written (whileai.rules.honoured)
+        from whileai.rules.honoured import strict as refuse_warnings
+
+        refuse_warnings(compiled)
     if out is None:
         return compiled
     whole = backend == "trl"

@@ -35,11 +35,11 @@ def test_recipe_dry_run_then_launch_without_token(tmp_path: Path) -> None:
     assert m.meta["comparisons"] == [["opd", "grpo"], ["opsd", "grpo"], ["sft", "grpo"], ["opd", "sft"]]
     assert m.meta["baseline"] == "grpo"
     assert opd.per_step == {"rollouts": 256, "prompts": 64, "samples": 4, "max_tokens": 8192,
-                            "teacher": "teacher", "gpus": 2}
+                            "teacher": "teacher", "gpus": 2, "seats": 1}
     sft = m.arms["sft"].spec  # the off-policy arm: its teacher is served like OPD's
     assert sft.teacher == opd.teacher and sft.teacher_port == 8001 and sft.argv[-2:] == ["@", "sft.toml"]
     assert sft.per_step == {"rollouts": 256, "prompts": 64, "samples": 4, "max_tokens": 4096,
-                            "teacher": "sampler", "gpus": 2}
+                            "teacher": "sampler", "gpus": 2, "seats": 1}
     assert "warning: budgets differ 8.0x in rollouts" in p.stdout
     p = run("--out", str(tmp_path), "--arms", "grpo")
     assert p.returncode == 4 and "AuthError" in p.stderr

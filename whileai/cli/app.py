@@ -31,7 +31,7 @@ Sets = Annotated[
 
 
 def _compile_all(specs: list[Path], backend: str, sets: list[str] | None, out: Path | None,
-                 force: bool, cpu: bool) -> list[Any]:
+                 force: bool, cpu: bool, strict: bool = False) -> list[Any]:
     from functools import partial
 
     from whileai.api import compile_all
@@ -41,11 +41,12 @@ def _compile_all(specs: list[Path], backend: str, sets: list[str] | None, out: P
     overrides = parse_sets(sets or [])
     runs = [named(specs, p, partial(load_spec, p, overrides)) for p in specs]  # all valid first
     try:
-        return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu)
+        return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu,
+                           strict=strict)
     except SpecError:
         if len(specs) > 1:  # which spec: compile each alone (the error path only)
             for p, r in zip(specs, runs, strict=True):
-                named(specs, p, partial(compile_all, [r], backend, cpu=cpu))
+                named(specs, p, partial(compile_all, [r], backend, cpu=cpu, strict=strict))
         raise
 
 
@@ -64,10 +65,12 @@ def compile_cmd(
     cpu: Annotated[bool, typer.Option(help="trl: a CPU run (use_cpu, bf16 false).")] = False,
     plain: Annotated[bool | None, typer.Option("--plain/--rich", help="Plain text report "
                      "(the default when stdout is not a terminal) or rich tables.")] = None,
+    strict: Annotated[bool, typer.Option(help="Every warning is an error: exit 2 naming the "
+                      "first, and nothing is written.")] = False,
 ) -> None:
     """Compile run spec(s) for a backend and print what the target reads, ignores and warns."""
     try:
-        results = _compile_all(specs, backend, sets, out, force, cpu)
+        results = _compile_all(specs, backend, sets, out, force, cpu, strict)
     except SpecError as e:
         _fail(e)
     with _stdout():

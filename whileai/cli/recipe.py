@@ -91,6 +91,8 @@ def add_arm_options(ap: argparse.ArgumentParser, *, default_tag: str) -> None:
     ap.add_argument("--relaunch-failed", action="store_true")
     ap.add_argument("--partial", action="store_true", help="--collect: write a comparison of the "
                     "finished arms while others never ran or still run (marked partial)")
+    ap.add_argument("--strict", action="store_true", help="every compile warning is an error: "
+                    "exit 2 naming the first, before anything is written")
 
 
 def bundled() -> list[str]:

@@ -65,8 +65,10 @@ def per_step(c: Compiled) -> dict[str, Any]:
     """The arm's spend per optimizer step, from the compiled run and the backend's facts."""
     run = c.run
     samples = int(c.data.get("samples_effective", run.method.samples))
+    seats = int(c.data.get("seats", 1))  # prime-rl: trainable traces per episode (whileai.tasksets.seats)
     return {
-        "rollouts": run.prompts * samples,
+        "rollouts": run.prompts * samples * seats,
+        "seats": seats,
         "prompts": run.prompts,
         "samples": samples,
         "max_tokens": run.method.max_tokens,

@@ -10,6 +10,8 @@ The formula (docs/cost.md states it with its sources):
   sampling 2·N·tokens, teacher scoring 2·N_teacher·tokens (OPD; OPSD's self-teacher is the
   student, N); SFT's frozen teacher samples every token (sampling 2·N_teacher·tokens) and
   scores none; N counts the parameters a token passes through (the active ones of an MoE)
+- evaluation: the student samples evaluations x examples x samples rollouts of up to
+  prompt_tokens + the eval cap (sampling FLOPs, 2·N·tokens), on the policy's inference GPUs
 - GPU-seconds of a stage = FLOPs / (peak x MFU of the stage); a stage's GPUs run it in
   parallel, stages on separate GPUs overlap (prime-rl is asynchronous), stages on the same GPUs
   add up (TRL), and pools that run one after another add up too (TRL's SFT samples before it
@@ -25,16 +27,18 @@ from typing import Any, NamedTuple
 
 from whileai.cost.sizes import GPU, PEAK_TFLOPS, Size
 
-MFU = {"train": 0.40, "sample": 0.10, "teacher": 0.40}
+MFU = {"train": 0.40, "sample": 0.10, "teacher": 0.40, "eval": 0.10}
 MFU_SOURCE = {
     "train": "Llama 3 (Dubey et al. 2024, arXiv:2407.21783): 38-43% BF16 MFU on H100s",
     "sample": "whileai's assumption: autoregressive decoding is memory-bound (10% of peak)",
     "teacher": "scoring known tokens is one prefill pass, compute-bound like training (40%)",
+    "eval": "the student samples the eval rollouts: decoding, like sample (10%)",
 }
-FLOPS_PER_TOKEN = {"train": 6, "sample": 2, "teacher": 2}
+FLOPS_PER_TOKEN = {"train": 6, "sample": 2, "teacher": 2, "eval": 2}
 FORMULA = ("tokens = rollouts x (prompt_tokens + max_tokens) at the caps; FLOPs: train 6*N*tokens, "
            "sample 2*N*tokens (SFT: 2*N_teacher*tokens, the teacher samples), teacher "
-           "2*N_teacher*tokens; GPU-hours = FLOPs / (peak x MFU) / 3600")
+           "2*N_teacher*tokens; eval 2*N*eval tokens (evaluations x examples x samples x "
+           "(prompt_tokens + the eval cap)); GPU-hours = FLOPs / (peak x MFU) / 3600")
 DOCS = "docs/cost.md"
 
 
@@ -53,6 +57,9 @@ class Work(NamedTuple):
     stages: tuple[str, ...] = ("train", "sample", "teacher")  # what runs (fake data: train only)
     sampler: str = "student"  # who samples the completions: "teacher" for SFT (off-policy)
     parts: tuple[Part, ...] = ()  # a mixture's sources (unset: one part, the fields above)
+    eval_rollouts: int = 0  # every evaluation's rollouts over the run (the student samples them)
+    eval_max_tokens: int = 0  # the eval completion cap
+    eval_how: str = ""  # how eval_rollouts was counted (or why it is not)
 
 
 def parts(work: Work) -> tuple[Part, ...]:
@@ -130,6 +137,9 @@ class Estimate(NamedTuple):
             "sampled_tokens": round(sampled) if "sample" in w.stages else 0,
             "teacher_tokens": round(taught) if "sample" in w.stages else 0,
             "sampler": "/".join(dict.fromkeys(x.sampler for x in parts(w))),
+            "eval_rollouts": w.eval_rollouts,
+            "eval_tokens": w.eval_rollouts * (w.prompt_tokens + w.eval_max_tokens),
+            "eval_how": w.eval_how,
             "student_params_b": w.student.total_b if w.student else None,
             "student_active_params_b": w.student.active_b if w.student else None,
             "teacher_params_b": w.teacher.total_b if w.teacher else None,
@@ -150,7 +160,7 @@ class Estimate(NamedTuple):
         if self.gpu_hours is None:
             return f"{head}; no GPU-hour estimate: {self.unknown} ({DOCS})"
         h = self.gpu_hours
-        parts = ", ".join(f"{name} {_num(v)}" for name in ("train", "sample", "teacher")
+        parts = ", ".join(f"{name} {_num(v)}" for name in ("train", "sample", "teacher", "eval")
                           if (v := h.get(name)))
         out = f"{head}; ≈ {_num(h['total'] or 0)} GPU-hours of compute ({parts})"
         if self.wall_hours is not None:
@@ -188,6 +198,13 @@ def estimate(work: Work, pools: Pools) -> Estimate:
             pool = where.get(stage)
             if pool is not None and pools.pool_gpus.get(pool):
                 busy[pool] = busy.get(pool, 0.0) + _hours(stage, f) / pools.pool_gpus[pool]
+    if work.eval_rollouts and "sample" in work.stages:  # the student samples every evaluation
+        f = FLOPS_PER_TOKEN["eval"] * work.student.active_b * 1e9 * work.eval_rollouts * (
+            work.prompt_tokens + work.eval_max_tokens)
+        flops["eval"] = f
+        pool = pools.stage_pool.get("eval")
+        if pool is not None and pools.pool_gpus.get(pool):
+            busy[pool] = busy.get(pool, 0.0) + _hours("eval", f) / pools.pool_gpus[pool]
     hours = {stage: _hours(stage, f) for stage, f in flops.items()}
     every: dict[str, Any] = {stage: None for stage in MFU}  # a stage that does not run: None
     wall = (sum(busy.values()) if pools.serial else max(busy.values())) if busy else None

@@ -81,11 +81,14 @@ class Compiled:
         note = "" if samples == m.samples else f" (samples {m.samples} not honoured)"
         per_step = d.get("rollouts", prompts * samples if isinstance(prompts, int) else "?")
         asynchrony = d.get("asynchrony", f"max_off_policy_steps {r.max_off_policy_steps}")
+        n = d.get("seats", 1)
+        batch = (f"{steps} steps x {prompts} prompts x {samples} rollouts{note} = {per_step} "
+                 "rollouts per step" if n == 1 else f"{steps} steps x {prompts} prompts x "
+                 f"{samples} samples{note} x {n} seats = {per_step} traces per step")
         return [
             f"method {m.type}, model {d.get('model', r.model)}, taskset {r.taskset}, {layout}, "
             f"{weights}",
-            f"{steps} steps x {prompts} prompts x {samples} rollouts{note} = "
-            f"{per_step} rollouts per step, {asynchrony}",
+            f"{batch}, {asynchrony}",
             *([self.cost.line()] if self.cost is not None else []),
             *self.notes,
         ]

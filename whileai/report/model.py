@@ -60,6 +60,8 @@ class Flops(_Row):
     teacher: float | None = Field(description="Teacher scoring: 2 x N_teacher x tokens (OPD), "
                                   "2 x N x tokens (OPSD's self-teacher); null for GRPO or an "
                                   "unknown teacher size.")
+    eval: float | None = Field(description="Evaluation: 2 x N x eval tokens, the student samples "
+                               "every evaluation's rollouts; null without evaluation.")
 
 
 class GpuHours(Flops):
@@ -87,6 +89,11 @@ class Cost(_Row):
                                 "or (SFT) the tokens the teacher samples; 0 for GRPO.")
     sampler: str = Field(description="Who samples the completions: student (on-policy methods) or "
                          "teacher (SFT, off-policy; its sampling counts 2 x N_teacher x tokens).")
+    eval_rollouts: int = Field(description="Evaluation rollouts over the run: evaluations x "
+                               "examples x samples (x seats); 0 without evaluation or where not "
+                               "counted (see eval_how).")
+    eval_tokens: int = Field(description="eval_rollouts x (prompt_tokens + the eval cap).")
+    eval_how: str = Field(description="How eval_rollouts was counted, and what was not.")
     student_params_b: float | None = Field(description="Student parameters, billions; null: unknown.")
     student_active_params_b: float | None = Field(description="Parameters a token passes through "
                                                   "(MoE: the active ones).")

@@ -25,7 +25,11 @@ class Rule(NamedTuple):
     condition: str
     citation: str
     check: Callable[[RunSpec, Facts], str | None]
+    fields: tuple[str, ...] = ()  # the spec fields it reads: never fires where the target ignores one
 
     def __call__(self, run: RunSpec, facts: Facts) -> Finding | None:
+        ignored = {x for f in facts.get("ignored", ()) for x in (f, f"method.{f}")}  # short labels
+        if set(self.fields) & ignored:
+            return None
         msg = self.check(run, facts)
         return Finding(self.id, msg, self.citation) if msg else None

@@ -11,6 +11,7 @@ from typing import Any
 
 from whileai.cost.sizes import size_b  # noqa: F401  (re-exported: rules read sizes from names)
 from whileai.rules.base import Facts, Finding, Rule
+from whileai.rules.honoured import divergence_check
 from whileai.rules.scale import SCALE_RULES
 from whileai.rules.trl import TRL_RULES
 from whileai.spec.run import OPD, OPSD, RunSpec
@@ -199,6 +200,20 @@ def _eval_never(run: RunSpec, f: Facts) -> str | None:
     return None
 
 
+def _eval_final(run: RunSpec, f: Facts) -> str | None:
+    """From the compiled values (overrides included): the final step is evaluated only when the
+    interval divides the steps."""
+    interval, steps = f.get("eval_interval"), f.get("steps", run.steps)
+    if not isinstance(interval, int) or not isinstance(steps, int) or not 0 < interval <= steps \
+            or steps % interval == 0:
+        return None
+    from whileai.spec.run import default_eval_interval
+
+    return (f"eval interval {interval} does not divide {steps} steps: the last evaluation is at "
+            f"step {steps - steps % interval}, so the final model is never scored; set "
+            f"eval.interval to a divisor of the steps (e.g. {default_eval_interval(steps)})")
+
+
 def _holdout(run: RunSpec, f: Facts) -> str | None:
     """From the compiled sources: which split train and eval read (a backend fact); a mixture
     checks every eval source against every training source on its taskset (`holdouts`)."""
@@ -267,12 +282,14 @@ RULES: list[Rule] = [
     Rule("tokenizer-mismatch", "teacher and student tokenizers differ: measured from local tokenizer "
          "files when both are found (path or HF cache), else guessed from model-name families",
          "Sun 2026, arXiv:2605.07711; TRL issues 2215, 3028, 4562", _tokenizer),
-    Rule("top-k-small", "OPD top_k == 1 (fails) or < 16", "Li 2026, arXiv:2604.13016 §6.3", _top_k_one),
+    Rule("top-k-small", "OPD top_k == 1 (fails) or < 16", "Li 2026, arXiv:2604.13016 §6.3", _top_k_one,
+         ("method.top_k",)),
     Rule("top-k-no-nucleus", "the backend truncates the teacher's support and top_p = 1",
          "Fu 2026, arXiv:2603.25562, Table 3", _topk_nucleus),
     Rule("sampled-token-top-p", "sampled-token estimator with top_p < 1",
          "OpenRLHF enforces top_p = 1", _sampled_top_p),
-    Rule("max-tokens-long", "OPD/OPSD max_tokens > 8192", "Li 2026, arXiv:2604.13016 §6.1", _max_tokens),
+    Rule("max-tokens-long", "OPD/OPSD max_tokens > 8192", "Li 2026, arXiv:2604.13016 §6.1", _max_tokens,
+         ("method.max_tokens",)),
     Rule("sft-cold-start", "OPD/OPSD student looks like a base model, or the teacher thinks aloud "
          "(R1, QwQ, '-Thinking') and the student does not",
          "Li 2026, arXiv:2604.13016 §5.1; Lu 2025", _cold_start),
@@ -290,14 +307,15 @@ RULES: list[Rule] = [
     Rule("opsd-long-run", "OPSD for more than 300 steps",
          "Li 2026 (SRPO), arXiv:2604.02288", _long_opsd),
     Rule("lora-lr-high", "LoRA OPD with learning rate >= 1e-3",
-         "tinker-cookbook distillation recipe", _lora_lr),
+         "tinker-cookbook distillation recipe", _lora_lr, ("method.learning_rate",)),
     Rule("support-truncated", "the backend restricts the loss to a top-k support",
          "anchor text-to-SQL recipe (docs/research.md R16)", _truncated),
     Rule("needs-grpo-arm", "any OPD, OPSD or SFT run", "docs/research.md R17 (Zhao 2026; Hübotter 2026)",
          _single_number),
     Rule("temperature-off-policy", "OPD/OPSD student temperature != 1.0",
-         "Lu 2025; all frameworks sample at 1.0", _temperature),
-    Rule("lora-rank-low", "LoRA OPD with rank < 32", "Lu 2025 (Thinking Machines)", _lora_rank),
+         "Lu 2025; all frameworks sample at 1.0", _temperature, ("method.temperature",)),
+    Rule("lora-rank-low", "LoRA OPD with rank < 32", "Lu 2025 (Thinking Machines)", _lora_rank,
+         ("lora_rank",)),
     Rule("holdout-is-training-data", "eval reads the split training reads (or the taskset has "
          "no split argument)", "prime-rl 559b447 / verifiers a60a606: each source builds its "
          "taskset from its own env.taskset table (schemas/prime-rl-559b447.tasksets.json, split)",
@@ -308,6 +326,13 @@ RULES: list[Rule] = [
     Rule("eval-never-runs", "the compiled eval interval exceeds the steps, or eval is off",
          "prime-rl EvalConfig.interval (evaluates every interval steps from step 0); "
          "transformers DefaultFlowCallback (evaluates when step % eval_steps == 0)", _eval_never),
+    Rule("eval-skips-final-step", "the compiled eval interval does not divide the steps",
+         "prime-rl 559b447 orchestrator/eval_source.py trigger (step % interval == 0); "
+         "transformers DefaultFlowCallback (step % eval_steps == 0)", _eval_final),
+    Rule("divergence-not-honoured", "method.divergence differs from the objective the compiled "
+         "file trains", "prime-rl 559b447 orchestrator/algo/opd.py (sampled-token reverse KL); "
+         "TRL 1.16.0 DistillationTrainer beta (0 forward KL, 1 reverse KL, between: JSD)",
+         divergence_check),
 ]
 
 

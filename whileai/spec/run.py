@@ -54,6 +54,14 @@ from whileai.spec.tables import (  # noqa: F401  (re-exported: the public spec n
 )
 
 
+def default_eval_interval(steps: int) -> int:
+    """The eval interval when eval.interval is unset: steps / k for the k nearest 4 (ties: the
+    larger) among 1..8 that divide the steps. prime-rl and TRL evaluate when step % interval
+    == 0, so a divisor evaluates the final step too (steps // 4 would skip it at 50 steps)."""
+    k = min((k for k in range(1, 9) if steps % k == 0), key=lambda k: (abs(k - 4), -k))
+    return steps // k
+
+
 class RunSpec(OnTaskset):
     """One training run: a method on a taskset for a student model."""
 
@@ -269,7 +277,7 @@ class RunSpec(OnTaskset):
 
     @property
     def eval_interval(self) -> int:
-        return self.eval.interval or max(1, self.steps // 4)
+        return self.eval.interval or default_eval_interval(self.steps)
 
     @property
     def eval_taskset(self) -> str:

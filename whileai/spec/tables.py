@@ -66,7 +66,8 @@ class Eval(_Spec):
         "eval table without a source).", "whileai: evaluation on by default", default=True,
     )
     interval: int | None = src(
-        "Evaluate every N steps. Unset: a quarter of the steps (four evaluations a run).",
+        "Evaluate every N steps. Unset: about a quarter of the steps, a divisor of them so the "
+        "final step is evaluated (e.g. 25 of 100, 10 of 50).",
         "whileai", default=None, ge=1, le=MAX_STEPS,
     )
     examples: int = src(

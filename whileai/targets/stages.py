@@ -37,6 +37,7 @@ from whileai.report.compiled import Compiled, Finding, Ignore, Read
 from whileai.report.fieldmap import Fix, Row
 from whileai.spec.load import replace_run
 from whileai.spec.run import RunSpec, Stage
+from whileai.targets import stage_script
 
 STAGE_FIELDS = ("steps", "prompts", "lora", "lora_rank")
 
@@ -104,9 +105,15 @@ def _prime_rl(run: RunSpec, stem: str) -> Compiled:
     c2 = prime_rl.compile(second(run), name=f"{names[1]}.toml", extra=base)
     handoff = (f"uv run python -c {shlex.quote(_COPY)} {shlex.quote(run.model)} {shlex.quote(weights)}"
                "  # stage 1's final weights -> stage 2's student")
-    commands = _dedupe([*c1.commands, handoff, *c2.commands])
+    servers = stage_script.teacher_servers(one, second(run), names, stem)
+    c1, c2 = (_served(c, servers) for c in (c1, c2))
+    rl = [[x for x in c.commands if x.startswith("uv run rl ")] for c in (c1, c2)]
+    commands = [*(s.command() for s in servers if 1 in s.stages), *rl[0], handoff,
+                *(s.command() for s in servers if min(s.stages) == 2), *rl[1]]
     script = f"{stem}.sh"
-    files = {c1.main: c1.text, c2.main: c2.text, script: _script(commands, f"bash {script}")}
+    files = {c1.main: c1.text, c2.main: c2.text,
+             **{s.file: s.text for s in servers if s.file and s.text},
+             script: stage_script.script(servers, rl, handoff, f"bash {script}")}
     how = (f"stage 1's final weights at {weights}: its filesystem weight broadcast writes them in "
            "Hugging Face format to <output_dir>/<run.name>/broadcasts/step_<max_steps> (run.name is "
            "set: the default is random), and the hand-off copies the student's config and "
@@ -176,6 +183,8 @@ def _chain(run: RunSpec, c1: Compiled, c2: Compiled, files: dict[str, str], main
            commands: list[str], weights: str, second_main: str, how: str) -> Compiled:
     """The run as one Compiled: stage 1's account, stage 2's under `then.` (its own fields; the
     inherited ones are in its stage report), every warning, and both stages in `stages`."""
+    if run.method.type == "sft":  # stage 1 is the cold start sft-cold-start asks for
+        c2 = replace(c2, warnings=tuple(w for w in c2.warnings if w.rule != "sft-cold-start"))
     reads = [*c1.reads, *(_then(r, run, second_main) for r in c2.reads if _mine(r.field, run))]
     ignores = [*c1.ignores, *(Ignore(_label(i.field, run), i.value, i.reason) for i in c2.ignores
                               if _mine(i.field, run))]
@@ -206,9 +215,25 @@ def _then(r: Read, run: RunSpec, where: str) -> Read:
     return Read(_label(r.field, run), f"{where}: {r.path}", r.value, r.note)
 
 
-def _dedupe(commands: list[str]) -> list[str]:
-    """One teacher server for both stages when they name the same one."""
-    return list(dict.fromkeys(commands))
+def _served(c: Compiled, servers: list[stage_script.Server]) -> Compiled:
+    """A stage as the two-stage run serves its teachers: the server files the script starts
+    (one for a teacher both stages share) in place of the stage's own, in its notes too."""
+    mine = {p["file"] for p in c.teachers if p.get("file")}
+    renamed = {t["file"]: s.file for t in c.teachers for s in servers
+               if t.get("file") and (t["model"], t["url"]) == (s.plan.model, s.plan.url)}
+    files = {k: v for k, v in c.files.items() if k not in mine}
+    notes = tuple(_rename(n, renamed) for n in c.notes)
+    commands = tuple(_rename(n, renamed) for n in c.commands)
+    teachers = tuple(t | {"file": renamed.get(t.get("file"), t.get("file"))} for t in c.teachers)
+    return replace(c, files=files, notes=notes, commands=commands, teachers=teachers,
+                   teacher=teachers[0] if teachers else None)
+
+
+def _rename(text: str, renamed: dict[str | None, str | None]) -> str:
+    for old, new in renamed.items():
+        if old and new:
+            text = text.replace(old, new)
+    return text
 
 
 def _script(commands: list[str], how: str, *, here: bool = False) -> str:

@@ -50,6 +50,7 @@ from whileai.preflight.gate import gate
 from whileai.report import as_written, render_text
 from whileai.report.wrap import width
 from whileai.results import build, plot, write_results
+from whileai.rules.honoured import strict
 
 MODAL_APP = os.environ.get("WHILEAI_MODAL_APP", "whileai")  # modal_app.APP_NAME
 
@@ -123,6 +124,8 @@ def _main(argv: list[str] | None = None) -> int:
             probe(out, "--out")  # writable before anything is compiled
             arms = arms_from_args(args)
             compiled = compile_arms(arms, args.steps, args.budget, args.repeats)
+            if args.strict:  # every warning is an error (whileai.honoured)
+                strict(compiled.values())
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

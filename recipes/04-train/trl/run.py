@@ -59,6 +59,7 @@ from whileai.preflight.gate import gate
 from whileai.report import as_written, render_text
 from whileai.report.wrap import width
 from whileai.results import build, plot, write_results
+from whileai.rules.honoured import strict
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRL_EXPERIMENTAL_SILENCE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -218,6 +219,8 @@ def _main(argv: list[str] | None = None) -> int:
             probe(a.out / a.tag, "--out")  # writable before anything is compiled or built
             arms = arms_from_args(a)
             compiled, meta, need = offline_arms(a, arms)
+            if a.strict:  # every warning is an error (whileai.honoured)
+                strict(compiled.values())
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

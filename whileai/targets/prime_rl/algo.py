@@ -19,6 +19,7 @@ from typing import Any
 from whileai.report.fieldmap import Drop, Row, To, field_value
 from whileai.spec.run import RunSpec
 from whileai.targets.prime_rl import renderer
+from whileai.tasksets import opsd_template
 
 OPSD_REASON = "prime-rl's opd/opsd loss is the sampled-token reverse-KL estimator, not configurable"
 # where each method's frozen teacher goes inside its algo table (OPSD's teacher is the policy)
@@ -62,6 +63,11 @@ def algo_rows(table: str = "orchestrator.algo", field: str = "method") -> list[R
     def reverse_kl(r: RunSpec) -> bool:
         return kind("opd", "opsd")(r) and m(r).divergence == "reverse_kl"
 
+    def _template(r: RunSpec) -> tuple[str, str]:  # worded for the source's taskset
+        prefix = field[: -len("method")]
+        taskset = field_value(r, f"{prefix}taskset") if prefix else r.taskset
+        return opsd_template.worded(taskset, m(r).privileged, m(r).template)
+
     def anchor(r: RunSpec) -> str | None:
         return getattr(m(r), "anchor", None) if kind("opsd")(r) else None
 
@@ -76,7 +82,8 @@ def algo_rows(table: str = "orchestrator.algo", field: str = "method") -> list[R
         # OPSD: the policy, shown the privileged text, is the teacher
         To(f"{field}.privileged", f"{table}.demo_key",
            note="read from the task's info, then its top-level fields"),
-        To(f"{field}.template", f"{table}.template"),
+        To(f"{field}.template", f"{table}.template", lambda r: _template(r)[0],
+           note=lambda r: _template(r)[1]),
         *renderer_rows(f"{table}.renderer", when=kind("opsd")),
         Drop(f"{field}.anchor", "prime-rl opsd scores against the live policy; an EMA or "
              "initial-weights teacher (SDFT, SDPO) is not offered there",

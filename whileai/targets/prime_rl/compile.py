@@ -22,11 +22,12 @@ from whileai.report.fieldmap import Row, apply, get_path
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
 from whileai.targets import overrides as ov
-from whileai.targets.prime_rl import deploy, lax, teacher
+from whileai.targets.prime_rl import deploy, derived, lax, teacher
 from whileai.targets.prime_rl import mixture as mix
 from whileai.targets.prime_rl.check import check_document, rename_hint
 from whileai.targets.prime_rl.fieldmap import FIELD_MAP, rows
 from whileai.targets.prime_rl.pin import COMMIT, TARGET, VERSION
+from whileai.tasksets import seats
 
 __all__ = ["COMMIT", "FIELD_MAP", "TARGET", "VERSION", "compile", "facts"]
 
@@ -41,6 +42,8 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "anchor": "live" if m.type == "opsd" else None,
         "top_p": 1.0,
         "anchor_requested": getattr(m, "anchor", None),
+        "divergence": "reverse_kl" if m.type in ("opd", "opsd") else None,
+        "divergence_how": "prime-rl's only OPD/OPSD loss is the sampled-token reverse-KL estimator",
         "unchecked_tasksets": sorted({t for t in (run.taskset, run.eval_taskset,
                                                   *(x.taskset for x in run.sources))
                                       if tc.entry(t) is None}),
@@ -50,17 +53,21 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
     steps = get_path(doc, "orchestrator.max_steps", get_path(doc, "max_steps"))
     batch, group = get_path(doc, "orchestrator.batch_size"), get_path(doc, "orchestrator.group_size")
     rank = get_path(doc, "trainer.model.lora.rank")
+    per = seats.per_episode(run, doc)
     out |= {
         "model": get_path(doc, "model.name", run.model),
         "steps": steps,
         "rollouts": batch,
         "samples_effective": group,
-        "prompts": batch // group if isinstance(batch, int) and isinstance(group, int) and group
-        else "?",
+        "prompts": batch // group // per.traces if isinstance(batch, int) and isinstance(group, int)
+        and group else "?",
+        "seats": per.traces, "seat_roles": list(per.roles),
         "layout": deploy.layout_fact(doc),
         **deploy.facts(run, doc),
         "weights": f"LoRA rank {rank}" if rank is not None else "full weights",
-        "asynchrony": f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}",
+        "asynchrony": f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}"
+        if get_path(doc, "orchestrator.max_off_policy_steps") is not None or m.type != "sft" else
+        "off-policy: the teacher samples every trace (max_off_policy_steps has no effect)",
         "learning_rate": get_path(doc, "trainer.optim.lr", run.learning_rate),
         "eval_interval": get_path(doc, "orchestrator.eval.interval", 100)
         if isinstance(get_path(doc, "orchestrator.eval"), dict) else None,
@@ -99,6 +106,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
             raise SpecError(f"{field}.url", t.url, "a port other than 8000, where rl serves the "
                             "policy itself")
     deploy.check(run, run.overrides)
+    derived.check(run)  # an override of a value others derive from: change the spec field
     fname = name or f"{run.method.type}.toml"
     plans = teacher.plans(run, fname.removesuffix(".toml")) if deploy.serves(run) else []
     applied = apply(rows(run), run, extra)
@@ -121,7 +129,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
         raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
                         f"it: {p.message}", hint=_hint(p.path, p.message, doc))
     commands = [c for plan in plans for c in teacher.commands(plan)] + deploy.run_commands(run, fname)
-    known = facts(run, doc)
+    known = facts(run, doc) | {"ignored": [i.field for i in ignores]}
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
     files = {fname: text} | {p.file: p.text for p in plans if p.file and p.text}
     notes = tuple(p.note for p in plans) + ((mixture.summary(run),) if run.sources else ())

@@ -19,6 +19,7 @@ from whileai.spec.run import RunSpec
 from whileai.targets.prime_rl import deploy, teacher
 from whileai.targets.prime_rl import mixture as mix
 from whileai.targets.prime_rl.algo import algo_rows, renderer_rows
+from whileai.tasksets import seats
 
 TRAIN = "orchestrator.train.source[0]"
 EVAL = "orchestrator.eval.source[0]"
@@ -44,6 +45,20 @@ def _lora(r: RunSpec) -> bool:
 def local_teacher(r: RunSpec) -> bool:
     """A teacher shares GPU 0 with the policy server (whileai.targets.prime_rl.teacher)."""
     return any(p.mode == "share" for p in teacher.plans(r, r.method.type))
+
+
+def _sft_only(r: RunSpec) -> bool:
+    return all(e.method.type == "sft" for e in mixture.entries(r))
+
+
+def _temperature_note(r: RunSpec) -> str:
+    if r.method.type != "sft":
+        return ""
+    t = r.method.temperature
+    return "the teacher samples the training completions" + (
+        "" if t == 1.0 else f"; the trainer also divides the student's logits by {t:g} in the "
+        "cross-entropy (per-token temperatures, trainer/rl/train.py: logits / temperatures), so "
+        f"the student fits the teacher's tokens at temperature {t:g}")
 
 
 def split(r: RunSpec) -> tc.SplitPlan:
@@ -74,8 +89,11 @@ FIELD_MAP: list[Row] = [
     To("model", "model.name", note="shared: fills trainer, orchestrator and inference"),
     *renderer_rows("orchestrator.renderer"),
     To("steps", "max_steps"),
-    To("prompts", "orchestrator.batch_size", lambda r: r.rollouts,
-       note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"),
+    To("prompts", "orchestrator.batch_size", lambda r: r.rollouts * seats.per_episode(r).traces,
+       note=lambda r: f"prime-rl counts rollouts: {r.prompts} prompts x {r.method.samples} samples"
+       if seats.per_episode(r).traces == 1 else f"prime-rl counts trainable traces, and "
+       f"{seats.per_episode(r).how}: {r.prompts} prompts x {r.method.samples} samples x "
+       f"{seats.per_episode(r).traces} seats"),
     To("method.samples", "orchestrator.group_size"),
     *deploy.DEPLOY_ROWS,
     Fix("inference", {}, "rl launches the policy's inference server", when=deploy.serves),
@@ -93,7 +111,10 @@ FIELD_MAP: list[Row] = [
     To("prompt_tokens", "seq_len", lambda r: r.prompt_tokens + mixture.max_tokens(r),
        note=lambda r: "seq_len = prompt_tokens + the longest source's max_tokens" if r.sources
        else "seq_len = prompt_tokens + max_tokens"),
-    To("max_off_policy_steps", "orchestrator.max_off_policy_steps"),
+    To("max_off_policy_steps", "orchestrator.max_off_policy_steps", when=lambda r: not _sft_only(r)),
+    Drop("max_off_policy_steps", "no effect on SFT: the frozen teacher samples every trace, and a "
+         "teacher-sampled trace never goes stale (orchestrator/train_sink.py _drop_stale: an "
+         "episode with no policy span is kept)", when=_sft_only),
     To("eval.enabled", "<[orchestrator.eval] written>", when=_eval_on,
        note=lambda r: "an eval table with one source" if not r.sources else
        "an eval table: the run's taskset and each source's own (sources[i].eval)"),
@@ -101,7 +122,8 @@ FIELD_MAP: list[Row] = [
        note="prime-rl runs no evaluation without the table (an empty one is refused)"),
     To("eval.interval", "orchestrator.eval.interval", lambda r: r.eval_interval, when=_eval_on),
     Fix("orchestrator.eval.interval", lambda r: r.eval_interval,
-        "eval.interval unset: a quarter of the steps",
+        "eval.interval unset: about a quarter of the steps, a divisor of them (the final step "
+        "is evaluated)",
         when=lambda r: r.eval.enabled and r.eval.interval is None),
     To("eval.examples", "orchestrator.eval.num_examples", when=_eval_on),
     *[Drop(f"eval.{f}", "eval.enabled is false: no eval table is written",
@@ -135,8 +157,7 @@ FIELD_MAP: list[Row] = [
            when=lambda r: not r.checkpoint.enabled) for f in ("interval", "keep_last")],
     # the method: the per-run rows here, its algo table from prime_rl_algo (a mixture's source
     # reuses those rows at orchestrator.train.source[i].algo)
-    To("method.temperature", "orchestrator.train.sampling.temperature",
-       note=lambda r: "the teacher samples the training completions" if r.method.type == "sft" else ""),
+    To("method.temperature", "orchestrator.train.sampling.temperature", note=_temperature_note),
     To("method.max_tokens", "orchestrator.train.sampling.max_completion_tokens"),
     To("method.max_tokens", "orchestrator.eval.sampling.max_completion_tokens", when=_eval_on),
     To("method.learning_rate", "trainer.optim.lr", lambda r: r.learning_rate,

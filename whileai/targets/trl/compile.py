@@ -23,6 +23,7 @@ from whileai import __version__
 from whileai.errors import SpecError, raw
 from whileai.report.compiled import Compiled, Ignore, Read, render_text
 from whileai.report.fieldmap import Row, apply
+from whileai.rules import honoured
 from whileai.rules.research import findings
 from whileai.spec.run import OPSD, SFT, RunSpec
 from whileai.targets import overrides as ov
@@ -99,6 +100,9 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         "learning_rate": doc.get("learning_rate", run.learning_rate),
         "eval_interval": _eval_interval(doc, steps),
         "eval_at_start": bool(doc.get("eval_on_start", False)),
+        "divergence": honoured.trl_divergence(m.type, doc),
+        "divergence_how": "set by overrides" if {"beta", "distillation_alpha"} & set(run.overrides)
+        else "",
     }
     return out
 

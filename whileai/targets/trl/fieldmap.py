@@ -176,7 +176,8 @@ FIELD_MAP: list[Row] = [
     To("eval.enabled", "eval_strategy", lambda r: "steps" if r.eval.enabled else "no",
        note=lambda r: "evaluate every eval_steps" if r.eval.enabled else "no evaluation"),
     To("eval.interval", "eval_steps", lambda r: r.eval_interval, when=_eval_on,
-       note=lambda r: "" if r.eval.interval else "unset: a quarter of the steps"),
+       note=lambda r: "" if r.eval.interval else "unset: about a quarter of the "
+       "steps, a divisor of them (the final step is evaluated)"),
     To("eval.examples", "<data/test.jsonl rows>", test_rows, when=_eval_on,
        note=lambda r: f"the first rows of the {for_run(r).holdout_size}-row holdout"),
     *[Drop(f"eval.{f}", "eval.enabled is false: eval_strategy 'no'", when=lambda r: not r.eval.enabled)

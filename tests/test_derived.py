@@ -1,0 +1,40 @@
+"""Derived values follow overrides: an override of the sampling cap alone would leave seq_len, the
+teacher's max_model_len and the cost at the old cap, so it is refused with the spec field to
+change; changing that field re-derives every one of them."""
+
+from __future__ import annotations
+
+import pytest
+import tomllib
+from typer.testing import CliRunner
+
+import whileai as wai
+from whileai.cli.app import app
+from whileai.errors import SpecError
+
+T = wai.Endpoint(url="http://localhost:8001/v1", model="Qwen/Qwen3-32B")
+
+
+def run(max_tokens: int = 8192, **fields: object) -> wai.RunSpec:
+    return wai.RunSpec(taskset="gsm8k", model="Qwen/Qwen3-1.7B", lora=False,
+                       method=wai.OPD(T, max_tokens=max_tokens), **fields)  # type: ignore[arg-type]
+
+
+def test_the_cap_override_is_refused_naming_the_spec_field(tmp_path: object) -> None:
+    with pytest.raises(SpecError) as e:
+        wai.compile(run(overrides={"orchestrator.train.sampling.max_completion_tokens": 4096}), "prime-rl")
+    assert e.value.field == "overrides.orchestrator.train.sampling.max_completion_tokens"
+    assert "set method.max_tokens = 4096" in str(e.value) and "seq_len" in str(e.value)
+    r = CliRunner().invoke(app, ["compile", "examples/opd.toml", "--set",
+                                 "orchestrator.train.sampling.max_completion_tokens=4096"])
+    assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_spec_field_re_derives_everything() -> None:
+    c = wai.compile(run(4096), "prime-rl")
+    doc = tomllib.loads(c.text)
+    assert doc["seq_len"] == 2048 + 4096
+    assert doc["orchestrator"]["train"]["sampling"]["max_completion_tokens"] == 4096
+    teacher = tomllib.loads(c.files["opd.teacher.toml"])
+    assert teacher["vllm"]["max_model_len"] == 2048 + 4096
+    assert c.cost is not None and c.cost.to_dict()["tokens_per_rollout"] == 2048 + 4096

@@ -1,0 +1,76 @@
+"""A method setting the target cannot honour is a warning with an id (what was asked, what will
+run); no rule fires on a field the target ignores; --strict makes every warning an error (CLI,
+API, recipes): exit 2, one line, nothing written."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import ROOT
+from typer.testing import CliRunner
+
+import whileai as wai
+from whileai.cli.app import app
+from whileai.errors import SpecError
+
+T = wai.Endpoint(url="http://localhost:8001/v1", model="Qwen/Qwen3-8B")
+
+
+def opd(taskset: str = "gsm8k", **method: object) -> wai.RunSpec:
+    return wai.RunSpec(taskset=taskset, model="Qwen/Qwen3-1.7B", method=wai.OPD(T, **method))  # type: ignore[arg-type]
+
+
+def rules(c: wai.Compiled) -> dict[str, str]:
+    return {w.rule: w.message for w in c.warnings}
+
+
+@pytest.mark.parametrize("divergence", ["forward_kl", "jsd"])
+def test_prime_rl_says_the_divergence_asked_for_is_not_what_runs(divergence: str) -> None:
+    msg = rules(wai.compile(opd(divergence=divergence), "prime-rl"))["divergence-not-honoured"]
+    assert f"method.divergence {divergence!r}" in msg and "trains reverse KL" in msg
+    assert "divergence-not-honoured" not in rules(wai.compile(opd(), "prime-rl"))
+
+
+def test_trl_beta_override_turns_reverse_kl_into_jsd() -> None:
+    run = wai.RunSpec(taskset="reverse-text", model="Qwen/Qwen3-1.7B", method=wai.OPD(T),
+                      overrides={"beta": 0.5})
+    msg = rules(wai.compile(run, "trl"))["divergence-not-honoured"]
+    assert "'reverse_kl'" in msg and "JSD (beta 0.5)" in msg
+    assert "divergence-not-honoured" not in rules(wai.compile(opd("reverse-text"), "trl"))
+    jsd = opd("reverse-text", divergence="jsd")
+    assert "divergence-not-honoured" not in rules(wai.compile(jsd, "trl"))
+
+
+def test_no_rule_fires_on_a_field_the_target_ignores() -> None:
+    c = wai.compile(opd(top_k=4), "prime-rl")  # prime-rl has no top-k: top_k is an ignore
+    assert "top_k" in {i.field for i in c.ignores} and "top-k-small" not in rules(c)
+    from whileai.rules.research import RULES
+
+    r = next(r for r in RULES if r.id == "top-k-small")
+    assert r(opd(top_k=4), {}) is not None and r(opd(top_k=4), {"ignored": ["top_k"]}) is None
+
+
+def test_strict_turns_warnings_into_exit_2_and_writes_nothing(tmp_path: Path) -> None:
+    spec = tmp_path / "fkl.toml"
+    spec.write_text('taskset = "gsm8k"\nmodel = "Qwen/Qwen3-1.7B"\n[method]\ntype = "opd"\n'
+                    'divergence = "forward_kl"\nteacher = "vllm:Qwen/Qwen3-8B@http://localhost:8001/v1"\n')
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["compile", str(spec), "-o", str(out), "--strict"])
+    assert r.exit_code == 2 and not out.exists()
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --strict: warning [")
+    assert CliRunner().invoke(app, ["compile", str(spec), "-o", str(out)]).exit_code == 0
+    with pytest.raises(SpecError, match="--strict: warning"):
+        wai.compile(opd(divergence="jsd"), "prime-rl", strict=True)
+    grpo = wai.RunSpec(taskset="gsm8k", model="Qwen/Qwen3-1.7B", method=wai.GRPO(), steps=100)
+    assert wai.compile(grpo, "prime-rl", strict=True).warnings == ()
+
+
+def test_the_recipe_takes_strict(tmp_path: Path) -> None:
+    recipe = ROOT / "recipes" / "04-train" / "prime-rl" / "run.py"
+    p = subprocess.run([sys.executable, str(recipe), "--dry-run", "--strict", "--out", str(tmp_path),
+                        "--arms", "grpo,opd"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "--strict: warning [" in p.stderr and not (tmp_path / "rt").exists()
