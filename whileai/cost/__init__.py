@@ -7,19 +7,6 @@
 May import: `whileai.spec`, `whileai.catalogs`, `whileai.errors`.
 """
 
-import importlib
-import pkgutil
-from typing import Any
+from whileai.moved import names_of
 
-# this package's own modules are found by the import system, never by __getattr__ below
-_MODULES = {m.name for m in pkgutil.iter_modules(__path__)}
-
-
-def __getattr__(name: str) -> Any:
-    """A name of the module this package grew from (estimate), imported on first use."""
-    if name in _MODULES or name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        return getattr(importlib.import_module("whileai.cost.estimate"), name)
-    except AttributeError:
-        raise AttributeError(f"module 'whileai.cost' has no attribute {name!r}") from None
+__getattr__ = names_of(__name__, "estimate", __path__)  # a name of `estimate`, imported on first use

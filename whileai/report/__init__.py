@@ -8,19 +8,6 @@ May import: `whileai.rules`, the facts (`whileai.cost`, `whileai.tasksets`, `whi
 `whileai.spec`, `whileai.catalogs`, `whileai.errors`.
 """
 
-import importlib
-import pkgutil
-from typing import Any
+from whileai.moved import names_of
 
-# this package's own modules are found by the import system, never by __getattr__ below
-_MODULES = {m.name for m in pkgutil.iter_modules(__path__)}
-
-
-def __getattr__(name: str) -> Any:
-    """A name of the module this package grew from (compiled), imported on first use."""
-    if name in _MODULES or name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        return getattr(importlib.import_module("whileai.report.compiled"), name)
-    except AttributeError:
-        raise AttributeError(f"module 'whileai.report' has no attribute {name!r}") from None
+__getattr__ = names_of(__name__, "compiled", __path__)  # a name of `compiled`, imported on first use

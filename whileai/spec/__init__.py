@@ -14,19 +14,6 @@ May import: `whileai.catalogs`, `whileai.errors`, `whileai.secretscan`.
 up in `run` on first use, so importing one module of this package does not build every model.
 """
 
-import importlib
-import pkgutil
-from typing import Any
+from whileai.moved import names_of
 
-# this package's own modules are found by the import system, never by __getattr__ below
-_MODULES = {m.name for m in pkgutil.iter_modules(__path__)}
-
-
-def __getattr__(name: str) -> Any:
-    """A name of the module this package grew from (run), imported on first use."""
-    if name in _MODULES or name.startswith("__"):
-        raise AttributeError(name)
-    try:
-        return getattr(importlib.import_module("whileai.spec.run"), name)
-    except AttributeError:
-        raise AttributeError(f"module 'whileai.spec' has no attribute {name!r}") from None
+__getattr__ = names_of(__name__, "run", __path__)  # a name of `run`, imported on first use
