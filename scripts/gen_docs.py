@@ -8,7 +8,7 @@ Usage:
 - methods.md: every field of every method and of the run spec, with its type, default and the
   source of the default, read from the spec schema (whileai/spec/'s Field descriptions).
 - field-maps.md: per backend, spec field -> target path or "ignored: reason", found by
-  compiling `whileai.cli.schemas.sample_runs()` through that backend's compile() and reading
+  compiling `sample_runs()` (scripts/sample_runs.py) through that backend's compile() and reading
   Compiled.reads / ignores / fixed. A backend that does not import is left out.
 - rules.md: the warning rules, their conditions and sources (whileai.rules.research.RULES).
 - inspect-json.md: every field of `whileai inspect`'s JSON (whileai/tokenview/model.py).
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from whileai.cli.schemas import generate, sample_runs
+from whileai.cli.schemas import generate
 from whileai.errors import SpecError
 from whileai.report.compiled import Compiled
 from whileai.report.fieldmap import spec_fields
@@ -239,7 +239,7 @@ def _stage_files(dest: dict[str, dict[str, set[str]]]) -> str:
 def field_maps_md() -> str:
     out = [STAMP.format(src="each backend's field map (compiled sample runs)"), "# Field maps\n\n",
            "What each backend does with each spec field: the target path it is written to, or "
-           "why it is ignored. Derived by compiling `whileai.cli.schemas.sample_runs()` (every method, "
+           "why it is ignored. Derived by compiling `scripts/sample_runs.py` (every method, "
            "LoRA and full weights, a W&B monitor, eval set and unset, a two-stage run, a mixture) and "
            "reading each report, so "
            "it matches `whileai explain`. Where a text differs between runs, one is shown "
@@ -358,6 +358,7 @@ def results_md() -> str:
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docs_tasksets import tasksets_md  # noqa: E402  (a sibling script: scripts/docs_tasksets.py)
+from sample_runs import sample_runs  # noqa: E402  (fixture runs of this checkout: scripts/sample_runs.py)
 
 PAGES: dict[str, Callable[[], str]] = {"methods.md": methods_md, "field-maps.md": field_maps_md,
                                        "rules.md": rules_md, "results.md": results_md,

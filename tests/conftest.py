@@ -8,10 +8,6 @@ from pathlib import Path
 
 import pytest
 
-# prime-rl's loader rules never trip over a document the schema accepts (a bug would otherwise
-# hide behind their guard against hand-written values of the wrong type)
-os.environ.setdefault("WHILEAI_STRICT_RULES", "1")
-
 
 @pytest.fixture(autouse=True, scope="session")
 def empty_hub_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:

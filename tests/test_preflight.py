@@ -18,8 +18,8 @@ from whileai.cli.app import app
 from whileai.preflight import preflight
 from whileai.preflight.report import Report
 
-pytest.importorskip("tokenizers")
-pytest.importorskip("jinja2")
+pytest.importorskip("tokenizers", reason="the trl extra (pip install -e '.[trl]'): tokenizers")
+pytest.importorskip("jinja2", reason="jinja2 (with the trl extra): chat templates")
 
 STUDENT, TEACHER = "org/student", "org/teacher"
 TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"

@@ -13,7 +13,7 @@ import whileai as wai
 from whileai.rules.research import RULES
 from whileai.vocab import compare as tokcheck
 
-tokenizers = pytest.importorskip("tokenizers")
+tokenizers = pytest.importorskip("tokenizers", reason="the trl extra (pip install -e '.[trl]'): tokenizers")
 TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
             "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
 TEXTS = ["reverse the text character by character", "hello world", "def f(x): return x ** 2", "42 3.14"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from whileai.errors import SpecError
+from whileai.errors import SpecError, raw
 from whileai.files import write
 from whileai.report.compiled import Compiled, as_written
 from whileai.spec.load import build
@@ -39,6 +39,9 @@ def compile_all(
     several, a folder holding <name>.toml or <name>/ each."""
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise SpecError("backend", backend, f"one of {', '.join(BACKENDS)}")
+    if cpu and backend != "trl":  # prime-rl has no CPU run: refused, never silently dropped
+        raise SpecError("--cpu", raw(f"set with backend {backend}"), "--cpu applies to trl only "
+                        "(prime-rl trains and serves on GPUs)")
     for run in runs:
         if not isinstance(run, RunSpec):
             raise SpecError("run", run, "a whileai.RunSpec (build one with wai.RunSpec(...))")

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from whileai.launch import (
     EXIT_DONE,
     EXIT_RUNNING,
@@ -60,6 +62,7 @@ def wait_until(pred, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-
 
 
 def test_local_backend_end_to_end(tmp_path: Path) -> None:
+    pytest.importorskip("numpy", reason="the results extra (pip install -e '.[results]'): results.json")
     out = tmp_path / "runs"
     m = plan(arms(tmp_path), "loc", out)
     b = LocalBackend(env={"PYTHONPATH": str(Path(__file__).parent)})

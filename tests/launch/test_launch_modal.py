@@ -6,13 +6,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-import modal
-import modal.exception as mx
 import pytest
 
 from whileai.launch import EXIT_DONE, EXIT_INFRA, ArmSpec, InfraError, collect, launch, plan
 from whileai.launch.manifest import ArmRecord
-from whileai.launch.modal_app import ModalBackend
+
+modal = pytest.importorskip("modal", reason="the modal extra (pip install -e '.[modal]')")
+mx = pytest.importorskip("modal.exception", reason="the modal extra (pip install -e '.[modal]')")
+
+from whileai.launch.modal_app import ModalBackend  # noqa: E402  (imports modal)
 
 OK = {"status": "ok", "series": {"eval_reward": [[10, 0.6]]}, "per_task": {"a": 0.6},
       "returncode": 0, "seconds": 12.0, "gpu": "NVIDIA H100 x2"}

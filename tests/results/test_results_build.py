@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import jsonschema
-import numpy as np
 import pytest
 
 from whileai.launch import ArmSpec, Manifest, Metrics, plan
 from whileai.results import build, plot, schema_text, write_results
 from whileai.results.stats import noise_band, paired_delta
+
+np = pytest.importorskip("numpy", reason="the results extra (pip install -e '.[results]'): numpy")
 
 ROOT = Path(__file__).resolve().parents[2]
 

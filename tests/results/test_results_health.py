@@ -7,10 +7,13 @@ import math
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from whileai.launch import ArmSpec, Metrics, plan
 from whileai.results import build, plot, write_results
 from whileai.results.health import RULES, check
+
+pytest.importorskip("numpy", reason="the results extra (pip install -e '.[results]'): numpy")
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAT = [(0, 0.22), (10, 0.0), (20, 0.0), (30, 0.0), (40, 0.0)]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import itertools
 import math
 
-import numpy as np
 import pytest
-from scipy import stats as sps
 
 from whileai.results import stats
+
+np = pytest.importorskip("numpy", reason="the results extra (pip install -e '.[results]'): numpy")
+sps = pytest.importorskip("scipy.stats", reason="the results extra (pip install -e '.[results]'): scipy")
 
 
 def test_sign_flip_p_matches_exact_enumeration() -> None:

@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from whileai.launch import ArmSpec, Metrics, plan
 from whileai.results import build, plot, write_results
 from whileai.results.plot import delta_label
 from whileai.results.truth import VERDICT_RULE
+
+pytest.importorskip("numpy", reason="the results extra (pip install -e '.[results]'): numpy")
 
 
 def four_task_manifest(tmp_path: Path, shared: bool, n: int = 4):  # type: ignore[no-untyped-def]

@@ -14,8 +14,13 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+import pytest
+
+pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch and transformers")
+pytest.importorskip("transformers", reason="the trl extra (pip install -e '.[trl]'): torch and transformers")
+
+import torch  # noqa: E402
+from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
 
 class FakeVLLM:

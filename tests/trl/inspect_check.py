@@ -8,8 +8,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import torch
-from transformers import AutoModelForCausalLM
+import pytest
+
+pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch and transformers")
+pytest.importorskip("transformers", reason="the trl extra (pip install -e '.[trl]'): torch and transformers")
+
+import torch  # noqa: E402
+from transformers import AutoModelForCausalLM  # noqa: E402
 
 TOL = 1e-5
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -22,8 +22,8 @@ from whileai.targets.trl import compile as backend
 from whileai.targets.trl.check import check_dir, parse
 
 pytestmark = pytest.mark.trl
-trl = pytest.importorskip("trl")
-pytest.importorskip("torch")
+trl = pytest.importorskip("trl", reason="the trl extra (pip install -e '.[trl]')")
+pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 

@@ -26,8 +26,8 @@ from whileai.spec.run import GRPO, OPSD, RunSpec
 from whileai.targets.trl import compile as backend
 
 pytestmark = pytest.mark.trl
-trl = pytest.importorskip("trl")
-pytest.importorskip("torch")
+trl = pytest.importorskip("trl", reason="the trl extra (pip install -e '.[trl]')")
+pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 ZERO = "stopping training at step 0"
 _LOSS = re.compile(r"'loss': '?([-+0-9.eEnaif]+)'?")

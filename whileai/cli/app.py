@@ -158,7 +158,12 @@ def check(
                 _err(f"error: {spec}")
                 failed = True
                 continue
-            kind, problems = detect(doc) if entry == "auto" else (entry, check_document(doc, entry=entry))
+            try:
+                kind, problems = detect(doc) if entry == "auto" else (entry, check_document(doc, entry=entry))
+            except SpecError as e:  # a loader rule that crashed (RuleCrash): one line, never skipped
+                _err(f"error: {config}: {e}")
+                failed = True
+                continue
             problems = [*problems, *taskset_typos(doc, kind)]
             for note in notes(doc, kind):
                 print(clean(f"warning: {config}: {note}"))

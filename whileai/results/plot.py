@@ -6,7 +6,7 @@ every comparison's delta with its CI and noise band.
 Repeated runs of an arm draw their mean with a band from their lowest to highest value; a run
 with a health finding gets a mark where it starts (red x: collapse; orange: instability);
 budget warnings and stand-in (tiny) models are written on the figure. Budget axes spread each
-arm's total evenly over its steps (`whileai.results.spend.at_step`). matplotlib (the
+arm's total evenly over its steps (total x step / steps). matplotlib (the
 `results` extra) is imported inside `plot`, on the Agg backend.
 """
 

@@ -1,7 +1,7 @@
 """Each arm's spend: measured where the run logged it, else estimated with the formula stated.
 
     arm_budget(arm_record)   # ArmBudget(rollouts=Quantity(value=640, source="logged", how=...), ...)
-    ratios(a, b)             # {"rollouts": 4.0, ...}: a / b for every quantity both know
+    mismatches(ratio)        # ["rollouts"]: quantities whose a / b ratio is beyond 2x either way
 
 Rollouts and sampled tokens come from the trainer's log (TRL: trainer_state.json; prime-rl: the
 orchestrator's progress counters), device seconds from the run's clock (GPU-seconds: the GPUs
@@ -90,27 +90,9 @@ def _device(a: ArmRecord, usage: dict[str, float], how: dict[str, str]) -> tuple
                            how="wall seconds of the whole run (evaluation included)")
 
 
-def ratios(a: ArmBudget, b: ArmBudget) -> dict[str, float]:
-    """a / b per quantity that both know and b spends."""
-    out: dict[str, float] = {}
-    for k in QUANTITIES:
-        x, y = getattr(a, k).value, getattr(b, k).value
-        if x is not None and y:
-            out[k] = x / y
-    return out
-
-
 def mismatches(r: dict[str, float], ratio: float = RATIO) -> list[str]:
     """Quantities (of COMPARED) whose ratio is beyond `ratio` either way."""
     return [k for k in COMPARED if k in r and (r[k] > ratio or r[k] < 1 / ratio)]
 
 
-def at_step(b: ArmBudget, quantity: str, step: int) -> float | None:
-    """The spend up to `step`, assuming an even spend per step (total x step / steps)."""
-    total = getattr(b, quantity).value
-    if total is None or not b.steps:
-        return None
-    return total * step / b.steps
-
-
-__all__ = ["COMPARED", "QUANTITIES", "arm_budget", "at_step", "mismatches", "ratios"]
+__all__ = ["COMPARED", "QUANTITIES", "arm_budget", "mismatches"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from whileai.catalogs.paths import get_path
 from whileai.catalogs.targets import Catalog, Problem
-from whileai.targets.prime_rl import loader, renderer
+from whileai.targets.prime_rl import loader
 
 # path (or trailing key) in old configs → what it is now
 RENAMES: list[tuple[str, str]] = [
@@ -31,12 +31,6 @@ RENAMES: list[tuple[str, str]] = [
 def rename_hint(path: str) -> str | None:
     bare = re.sub(r"\[\d+\]", "", path)
     return next((hint for pat, hint in RENAMES if re.search(pat, bare)), None)
-
-
-def renderer_for(model: str, renderers: dict[str, str] | None = None) -> tuple[str, str]:
-    """The renderer name prime-rl should use for a model, and where the choice came from."""
-    choice = renderer.choose(model, renderers)
-    return choice.name, f"{choice.origin}: {choice.reason}"
 
 
 def notes(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:

@@ -1,7 +1,7 @@
 """Where a frozen teacher runs for prime-rl (OPD's scores the student's tokens, SFT's samples the
 training completions), sized from the teacher's name (whileai.cost.sizes).
 
-rl never launches the teacher. `plan(run, stem)` decides, by a rule the report states:
+rl never launches the teacher. `plans(run, stem)` decides, for each teacher, by a rule the report states:
 - a run on one node without SLURM and a teacher at localhost: beside the policy on GPU 0 when
   it fits in TEACHER_GPU_MEMORY of it (or its size is unknown, said so), else on GPUs of its own
   on the same node, from `<stem>.teacher.toml`;
@@ -9,8 +9,8 @@ rl never launches the teacher. `plan(run, stem)` decides, by a rule the report s
   SLURM job from `<stem>.teacher.toml` (prime-rl's multi-node inference deployment, one node);
 - otherwise (https, a teacher larger than one node, an unknown size off this machine, or a
   one-node run with a teacher elsewhere): it must already be served at its URL.
-The teacher TOML is an `uv run inference` config: `check_inference` checks it against the
-catalogue's inference root and the inference entry point's rules.
+The teacher TOML is an `uv run inference` config: `check_document(doc, entry="inference")` checks
+it against the catalogue's inference root and the inference entry point's rules.
 """
 
 from __future__ import annotations
@@ -67,12 +67,6 @@ def _size_text(size: sizes.Size | None, need: int | None) -> str:
         return "size unknown from its name (no 'NB' in it, not in whileai.sizes.TABLE)"
     return (f"{size.text()}: {sizes.weights_gb(size.total_b):g} GB of bf16 weights plus KV "
             f"headroom need {need} GPU{'s' if need > 1 else ''}")
-
-
-def plan(run: RunSpec, stem: str) -> Plan | None:
-    """The plan of the run's first teacher (its method's, or a mixture source's)."""
-    found = plans(run, stem)
-    return found[0] if found else None
 
 
 def plans(run: RunSpec, stem: str) -> list[Plan]:
@@ -194,4 +188,4 @@ def commands(p: Plan | None) -> list[str]:
     return [f"# first serve {p.model} at {p.url} ({what}; key in ${p.key_env})"]
 
 
-__all__ = ["LOCAL", "TEACHER_GPU_MEMORY", "Plan", "commands", "host_port", "plan", "plans"]
+__all__ = ["LOCAL", "TEACHER_GPU_MEMORY", "Plan", "commands", "host_port", "plans"]

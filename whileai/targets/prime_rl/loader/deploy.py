@@ -42,19 +42,9 @@ def infer_nodes_of(infer: dict[str, Any] | None) -> int:
     return 1
 
 
-def deployment_rules(doc: dict[str, Any]) -> list[Problem]:
-    """The loader's deployment rules for an rl document: [inference]'s own deployment rules,
-    the multi-node rules and the single-node GPU rules (each also runs inside whileai's loader
-    rule sets: prime_rl_loader runs `node_rules` for rl and `inference_rules` for inference)."""
-    infer = _table(doc.get("inference"))
-    slurm = _table(doc.get("slurm")) is not None
-    out = inference_rules(infer, prefix="inference.", slurm=slurm) if infer is not None else []
-    return out + node_rules(doc, single=True)
-
-
-def node_rules(doc: dict[str, Any], *, single: bool = False) -> list[Problem]:
-    """Nodes, SLURM, routers and engines of an rl document (rl.py:305-767); `single`: also the
-    single-node GPU count and tensor-parallel rules (which the rl rule set has as its own)."""
+def node_rules(doc: dict[str, Any]) -> list[Problem]:
+    """Nodes, SLURM, routers and engines of an rl document (rl.py:305-767); the single-node GPU
+    count and tensor-parallel rules are the rl rule set's own (loader/rl.py)."""
     dep = _table(doc.get("deployment")) or {}
     infer = _table(doc.get("inference"))
     slurm = _table(doc.get("slurm")) is not None
@@ -67,8 +57,6 @@ def node_rules(doc: dict[str, Any], *, single: bool = False) -> list[Problem]:
     tp = _int(vllm.get("tensor_parallel_size"), 1)
     per = _int(dep.get("gpus_per_node"), GPUS_PER_NODE)
     kind = dep.get("type", "single_node")
-    if kind == "single_node":
-        return out + (_one_node(dep, infer, vllm, tp, per) if single else [])
     if kind != "multi_node":
         return out
     if not slurm:
@@ -107,23 +95,6 @@ def node_rules(doc: dict[str, Any], *, single: bool = False) -> list[Problem]:
                            "(rl.py:658)"))
     if infer is not None and ikind != "disaggregated" and tp and per:
         out += _engines(vllm, tp, per, nodes)
-    return out
-
-
-def _one_node(dep: dict[str, Any], infer: dict[str, Any] | None, vllm: dict[str, Any],
-              tp: int | None, per: int | None) -> list[Problem]:
-    """single_node: the GPU count (rl.py:187) and whole engines on the inference GPUs (rl.py:658)."""
-    train, gpus = _int(dep.get("num_train_gpus"), 1), _int(dep.get("num_infer_gpus"), 1)
-    dp = _int(vllm.get("data_parallel_size"), 1)
-    out = []
-    if train is not None and gpus is not None and per is not None and train + gpus > per:
-        out.append(Problem("deployment", f"Total GPU count ({train + gpus} = {train} train + "
-                           f"{gpus} infer) exceeds gpus_per_node ({per}) (rl.py:187)"))
-    if infer is not None and gpus is not None and tp and dp is not None and gpus != dp * tp \
-            and gpus % tp:
-        out.append(Problem("inference.vllm.tensor_parallel_size", f"{tp} does not divide the {gpus} "
-                           "inference GPUs (rl.py:658: 'Number of inference GPUs must be "
-                           "divisible by the tensor parallel size')"))
     return out
 
 

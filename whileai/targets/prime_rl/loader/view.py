@@ -12,14 +12,15 @@ the pinned source line they mirror; each returns the problems it finds as (key, 
 from __future__ import annotations
 
 import contextvars
-import os
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from whileai.catalogs.paths import Seg, get_path, join, parse
 from whileai.catalogs.targets import Catalog, Node, Problem, _narrow
+from whileai.errors import SpecError, raw
 
 MISSING: Any = object()
+# whether the schema accepted the document: a rule then never meets a value of the wrong type
 STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("whileai_strict_rules", default=False)
 # the tests collect which rules found something ("<rule set>: <rule id>") over the battery
 FIRED: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar("whileai_fired", default=None)
@@ -155,6 +156,18 @@ class Rule(NamedTuple):
     check: Callable[[View], Found]
 
 
+class RuleCrash(SpecError):
+    """A loader rule raised: a whileai bug, said in one line naming the rule (exit 2), never
+    skipped, the same for users and tests."""
+
+    def __init__(self, rule_set: str, rule: Rule, error: Exception) -> None:
+        self.rule = f"{rule_set}: {rule.id}"
+        super().__init__("internal error", raw(
+            f"whileai's mirror of the prime-rl loader rule '{self.rule}' ({rule.source}) raised "
+            f"{type(error).__name__}: {error}"), "this is a whileai bug, not a problem in the file "
+            "(the file was not fully checked): please report it")
+
+
 class RuleSet:
     """The rules of one prime-rl config class, applied to a View of that class."""
 
@@ -173,10 +186,14 @@ class RuleSet:
         for rule in self.rules:
             try:
                 found = rule.check(view)
-            except (TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError):
-                if STRICT.get() and os.environ.get("WHILEAI_STRICT_RULES"):
-                    raise  # the tests: a document the schema accepts never trips a rule
+            except RuleCrash:
+                raise  # a rule set this rule delegates to named the rule that crashed
+            except (TypeError, ValueError, AttributeError, KeyError, ZeroDivisionError) as e:
+                if STRICT.get():
+                    raise RuleCrash(self.name, rule, e) from e  # the schema accepted every value
                 continue  # a value of the wrong shape: the schema check names it
+            except Exception as e:
+                raise RuleCrash(self.name, rule, e) from e
             found_here = [x if isinstance(x, Problem) else Problem(view.path(x[0]), x[1])
                           for x in _items(found)]
             fired = FIRED.get()
