@@ -30,27 +30,25 @@ def _render(template: str, messages: list[dict[str, str]], add_generation_prompt
                                             add_generation_prompt=add_generation_prompt)
 
 
-class FakeServer:
-    def __init__(self, model: str, tokenizer_dir: Path, *, fault: str | None = None,
-                 max_model_len: int = 32768, key: str | None = None, deadline: float = 60.0) -> None:
-        from tokenizers import Tokenizer
+class Loopback:
+    """A real HTTP server on 127.0.0.1 (a free port) in a thread, stopped on exit or after
+    `deadline` seconds whatever the test does; subclasses give `_handler()`."""
 
-        self.model, self.fault, self.max_model_len, self.key = model, fault, max_model_len, key
-        self.tok = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
-        config = json.loads((tokenizer_dir / "tokenizer_config.json").read_text())
-        self.template = config.get("chat_template")
-        self.requests: list[tuple[str, str, str | None]] = []
+    def serve(self, deadline: float) -> None:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.timer = threading.Timer(deadline, self.stop)
         self.timer.daemon = True
 
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def __enter__(self) -> FakeServer:
+    def __enter__(self) -> Any:
         self.thread.start()
         self.timer.start()
         return self
@@ -62,6 +60,19 @@ class FakeServer:
         self.timer.cancel()
         self.server.shutdown()
         self.server.server_close()
+
+
+class FakeServer(Loopback):
+    def __init__(self, model: str, tokenizer_dir: Path, *, fault: str | None = None,
+                 max_model_len: int = 32768, key: str | None = None, deadline: float = 60.0) -> None:
+        from tokenizers import Tokenizer
+
+        self.model, self.fault, self.max_model_len, self.key = model, fault, max_model_len, key
+        self.tok = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
+        config = json.loads((tokenizer_dir / "tokenizer_config.json").read_text())
+        self.template = config.get("chat_template")
+        self.requests: list[tuple[str, str, str | None]] = []
+        self.serve(deadline)
 
     def answer(self, method: str, path: str, body: dict[str, Any], auth: str | None) -> tuple[int, Any]:
         self.requests.append((method, path, auth))

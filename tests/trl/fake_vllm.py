@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -20,10 +20,11 @@ pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): to
 pytest.importorskip("transformers", reason="the trl extra (pip install -e '.[trl]'): torch and transformers")
 
 import torch  # noqa: E402
+from fake_openai import Loopback  # noqa: E402  (tests/: the loopback server both fakes run)
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
 
-class FakeVLLM:
+class FakeVLLM(Loopback):
     def __init__(self, models: dict[str, str], *, key: str | None = None, prompt_logprobs: bool = True,
                  deadline: float = 120.0) -> None:
         self.models = {name: (AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32).eval(),
@@ -31,28 +32,7 @@ class FakeVLLM:
         self.key, self.prompt_logprobs = key, prompt_logprobs
         self.requests: list[tuple[str, dict[str, Any], str | None]] = []
         self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.timer = threading.Timer(deadline, self.stop)
-        self.timer.daemon = True
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> FakeVLLM:
-        self.thread.start()
-        self.timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        self.timer.cancel()
-        self.server.shutdown()
-        self.server.server_close()
+        self.serve(deadline)
 
     # -- the API -------------------------------------------------------------------------
     def handle(self, path: str, body: dict[str, Any], auth: str | None) -> tuple[int, dict[str, Any]]:
