@@ -5,11 +5,13 @@ wait with one clear line, and stops the servers it started on exit, error and Ct
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -79,6 +81,16 @@ def _env(tmp: Path, **extra: str) -> dict[str, str]:
 
 def _calls(tmp: Path) -> list[str]:
     return (tmp / "calls").read_text().splitlines()
+
+
+@pytest.fixture(autouse=True)
+def _no_stand_in_left(tmp_path: Path) -> Iterator[None]:
+    """Whatever a test asserts, no stand-in server outlives it (a failed assert would leak one)."""
+    yield
+    servers = tmp_path / "servers"
+    for pid in _alive(tmp_path) if servers.exists() else []:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _alive(tmp: Path) -> list[int]:
