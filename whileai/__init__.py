@@ -13,8 +13,7 @@ names below are imported on first use, so a command loads only the rooms it need
 from typing import TYPE_CHECKING, Any
 
 from whileai import moved as _moved
-
-__version__ = "0.1.0"
+from whileai.version import __version__
 
 # public name -> the module that defines it
 _PUBLIC = {

@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from whileai import __version__
 from whileai.errors import SpecError
 from whileai.spec.run import RunSpec
 from whileai.tokenview import data, stats
@@ -30,6 +29,7 @@ from whileai.tokenview.model import (
     Token,
 )
 from whileai.tokenview.scoring import Generated, Model, Scored
+from whileai.version import __version__
 
 DEFAULT_MAX_TOKENS = 256
 GEN_BATCH = 16  # sequences generated together by a local model

@@ -19,7 +19,6 @@ from operator import neg
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from whileai import __version__
 from whileai.errors import SpecError
 from whileai.tokenview import exports
 from whileai.tokenview.runmodel import (
@@ -34,6 +33,7 @@ from whileai.tokenview.runmodel import (
     Trend,
 )
 from whileai.tokenview.stats import TOP_SHARE, mean
+from whileai.version import __version__
 
 MAX_SEQUENCES = 24  # sequences of the shown step kept
 MAX_SHOWN = 512  # tokens of each, from its first trained token

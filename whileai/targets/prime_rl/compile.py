@@ -13,7 +13,6 @@ from typing import Any
 
 import tomli_w
 
-from whileai import __version__
 from whileai.catalogs import tasksets as tc
 from whileai.catalogs.targets import prime_rl
 from whileai.errors import SpecError, raw
@@ -28,6 +27,7 @@ from whileai.targets.prime_rl.check import check_document, rename_hint
 from whileai.targets.prime_rl.fieldmap import FIELD_MAP, rows
 from whileai.targets.prime_rl.pin import COMMIT, TARGET, VERSION
 from whileai.tasksets import seats
+from whileai.version import __version__
 
 __all__ = ["COMMIT", "FIELD_MAP", "TARGET", "VERSION", "compile", "facts"]
 

@@ -20,13 +20,13 @@ from typing import Any, NamedTuple
 
 import tomli_w
 
-from whileai import __version__
 from whileai.cost import sizes
 from whileai.errors import SpecError
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
 from whileai.targets.prime_rl.deploy import job_name, on_slurm
 from whileai.targets.prime_rl.pin import TARGET
+from whileai.version import __version__
 
 TEACHER_GPU_MEMORY = 0.4  # prime-rl's ci opd config: teacher and policy share GPU 0
 LOCAL = ("localhost", "127.0.0.1", "0.0.0.0")

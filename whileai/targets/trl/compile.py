@@ -19,7 +19,6 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from whileai import __version__
 from whileai.errors import SpecError, raw
 from whileai.report.compiled import Compiled, Ignore, Read, render_text
 from whileai.report.fieldmap import Row, apply
@@ -43,6 +42,7 @@ from whileai.targets.trl.fieldmap import (
     privileged_key,
 )
 from whileai.tasksets import for_run, rows, source
+from whileai.version import __version__
 
 TRL_VERSION = "1.16.0"
 TARGET = f"trl {TRL_VERSION}"
