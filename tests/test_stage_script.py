@@ -50,8 +50,13 @@ case "$2" in
 esac
 """
 
-# `curl`: fails (connection refused, exit 7) until it has been called $READY_AFTER times
+# `curl`: refused (exit 7, unrecorded) while no stand-in server is up, as a real port would be: the
+# server is started in the background, so without this the order of its log line and the first
+# curl's would be a race; once one is up, fails until it has been called $READY_AFTER times
 CURL = r"""#!/usr/bin/env bash
+up=""
+for pid in $(cat "$SERVERS" 2>/dev/null); do kill -0 "$pid" 2>/dev/null && up=1; done
+[ -n "$up" ] || exit 7
 n=$(( $(cat "$CURL_COUNT" 2>/dev/null || echo 0) + 1 ))
 echo "$n" > "$CURL_COUNT"
 echo "curl $*" >> "$CALLS"
@@ -87,8 +92,9 @@ def _calls(tmp: Path) -> list[str]:
 def _no_stand_in_left(tmp_path: Path) -> Iterator[None]:
     """Whatever a test asserts, no stand-in server outlives it (a failed assert would leak one)."""
     yield
-    servers = tmp_path / "servers"
-    for pid in _alive(tmp_path) if servers.exists() else []:
+    servers, hung = tmp_path / "servers", tmp_path / "rl.pid"
+    pids = _alive(tmp_path) if servers.exists() else []
+    for pid in pids + ([int(hung.read_text())] if hung.exists() else []):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
 
@@ -149,8 +155,11 @@ def test_a_teacher_that_never_answers_stops_the_run_with_one_line(tmp_path: Path
 def test_ctrl_c_stops_the_servers_it_started(tmp_path: Path) -> None:
     out, _ = _write(tmp_path)
     hang = tmp_path / "rl.pid"
+    # SIGINT as a terminal gives it, even when pytest itself runs in the background (where the
+    # shell starts it with SIGINT ignored, and bash cannot trap a signal ignored on entry)
     proc = subprocess.Popen(["bash", "coldstart.sh"], cwd=out, start_new_session=True,
-                            env=_env(tmp_path, HANG_RL=str(hang)), stderr=subprocess.PIPE)
+                            env=_env(tmp_path, HANG_RL=str(hang)), stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 30
     while not hang.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
