@@ -247,14 +247,15 @@ def estimate(run: RunSpec, doc: dict[str, Any], plans: list[Any]) -> cost.Estima
                                 "teacher": pool if e.method.type == "opd" else "inference"}))
     first = parts[0]
     held = sum(p.held or 0 for p in plans) or None
-    from whileai.targets.prime_rl.evalcost import eval_rollouts
+    from whileai.targets.prime_rl.evalcost import eval_rollouts, prompt_source
 
     evals, eval_cap, how = eval_rollouts(run, doc, steps)
     work = cost.Work(steps, batch, seq - max(caps), completion, sizes.params(run.model),
                      first.teacher, first.scorer, run.model, first.teacher_name,
                      stages=("train", "sample", "teacher") if serves(run) else ("train",),
                      sampler=first.sampler, parts=tuple(parts) if run.sources else (),
-                     eval_rollouts=evals, eval_max_tokens=eval_cap, eval_how=how)
+                     eval_rollouts=evals, eval_max_tokens=eval_cap, eval_how=how,
+                     prompt_how=cost.assumed(seq - max(caps), prompt_source(run)))
     where: dict[str, str | None] = {**(first.pools or {}), "eval": "inference"}
     return cost.estimate(work, cost.Pools(train + infer, nodes, per, pools, where, held))
 

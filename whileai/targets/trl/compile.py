@@ -11,7 +11,6 @@ files against TRL's own parser by `whileai.targets.trl.check.check_dir`.
 from __future__ import annotations
 
 import json
-import math
 import shlex
 from collections.abc import Sequence
 from dataclasses import replace
@@ -98,23 +97,13 @@ def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
         if m.type != "sft" else f"~{per_step / samples:g}",
         "weights": f"LoRA rank {doc.get('lora_r', 16)}" if doc.get("use_peft") else "full weights",
         "learning_rate": doc.get("learning_rate", run.learning_rate),
-        "eval_interval": _eval_interval(doc, steps),
+        "eval_interval": trl_cost.eval_interval(doc, steps),
         "eval_at_start": bool(doc.get("eval_on_start", False)),
         "divergence": honoured.trl_divergence(m.type, doc),
         "divergence_how": "set by overrides" if {"beta", "distillation_alpha"} & set(run.overrides)
         else "",
     }
     return out
-
-
-def _eval_interval(doc: dict[str, Any], steps: Any) -> int | None:
-    """TRL evaluates when step % eval_steps == 0; eval_steps < 1 is a fraction of max_steps."""
-    if doc.get("eval_strategy", "no") != "steps":
-        return None if doc.get("eval_strategy", "no") == "no" else 1
-    every = doc.get("eval_steps", doc.get("logging_steps", 500))
-    if isinstance(every, float) and 0 < every < 1 and isinstance(steps, int) and steps > 0:
-        return max(1, math.ceil(every * steps))
-    return int(every) if isinstance(every, (int, float)) and every >= 1 else None
 
 
 def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
