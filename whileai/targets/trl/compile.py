@@ -161,7 +161,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
         files["train.py"] = _shipped("sdft.py")
     if run.method.type == "sft":
         files[SAMPLE_PY] = _shipped("sample.py")
-    data = facts(run, doc)
+    data = facts(run, doc) | {"ignored": [i.field for i in ignores]}  # no rule fires on these
     path = reward.pythonpath if reward is not None else None
     compiled = Compiled(
         backend="trl", target=TARGET, run=spec, files=files, main="config.yaml",
