@@ -86,3 +86,17 @@ def test_prime_rl_assumes_the_cap_and_says_where_from() -> None:
     set_ = wai.compile(run.model_copy(update={"prompt_tokens": 512}), "prime-rl").cost
     assert set_ is not None and "assumed 512 tokens each (the prompt_tokens cap, as the spec sets it" \
         in set_.to_dict()["prompt_how"]
+
+
+def test_a_seq_len_override_leaves_the_prompt_assumption_alone() -> None:
+    """seq_len is prime-rl's training pack length (samples longer are truncated for training,
+    trainer/batch.py prepare_sample), not a prompt cap: below the completion cap it must not
+    make the estimate's prompts negative; vLLM still samples prompt + the full completion cap."""
+    t = wai.Endpoint(url="http://localhost:8001/v1", model="Qwen/Qwen3-8B")
+    run = wai.RunSpec(taskset="gsm8k", model="Qwen/Qwen3-1.7B", method=wai.OPD(t, max_tokens=8192),
+                      overrides={"seq_len": 4096})
+    c = wai.compile(run, "prime-rl")
+    assert c.cost is not None
+    d = c.cost.to_dict()
+    assert d["prompt_tokens"] == 2048 and d["tokens_per_rollout"] == 2048 + 8192
+    assert "assumed 2,048 tokens each" in d["prompt_how"] and "-" not in d["prompt_how"].split("(")[0]
