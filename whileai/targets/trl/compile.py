@@ -140,7 +140,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     ignores: list[Ignore] = cpu_ignores + list(applied.ignores)
     fixed = list(applied.fixed)
     ov.apply_overrides(doc, run.overrides, trl_catalog.catalog(cmd))
-    ov.override_reads(reads, ignores, fixed, run.overrides)
+    ov.override_reads(reads, ignores, fixed, run.overrides, run)
     _check_batch(doc, run)
     sampled = sample_prompts(run, doc)
     reads = [r._replace(value=sampled) if r.path == f"<{SAMPLE_PY} --prompts>" else r for r in reads]
