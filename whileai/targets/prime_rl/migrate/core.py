@@ -21,9 +21,11 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from whileai.targets.prime_rl.migrate import chain, transforms
+from whileai.targets.prime_rl.migrate import chain, reshape, transforms
 from whileai.targets.prime_rl.migrate.edit import leaves, prune, show, supers
 from whileai.targets.prime_rl.migrate.transforms import Change
+
+TRANSFORMS = transforms.TRANSFORMS | reshape.TRANSFORMS
 
 
 @dataclass
@@ -56,6 +58,7 @@ def migrate(text: str, release: str | None = None, entry: str = "rl") -> Migrati
         ctx = transforms.Step(doc, f"{chain.releases()[-2]} -> {start}", start, emptied, result.changes,
                               paths=paths)
         transforms.pin_values(ctx)
+        reshape.pin_values(ctx)
     for step in chain.steps(start, entry):
         label = f"{step['from']} -> {step['to']}"
         ctx = transforms.Step(doc, label, step["to"], emptied, result.changes, paths=paths)
@@ -66,6 +69,8 @@ def migrate(text: str, release: str | None = None, entry: str = "rl") -> Migrati
             if rule is not None:
                 apply(ctx, path, rule)
         ctx.finish()
+        if step["to"] == chain.pin():
+            reshape.pin_values(ctx)
         created += ctx.created
     prune(doc, emptied)
     supers(created)
@@ -83,7 +88,7 @@ def apply(ctx: transforms.Step, path: chain.Path_, rule: dict[str, Any]) -> None
         ctx.note("decision", old, "", f"{rule['why']}; choose {rule.get('choices', 'by hand')}")
         ctx.drop(path)
     elif kind == "converted":
-        transforms.TRANSFORMS[rule["transform"]](ctx, path, rule)
+        TRANSFORMS[rule["transform"]](ctx, path, rule)
     else:
         new = transforms.target(path, rule["old"], rule["new"])
         value = ctx.drop(path)

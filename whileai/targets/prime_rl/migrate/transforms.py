@@ -4,6 +4,7 @@ the behaviour the old release had written out where the pin's default differs.""
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -110,6 +111,10 @@ def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
         new = base
     elif f"{gen}.env.{rest[0]}" in cat:
         new = (*head, "env", *rest)
+    elif rest[0] == "harness":
+        harness_to_roles(ctx, head, path[: len(head)], rest, "a v0.7.0 env's harness (and its "
+                         "runtime) became each agent role's harness and runtime tables")
+        return
     else:
         ctx.drop(path)
         ctx.note("dropped", show(path), "", f"{rest[0]} has no place in a source: {rule['why']}")
@@ -120,6 +125,33 @@ def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
         ctx.set((*head, "name"), get(ctx.doc, new))
         ctx.note("defaulted", "", f"{show((*head, 'name'))} = {get(ctx.doc, new)!r}",
                  "a source is named; the env id named it before")
+
+
+def _roles(tid: Any) -> tuple[str, ...]:
+    if not isinstance(tid, str):
+        return ("agent",)
+    bare = tid.split("/", 1)[-1].split("@", 1)[0]
+    for name in (tid, bare, bare[:-3] if bare.endswith(("-v1", "_v1")) else bare):
+        got = taskset_catalog.roles(name)
+        if got:
+            return got
+    return ("agent",)
+
+
+def harness_to_roles(ctx: Step, head: Path_, old_head: Path_, rest: tuple[Any, ...], why: str) -> None:
+    """v0.7.0 env[].harness {id, ..., runtime} -> each agent role's harness and runtime tables
+    of the source's env (`agent`, or the roles the taskset names)."""
+    path = (*old_head, *rest)
+    tid = next((get(ctx.doc, p) for p in ((*head, "env", "taskset", "id"), (*old_head, "taskset", "id"))
+                if p in ctx.paths), None)
+    value = ctx.drop(path)
+    roles = _roles(tid)
+    for i, role in enumerate(roles):
+        where = (*head, "env", role)
+        new = (*where, "runtime", *rest[2:]) if rest[1:2] == ("runtime",) else (*where, "harness", *rest[1:])
+        ctx.set(new, value if i == 0 else copy.deepcopy(value))
+    ctx.note("converted", show(path), show((*head, "env", roles[0], *(
+        ("runtime", *rest[2:]) if rest[1:2] == ("runtime",) else ("harness", *rest[1:])))), why)
 
 
 def legacy_to_taskset(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
@@ -165,14 +197,6 @@ def pin_values(ctx: Step) -> None:
             ctx.emptied.discard(table)  # an empty [resume] resumes from the latest checkpoint
             ctx.note("converted", f"{show(step)} = -1", f"[{show(table)}] without step",
                      "-1 meant the latest checkpoint; at the pin that is [resume] with no step")
-    for where in (("orchestrator", "algo", "teacher", "base_url"),
-                  ("orchestrator", "algo", "sampling", "source", "base_url"),
-                  ("orchestrator", "model", "client", "base_url")):
-        value = get(ctx.doc, where) if where in ctx.paths else None
-        if isinstance(value, list) and len(value) == 1:
-            ctx.set(where, value[0])
-            ctx.note("converted", f"{show(where)} = {list(value)!r}", repr(value[0]),
-                     "a client's base_url is one URL at the pin")
 
 
 def at_pin(taskset: str) -> bool:
@@ -189,12 +213,15 @@ def _sources(paths: dict[Path_, None]) -> list[Path_]:
 
 
 def _taskset_id(ctx: Step, src: Path_) -> None:
-    """v0.8.0's v1 tasksets were `<name>-v1`; the pin names them `<name>`."""
+    """v0.8.0's v1 tasksets were `<name>-v1`; the pin names them `<name>`. Prime's own hub ids
+    (`primeintellect/<name>`) of a taskset the pin ships load that same plugin: the pin's files
+    write the bare name."""
     where = (*src, "env", "taskset", "id")
     if where not in ctx.paths:
         return
     tid = get(ctx.doc, where)
-    if not isinstance(tid, str) or at_pin(tid):
+    own_hub = isinstance(tid, str) and tid.lower().startswith("primeintellect/")
+    if not isinstance(tid, str) or (at_pin(tid) and not own_hub):
         return
     bare = tid.split("/", 1)[-1].split("@", 1)[0]
     bare = bare[:-3] if bare.endswith(("-v1", "_v1")) else bare
