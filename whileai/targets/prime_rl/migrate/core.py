@@ -22,7 +22,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from whileai.targets.prime_rl.migrate import chain, reshape, transforms
-from whileai.targets.prime_rl.migrate.edit import leaves, prune, show, supers
+from whileai.targets.prime_rl.migrate.edit import get, leaves, prune, show, supers
 from whileai.targets.prime_rl.migrate.transforms import Change
 
 TRANSFORMS = transforms.TRANSFORMS | reshape.TRANSFORMS
@@ -53,7 +53,7 @@ def migrate(text: str, release: str | None = None, entry: str = "rl") -> Migrati
     result = Migration(start, detected, text)
     emptied: set[chain.Path_] = set()
     created: list[Any] = []
-    paths = dict.fromkeys(leaves(plain))
+    paths = {p: get(plain, p) for p in leaves(plain)}
     if start == chain.pin():  # keys all known; values the pin spells differently still change
         ctx = transforms.Step(doc, f"{chain.releases()[-2]} -> {start}", start, emptied, result.changes,
                               paths=paths)

@@ -11,7 +11,7 @@ from typing import Any
 
 from whileai.catalogs import tasksets as taskset_catalog
 from whileai.targets.prime_rl.migrate import chain
-from whileai.targets.prime_rl.migrate.edit import get, show
+from whileai.targets.prime_rl.migrate.edit import show
 from whileai.targets.prime_rl.migrate.transforms import Step, _move, _sources, _tokens, target
 
 Path_ = chain.Path_
@@ -22,7 +22,7 @@ def _mode(ctx: Step) -> str | None:
     """The v0.6.0 training mode, read before or after its own rule ran."""
     for where in ((ORCH, "training_mode"), (ORCH, "algo", "type")):
         if where in ctx.paths:
-            value = get(ctx.doc, where)
+            value = ctx.paths[where]
             return {"rl": "grpo"}.get(str(value), str(value))
     return None
 
@@ -73,7 +73,7 @@ def pin_values(ctx: Step) -> None:
 
 
 def _one_url(ctx: Step, where: Path_) -> None:
-    value = get(ctx.doc, where)
+    value = ctx.paths[where]
     if isinstance(value, list) and len(value) == 1:
         ctx.set(where, value[0])
         ctx.note("converted", f"{show(where)} = {list(value)!r}", repr(value[0]),
@@ -100,7 +100,7 @@ def _vlm_impl(ctx: Step) -> None:
     impl = ("trainer", "model", "impl")
     if not vlm or "trainer" not in ctx.doc:
         return
-    value = get(ctx.doc, impl) if impl in ctx.paths else "auto"
+    value = ctx.paths.get(impl, "auto")
     if value == "auto":
         ctx.set(impl, "custom")
         ctx.note("defaulted", "", f"{show(impl)} = 'custom'", "VLM training needs impl = 'custom' "
@@ -114,7 +114,7 @@ def _taskset_args(ctx: Step, src: Path_) -> None:
     """A v1 taskset argument the pin's taskset no longer has (e.g. color-codeword's
     num_examples) is dropped, as the pin's own files dropped it."""
     at = (*src, "env", "taskset")
-    tid = get(ctx.doc, (*at, "id")) if (*at, "id") in ctx.paths else None
+    tid = ctx.paths.get((*at, "id"))
     names = taskset_catalog.argument_names(tid) if isinstance(tid, str) and taskset_catalog.entry(tid) else []
     if not names:
         return

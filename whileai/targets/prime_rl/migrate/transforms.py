@@ -48,7 +48,9 @@ class Step:
     changes: list[Any]
     legacy_sources: list[Path_] = field(default_factory=list)
     created: list[Any] = field(default_factory=list)
-    paths: dict[Path_, None] = field(default_factory=dict)  # the document's leaves, kept current
+    # the document's leaves and their values, kept current: reads come from here, since
+    # tomlkit's lookups are slow (a value may be tomlkit's item or a plain one)
+    paths: dict[Path_, Any] = field(default_factory=dict)
 
     def drop(self, path: Path_) -> Any:
         value = delete(self.doc, path, self.emptied)
@@ -59,7 +61,11 @@ class Step:
 
     def set(self, path: Path_, value: Any) -> None:
         put(self.doc, path, value, self.created)
-        self.paths.update(dict.fromkeys(leaves(value, path) if isinstance(value, dict) else [path]))
+        if isinstance(value, dict):
+            n = len(path)
+            self.paths.update({p: get(value, p[n:]) for p in leaves(value, path)})
+        else:
+            self.paths[path] = value
 
     def note(self, kind: str, old: str, new: str, why: str) -> None:
         self.changes.append(Change(kind, old, new, self.label, why))
@@ -122,8 +128,8 @@ def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
     _move(ctx, path, new, rule["why"], "converted" if mapped or rest[0] == "harness" else "moved")
     if rest and rest[0] == "id" and (*head, "name") not in ctx.paths \
             and (*path[: len(head)], "name") not in ctx.paths:
-        ctx.set((*head, "name"), get(ctx.doc, new))
-        ctx.note("defaulted", "", f"{show((*head, 'name'))} = {get(ctx.doc, new)!r}",
+        ctx.set((*head, "name"), ctx.paths[new])
+        ctx.note("defaulted", "", f"{show((*head, 'name'))} = {ctx.paths[new]!r}",
                  "a source is named; the env id named it before")
 
 
@@ -142,7 +148,7 @@ def harness_to_roles(ctx: Step, head: Path_, old_head: Path_, rest: tuple[Any, .
     """v0.7.0 env[].harness {id, ..., runtime} -> each agent role's harness and runtime tables
     of the source's env (`agent`, or the roles the taskset names)."""
     path = (*old_head, *rest)
-    tid = next((get(ctx.doc, p) for p in ((*head, "env", "taskset", "id"), (*old_head, "taskset", "id"))
+    tid = next((ctx.paths[p] for p in ((*head, "env", "taskset", "id"), (*old_head, "taskset", "id"))
                 if p in ctx.paths), None)
     value = ctx.drop(path)
     roles = _roles(tid)
@@ -179,7 +185,7 @@ def legacy_to_taskset(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
 def _arg_path(ctx: Step, src: Path_, taskset: Path_, rest: tuple[Any, ...]) -> Path_:
     """Where a v0 env argument goes: the taskset's field, or its task's (alphabet-sort's
     power_per_turn is a task field at the pin)."""
-    tid = next((get(ctx.doc, p) for p in ((*src, "legacy", "id"), (*taskset, "id")) if p in ctx.paths), None)
+    tid = next((ctx.paths[p] for p in ((*src, "legacy", "id"), (*taskset, "id")) if p in ctx.paths), None)
     entry = taskset_catalog.entry(str(tid)) if tid else None
     if entry and rest[0] not in entry["args"] and rest[0] in entry.get("task_args", []):
         return (*taskset, "task", *rest)
@@ -192,7 +198,7 @@ def pin_values(ctx: Step) -> None:
         _taskset_id(ctx, src)
     for table in (("resume",), ("trainer", "resume"), ("orchestrator", "resume")):
         step = (*table, "step")
-        if step in ctx.paths and get(ctx.doc, step) == -1:
+        if ctx.paths.get(step) == -1:
             ctx.drop(step)
             ctx.emptied.discard(table)  # an empty [resume] resumes from the latest checkpoint
             ctx.note("converted", f"{show(step)} = -1", f"[{show(table)}] without step",
@@ -219,7 +225,7 @@ def _taskset_id(ctx: Step, src: Path_) -> None:
     where = (*src, "env", "taskset", "id")
     if where not in ctx.paths:
         return
-    tid = get(ctx.doc, where)
+    tid = ctx.paths[where]
     own_hub = isinstance(tid, str) and tid.lower().startswith("primeintellect/")
     if not isinstance(tid, str) or (at_pin(tid) and not own_hub):
         return
@@ -230,7 +236,7 @@ def _taskset_id(ctx: Step, src: Path_) -> None:
         ctx.note("converted", f"{show(where)} = {tid!r}", f"{bare!r}", "the pin's taskset of that "
                  "name (v1 tasksets dropped their -v1 suffix; hub env ids are built in)")
         name = (*src, "name")
-        if name in ctx.paths and get(ctx.doc, name) == tid:
+        if name in ctx.paths and ctx.paths[name] == tid:
             ctx.set(name, bare)
 
 
@@ -238,7 +244,7 @@ def _local_roles(ctx: Step, src: Path_) -> None:
     """A v0 env ran in the orchestrator's process with no harness; the pin's default runtime
     is a remote sandbox VM, so the old behaviour is written out per agent role."""
     at = (*src, "env", "taskset", "id")
-    tid = get(ctx.doc, at) if at in ctx.paths else None
+    tid = ctx.paths.get(at)
     roles = taskset_catalog.roles(str(tid)) if tid else None
     for role in roles or ("agent",):
         for key, value in (("harness", "null"), ("runtime", "subprocess")):
