@@ -20,7 +20,7 @@ ORCH = "orchestrator"
 
 def _mode(ctx: Step) -> str | None:
     """The v0.6.0 training mode, read before or after its own rule ran."""
-    for where in ((ORCH, "training_mode"), (ORCH, "algo", "type")):
+    for where in (ctx.at(ORCH, "training_mode"), ctx.at(ORCH, "algo", "type")):
         if where in ctx.paths:
             value = ctx.paths[where]
             return {"rl": "grpo"}.get(str(value), str(value))
@@ -30,9 +30,10 @@ def _mode(ctx: Step) -> str | None:
 def teacher_to_algo(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
     """v0.6.0 [orchestrator.teacher] {model, client} -> v0.7.0's flat client: the opd
     algorithm's teacher, or the model sft samples from (algo.sampling.source)."""
-    rest = path[len(_tokens(rule["old"])):]
-    sft = _mode(ctx) == "sft"
-    base: Path_ = (ORCH, "algo", "sampling", "source") if sft else target(path[:2], rule["old"], rule["new"])
+    n = len(_tokens(rule["old"]))
+    rest, sft = path[n:], _mode(ctx) == "sft"
+    base: Path_ = ((*path[:n - 1], "algo", "sampling", "source") if sft
+                   else target(path[:n], rule["old"], rule["new"]))
     role = "the model sft samples from is a client of the algorithm" if sft else rule["why"]
     if rest[:2] == ("model", "name"):
         new: Path_ | None = (*base, "name")
@@ -40,14 +41,15 @@ def teacher_to_algo(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
         new = (*base, *rest[1:])
     else:
         new = (*base, *rest) if rest and rest[0] != "model" else None
-    if new is None or not chain.known(chain.generic(new), ctx.to):
+    if new is None or not chain.known(chain.generic(new), ctx.to, ctx.entry):
         ctx.drop(path)
         ctx.note("dropped", show(path), "", f"the teacher is a client at {ctx.to} (its name and "
                  "connection only): nothing takes this")
         return
     _move(ctx, path, new, role, "converted")
-    if sft and not any(p[:2] == (ORCH, "renderer") for p in ctx.paths):
-        ctx.set((ORCH, "renderer", "name"), "default")
+    renderer = (*path[:n - 1], "renderer")
+    if sft and not any(p[:len(renderer)] == renderer for p in ctx.paths):
+        ctx.set((*renderer, "name"), "default")
         ctx.note("defaulted", "", "orchestrator.renderer.name = 'default'", "v0.6.0 sampled a "
                  "teacher-backed sft without a renderer (plain chat completions); the pin always "
                  "renders, and 'default' applies the model's own chat template")
@@ -68,7 +70,7 @@ def pin_values(ctx: Step) -> None:
         elif THINKING.search(gen):
             _thinking(ctx, path)
     _vlm_impl(ctx)
-    for src in _sources(ctx.paths):
+    for src in _sources(ctx):
         _taskset_args(ctx, src)
 
 
@@ -96,9 +98,11 @@ def _thinking(ctx: Step, path: Path_) -> None:
 def _vlm_impl(ctx: Step) -> None:
     """A VLM trained with impl = 'auto' got prime-rl's own (custom) model class where it had
     one; the pin requires impl = 'custom' for any VLM (configs/trainer.py:274)."""
+    impl = ctx.at("trainer", "model", "impl")
+    if impl is None or (ctx.entry == "rl" and "trainer" not in ctx.doc):
+        return
     vlm = any(p[:2] == ("model", "vlm") or p[:3] == ("trainer", "model", "vlm") for p in ctx.paths)
-    impl = ("trainer", "model", "impl")
-    if not vlm or "trainer" not in ctx.doc:
+    if not vlm:
         return
     value = ctx.paths.get(impl, "auto")
     if value == "auto":

@@ -51,6 +51,14 @@ class Step:
     # the document's leaves and their values, kept current: reads come from here, since
     # tomlkit's lookups are slow (a value may be tomlkit's item or a plain one)
     paths: dict[Path_, Any] = field(default_factory=dict)
+    entry: str = "rl"  # the entry point the file is for: its paths start below the rl file's table
+
+    def at(self, table: str, *rest: str | int) -> Path_ | None:
+        """A path under the rl file's [table] as this entry point's file spells it (None: the
+        entry point has no such table)."""
+        if self.entry == "rl":
+            return (table, *rest)
+        return tuple(rest) if table == self.entry else None
 
     def drop(self, path: Path_) -> Any:
         value = delete(self.doc, path, self.emptied)
@@ -109,7 +117,7 @@ def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
     n = len(_tokens(rule["new"]))
     head, rest = base[:n], base[n:]
     mapped = ENV_FIELDS.get(str(rest[0])) if rest else None
-    cat = chain.keys(ctx.to)
+    cat = chain.keys(ctx.to, ctx.entry)
     gen = chain.generic(head)
     if mapped is not None:
         new = (*head, *mapped, *rest[1:])
@@ -194,7 +202,7 @@ def _arg_path(ctx: Step, src: Path_, taskset: Path_, rest: tuple[Any, ...]) -> P
 
 def pin_values(ctx: Step) -> None:
     """Values the pin spells differently (run on every file, whatever release it is for)."""
-    for src in _sources(ctx.paths):
+    for src in _sources(ctx):
         _taskset_id(ctx, src)
     for table in (("resume",), ("trainer", "resume"), ("orchestrator", "resume")):
         step = (*table, "step")
@@ -212,10 +220,12 @@ def at_pin(taskset: str) -> bool:
         or plugin_key(taskset) in taskset_catalog.data().get("not_loadable", {})
 
 
-def _sources(paths: dict[Path_, None]) -> list[Path_]:
-    heads = {("orchestrator", "train", "source"), ("orchestrator", "eval", "source")}
-    return list(dict.fromkeys(p[:4] for p in paths
-                              if p[:3] in heads and len(p) > 3 and isinstance(p[3], int)))
+def _sources(ctx: Step) -> list[Path_]:
+    heads = {h for h in (ctx.at("orchestrator", "train", "source"), ctx.at("orchestrator", "eval", "source"))
+             if h is not None}
+    n = len(next(iter(heads))) if heads else 0
+    return list(dict.fromkeys(p[:n + 1] for p in ctx.paths
+                              if p[:n] in heads and len(p) > n and isinstance(p[n], int)))
 
 
 def _taskset_id(ctx: Step, src: Path_) -> None:
