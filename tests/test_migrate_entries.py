@@ -64,3 +64,16 @@ def test_an_inference_file_migrates_under_its_own_root(tmp_path: Path) -> None:
     text = done.stdout.split("(migrated)\n", 1)[1]
     assert tomllib.loads(text) == {"vllm": {"model": "Qwen/Qwen3-0.6B", "tensor_parallel_size": 2}}
     assert text.startswith("# for v0.8.0")
+
+
+def test_an_orchestrator_file_of_v07_passes_the_pins_orchestrator_schema() -> None:
+    """No orchestrator file survives in prime-rl's history; this one (v0.7.0 keys) migrated
+    was accepted by the real loader as `--entry orchestrator` (2026-12-02)."""
+    m = migrate('batch_size = 64\nmax_inflight_rollouts = 64\n[model]\nname = "PrimeIntellect/'
+                'Qwen3-0.6B-Reverse-Text-SFT"\n[renderer]\nname = "qwen3"\n[[train.env]]\n'
+                'id = "reverse-text"\n[wandb]\nproject = "p"\n', entry=None)
+    assert (m.entry, m.release) == ("orchestrator", "v0.7.0")
+    doc = tomllib.loads(m.text)
+    assert doc["concurrency"] == {"max_inflight": 64} and doc["monitors"] == {"wandb": {"project": "p"}}
+    assert doc["train"]["source"][0]["env"]["taskset"] == {"id": "reverse-text"}
+    assert check_document(doc, entry="orchestrator") == []
