@@ -33,24 +33,43 @@ PIN = "559b44772e471d1538537b8805cc77f3824a5e64"
 TAGS = ("v0.6.0", "v0.7.0", "v0.8.0")
 HISTORY = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-history.json"
 VERDICTS = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-verdicts.json"
+# the other entry points' files (sft, inference, orchestrator, trainer), each pair naming its entry
+ENTRIES_HISTORY = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-entries.json"
+ENTRIES_VERDICTS = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-entries-verdicts.json"
 
 
 def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", f"--git-dir={repo}", *args], capture_output=True, text=True, check=check)
 
 
-def rl_files(repo: Path) -> list[str]:
+def entry_files(repo: Path) -> dict[str, str]:
+    """Every config of the pin's configs/ and examples/ and its entry point (whileai's
+    detection: an rl file has a [trainer] or [orchestrator]); evals/env-server files are left out."""
     import tomllib
 
     from whileai.targets.prime_rl.check import detect
 
     names = git(repo, "ls-tree", "-r", "--name-only", PIN, "--", "configs", "examples").stdout.split()
-    out = []
+    out = {}
     for name in sorted(n for n in names if n.endswith(".toml")):
         doc = tomllib.loads(git(repo, "show", f"{PIN}:{name}").stdout)
-        if detect(doc)[0] == "rl" and ("trainer" in doc or "orchestrator" in doc):
-            out.append(name)
+        entry = detect(doc)[0]
+        if entry == "rl" and not ("trainer" in doc or "orchestrator" in doc):
+            entry = "trainer" if "data" in doc else "rl"  # a trainer-only run file (debug/fake)
+        if entry in ("rl", "sft", "inference", "orchestrator", "trainer"):
+            out[name] = entry
     return out
+
+
+def rl_files(repo: Path) -> list[str]:
+    return [n for n, e in entry_files(repo).items() if e == "rl" and _has_sub(repo, n)]
+
+
+def _has_sub(repo: Path, name: str) -> bool:
+    import tomllib
+
+    doc = tomllib.loads(git(repo, "show", f"{PIN}:{name}").stdout)
+    return "trainer" in doc or "orchestrator" in doc
 
 
 def name_at(repo: Path, path: str, tag: str) -> str | None:
@@ -71,15 +90,17 @@ def name_at(repo: Path, path: str, tag: str) -> str | None:
     return None
 
 
-def history(repo: Path) -> list[dict[str, str]]:
+def history(repo: Path, files: list[str] | None = None, entries: dict[str, str] | None = None
+            ) -> list[dict[str, str]]:
     pairs = []
-    for pin_path in rl_files(repo):
+    for pin_path in files if files is not None else rl_files(repo):
         pin_text = git(repo, "show", f"{PIN}:{pin_path}").stdout
         for tag in TAGS:
             old = name_at(repo, pin_path, tag)
             if old is not None:
-                pairs.append({"tag": tag, "old_path": old, "pin_path": pin_path,
-                              "old_toml": git(repo, "show", f"{tag}:{old}").stdout, "pin_toml": pin_text})
+                pair = {"tag": tag, "old_path": old, "pin_path": pin_path,
+                        "old_toml": git(repo, "show", f"{tag}:{old}").stdout, "pin_toml": pin_text}
+                pairs.append(pair | ({"entry": entries[pin_path]} if entries else {}))
     return pairs
 
 
@@ -105,7 +126,7 @@ def verdicts(pairs: list[dict[str, str]], loader: str) -> dict[str, object]:
         for i, p in enumerate(pairs):
             out = work / "new" / f"{i:03d}.toml"
             if out.exists():
-                docs[f"{p['tag']}:{p['pin_path']}"] = {"toml": out.read_text(), "entry": "rl"}
+                docs[f"{p['tag']}:{p['pin_path']}"] = {"toml": out.read_text(), "entry": p.get("entry", "rl")}
         (work / "docs.json").write_text(json.dumps(docs))
         run = subprocess.run([loader, str(ROOT / "scripts" / "prime_rl_loader.py"), "--json",
                               str(work / "docs.json")], capture_output=True, text=True, check=True)
@@ -123,15 +144,21 @@ def main() -> int:
     args = ap.parse_args()
     if args.keep_history:
         pairs = json.loads(HISTORY.read_text())
+        others = json.loads(ENTRIES_HISTORY.read_text())
     else:
         pairs = history(args.repo)
         HISTORY.write_text(json.dumps(pairs, indent=1) + "\n")
         print(f"wrote {HISTORY.relative_to(ROOT)}: {len(pairs)} pairs")
+        entries = {n: e for n, e in entry_files(args.repo).items() if e != "rl"}
+        others = history(args.repo, sorted(entries), entries)
+        ENTRIES_HISTORY.write_text(json.dumps(others, indent=1) + "\n")
+        print(f"wrote {ENTRIES_HISTORY.relative_to(ROOT)}: {len(others)} pairs")
     if args.verdicts:
         if not args.loader_python:
             raise SystemExit("--verdicts needs --loader-python")
-        VERDICTS.write_text(json.dumps(verdicts(pairs, args.loader_python), indent=1) + "\n")
-        print(f"wrote {VERDICTS.relative_to(ROOT)}")
+        for what, where in ((pairs, VERDICTS), (others, ENTRIES_VERDICTS)):
+            where.write_text(json.dumps(verdicts(what, args.loader_python), indent=1) + "\n")
+            print(f"wrote {where.relative_to(ROOT)}")
     return 0
 
 

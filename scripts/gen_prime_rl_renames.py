@@ -115,6 +115,19 @@ def confirm(steps: list[dict[str, Any]]) -> None:
                                  and any(under(k, r["new"]) for k in pin))
 
 
+def sub(rule: dict[str, Any], entry: str) -> dict[str, Any] | None:
+    """An rl rule under [<entry>] as the entry point's own file spells it (`inference.parallel.tp`
+    -> `parallel.tp` for `uv run inference`); None for a rule elsewhere in the rl file. A
+    converted rule keeps its transform, which reads paths relative to the entry's root."""
+    head = f"{entry}."
+    if not rule["old"].startswith(head) or not rule.get("new", head).startswith(head):
+        return None
+    out = dict(rule, old=rule["old"][len(head):])
+    if "new" in rule:
+        out["new"] = rule["new"][len(head):]
+    return out
+
+
 def build() -> dict[str, Any]:
     curated = tomllib.loads(CURATED.read_text())["step"]
     cats = {r: keys(r) for r in RELEASES}
@@ -124,8 +137,8 @@ def build() -> dict[str, Any]:
         for entry in ("rl", "sft", "inference", "orchestrator", "trainer"):
             if entry not in cats[a] or entry not in cats[b]:
                 continue
-            mine = [r for r in cur if r["old"].split(".")[0] in {k.split(".")[0] for k in cats[a][entry]}] \
-                if entry == "rl" else []
+            mine = [r for r in (cur if entry == "rl" else [sub(r, entry) for r in cur])
+                    if r is not None and r["old"].split(".")[0] in {k.split(".")[0] for k in cats[a][entry]}]
             steps.append({"from": a, "to": b, "entry": entry,
                           "rules": derive(cats[a][entry], cats[b][entry], mine)})
     confirm([s for s in steps if s["entry"] == "rl"])

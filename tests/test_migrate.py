@@ -19,8 +19,15 @@ from whileai.targets.prime_rl.migrate.hint import old_release_hint
 
 FIXTURE = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-history.json"
 PAIRS = json.loads(FIXTURE.read_text())
-ACCEPTED_BY_LOADER = 77  # of 131; of the 92 whose pin version the loader accepts (the rest name
-# prime-envs tasksets the loader environment lacks): 31/32 v0.8.0, 29/31 v0.7.0, 17/29 v0.6.0
+ACCEPTED_BY_LOADER = 92  # of 131: all 92 whose pin version the loader accepts (the other 39 name
+# prime-envs tasksets the loader environment lacks): 32/32 v0.8.0, 31/31 v0.7.0, 29/29 v0.6.0
+# the pin's own edits of a value the old file had (smaller debug deployments, context
+# parallelism 8 -> 4, a smaller group): migrate keeps the user's value, as it should
+PIN_EDITED = {("v0.7.0", "configs/debug/concurrency.toml"), ("v0.8.0", "configs/debug/concurrency.toml"),
+              ("v0.7.0", "examples/advanced/glm-4.5-air/search.toml"),
+              ("v0.7.0", "examples/advanced/glm-4.5-air/swe.toml"),
+              ("v0.8.0", "examples/advanced/glm-4.5-air/swe.toml"),
+              ("v0.7.0", "examples/advanced/glm-4.5-air/terminal.toml")}
 
 
 def flat(node, path=()):
@@ -76,10 +83,8 @@ def test_migrated_files_keep_every_value_the_pin_kept_and_most_pass_the_pin() ->
                  if k in new and repr(v) in old_values and new[k] != v and repr(new[k]) in old_values]
         kept_wrong += [(p["tag"], p["pin_path"], wrong[0])] if wrong else []
         ok += not check_document(tomllib.loads(m.text))
-    # measured 2026-12-02: the pin's own edits that reuse an old value elsewhere (e.g.
-    # configs/debug/concurrency.toml shrank its deployment) read as mismatches here
-    assert len(kept_wrong) <= 20, kept_wrong[:5]  # files, of 131
-    assert ok >= 105  # of 131 pass the pin's schema and rules (107 measured); the rest: docs/migrate.md
+    assert {(tag, path) for tag, path, _ in kept_wrong} == PIN_EDITED, kept_wrong
+    assert ok >= 120  # of 131 pass the pin's schema and rules (122 measured); the rest: docs/migrate.md
 
 
 def test_migrating_all_fixture_files_in_one_call_is_fast(tmp_path: Path) -> None:
@@ -93,8 +98,8 @@ def test_migrating_all_fixture_files_in_one_call_is_fast(tmp_path: Path) -> None
     wall = time.perf_counter() - t0
     assert done.returncode == 0, done.stderr
     assert len(list((tmp_path / "new").glob("*.toml"))) == len(PAIRS)
-    # the issue asks < 2 s; measured 7.75 s (3.8 s CPU) on a loaded 2-core machine: NOT met yet
-    # (release detection walks every catalogue per key); this bound only catches regressions
+    # the issue asks < 2 s; measured 1.7-1.9 s wall (1.4 s CPU) at load ~3 on the 2-core build
+    # machine, 3.6-4.7 s at load 4.5+ (docs/migrate.md); this bound only catches regressions
     assert wall < 60.0
     assert float(done.stdout.rsplit(" in ", 1)[1].split()[0]) < 20.0
 
@@ -137,3 +142,25 @@ def test_migrated_files_the_loader_accepted_are_still_what_migrate_writes() -> N
     assert stale == []
     accepted = sum(v["accepted"] for v in verdicts.values())
     assert accepted >= ACCEPTED_BY_LOADER
+
+
+def test_old_tables_reshape_to_the_pins_clients_roles_and_spellings() -> None:
+    """v0.6.0's sft teacher is the model sft samples from; preserve_all_thinking became
+    thinking_retention; a v0.7.0 env's harness and runtime are its role's tables; a VLM
+    trained with impl 'auto' gets 'custom'; a taskset argument the pin dropped is dropped."""
+    v06 = migrate('[model]\nname = "m"\n[model.vlm]\nvision_encoder_attr = "v"\n[trainer]\n'
+                  '[orchestrator]\ntraining_mode = "sft"\n[orchestrator.teacher.model]\nname = "t"\n'
+                  '[orchestrator.teacher.client]\nbase_url = ["http://h:8001/v1"]\n', release="v0.6.0")
+    doc = tomllib.loads(v06.text)
+    assert doc["orchestrator"]["algo"] == {"type": "sft", "sampling": {"source": {
+        "name": "t", "base_url": "http://h:8001/v1"}}}
+    assert doc["orchestrator"]["renderer"] == {"name": "default"}
+    assert doc["trainer"]["model"]["impl"] == "custom"
+    v07 = migrate('[orchestrator.renderer]\nname = "qwen3"\npreserve_all_thinking = true\n'
+                  '[[orchestrator.train.env]]\nname = "w"\ntaskset = { id = "wordle-v1", num_examples = 5 }\n'
+                  'harness = { id = "null", runtime = { type = "subprocess" } }\n', release="v0.7.0")
+    doc = tomllib.loads(v07.text)
+    assert doc["orchestrator"]["renderer"] == {"name": "qwen3", "thinking_retention": "all"}
+    assert doc["orchestrator"]["train"]["source"][0]["env"] == {
+        "taskset": {"id": "wordle"}, "player": {"harness": {"id": "null"}, "runtime": {"type": "subprocess"}}}
+    assert any(c.kind == "dropped" and c.old.endswith("taskset.num_examples") for c in v07.changes)

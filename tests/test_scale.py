@@ -158,16 +158,37 @@ def test_engines_fit_the_node_or_the_compile_says_why() -> None:
     small = toml(prime_rl.compile(run(model="Qwen/Qwen3-8B", gpus=4)))
     assert "tensor_parallel_size" not in small["inference"]["vllm"]
     assert toml(prime_rl.compile(run(gpus=4)))["inference"]["vllm"]["tensor_parallel_size"] == 2
-    with pytest.raises(SpecError, match="whole engines of 2"):
+    with pytest.raises(SpecError, match="not divisible by tensor_parallel_size 2") as e:
         prime_rl.compile(run(gpus=2))  # one inference GPU cannot hold 32B
-    with pytest.raises(SpecError, match="keeps an engine within one node"):
+    assert "64 GB of bf16 weights" in str(e.value) and "set inference_tp" in str(e.value)
+    with pytest.raises(SpecError, match=r"32 must divide deployment.gpus_per_node \(8\)") as e:
         prime_rl.compile(run(model="deepseek-ai/DeepSeek-V3", nodes=4))  # 671B: 32 GPUs
+    assert "enable_expert_parallel" in str(e.value)
     c = prime_rl.compile(run(nodes=2, inference_tp=1))
     assert toml(c)["inference"]["vllm"]["tensor_parallel_size"] == 1
     assert "engine-too-small" in {w.rule for w in c.warnings}
     unknown = prime_rl.compile(run(model="my-org/finetune", nodes=2))
     assert toml(unknown)["inference"]["vllm"]["tensor_parallel_size"] == 1
     assert any("unknown from its name" in f.reason for f in unknown.fixed)
+
+
+@pytest.mark.parametrize(("fields", "path"), [
+    ({"gpus": 2}, "deployment.num_infer_gpus"),
+    ({"model": "deepseek-ai/DeepSeek-V3", "nodes": 4}, "inference.vllm.tensor_parallel_size"),
+])
+def test_compile_refuses_an_engine_layout_in_the_words_check_uses(fields: dict[str, Any],
+                                                                   path: str) -> None:
+    """One rule for engines that do not fit: compile refuses with the loader mirror's problem,
+    the one `whileai check` reports on the same file written by hand."""
+    with pytest.raises(SpecError) as e:
+        prime_rl.compile(run(**fields))
+    tp = 2 if "gpus" in fields else 32
+    fits = prime_rl.compile(run(**fields, inference_tp=1))  # the same layout, engines of one GPU
+    doc = toml(fits)
+    doc["inference"]["vllm"]["tensor_parallel_size"] = tp
+    found = deployment_problems(doc)
+    assert e.value.field == path == found[0].path
+    assert found[0].message in str(e.value)
 
 
 def test_zero_inference_nodes_needs_an_explicit_fake_data_benchmark() -> None:

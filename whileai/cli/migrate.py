@@ -18,6 +18,8 @@ def migrate_cmd(
                    "default: print the migrated file")] = None,
     release: Annotated[str | None, typer.Option("--from", help="The release the files are for "
                        "(v0.5.0 ... v0.8.0); default: detected from the keys")] = None,
+    entry: Annotated[str | None, typer.Option("--entry", help="The entry point the files are for "
+                     "(rl, sft, inference, orchestrator, trainer); default: detected from the keys")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite files whileai did not write.")] = False,
     allow_drops: Annotated[bool, typer.Option("--allow-drops", help="Write even when a key needs a "
                            "decision (it is dropped and named).")] = False,
@@ -27,7 +29,7 @@ def migrate_cmd(
     from whileai.cli.fail import fail as _fail
     from whileai.files import write
     from whileai.spec.load import read_text
-    from whileai.targets.prime_rl.migrate import chain, migrate
+    from whileai.targets.prime_rl.migrate import ENTRIES, chain, migrate
 
     known = chain.releases()
     if release is not None:
@@ -35,6 +37,8 @@ def migrate_cmd(
         release = next((r for r in known if r == release or r.startswith(release + ".")), release)
         if release not in known:
             _fail(SpecError("--from", release, f"one of {', '.join(known[:-1])}"))
+    if entry is not None and entry not in ENTRIES:
+        _fail(SpecError("--entry", entry, f"one of {', '.join(ENTRIES)}"))
     if out is not None and out.suffix == ".toml" and len(configs) > 1:
         _fail(SpecError("-o", str(out), "a folder when migrating several files"))
     t0 = time.perf_counter()
@@ -42,13 +46,14 @@ def migrate_cmd(
     for config in configs:
         try:
             text = read_text(config, "config", 8 << 20, "TOML file")
-            m = migrate(text, release)
+            m = migrate(text, release, entry)
         except SpecError as e:
             _fail(e)
         except Exception as e:  # noqa: BLE001 - a TOML the parser refuses
             _fail(SpecError("config", str(config), f"a TOML file ({type(e).__name__}: {e})"))
         how = "looks written for" if m.detected else "written for"
-        print(clean(f"{config}: {how} prime-rl {m.release}; migrating to {chain.pin()}"))
+        what = "" if m.entry == "rl" else f" ({m.entry} entry point)"
+        print(clean(f"{config}: {how} prime-rl {m.release}{what}; migrating to {chain.pin()}"))
         for c in m.changes:
             print(clean(f"  {c.line()}"))
         results.append((config, m))

@@ -127,7 +127,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     if problems:
         p = problems[0]
         raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
-                        f"it: {p.message}", hint=_hint(p.path, p.message, doc))
+                        f"it: {p.message}", hint=_hint(p.path, p.message, doc, run))
     commands = [c for plan in plans for c in teacher.commands(plan)] + deploy.run_commands(run, fname)
     known = facts(run, doc) | {"ignored": [i.field for i in ignores]}
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
@@ -143,8 +143,10 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     )
 
 
-def _hint(path: str, message: str, doc: dict[str, Any]) -> str:
+def _hint(path: str, message: str, doc: dict[str, Any], run: RunSpec) -> str:
     """What the spec offers instead, for the problems a spec field answers."""
+    if tp := deploy.tp_hint(run, path):
+        return tp
     m = re.match(r"(orchestrator\.(?:train|eval)\.source\[\d+\]\.env)\.taskset\.[^.]+$", path)
     if m and message.startswith("unknown key"):
         tid = get_path(doc, f"{m.group(1)}.taskset.id")

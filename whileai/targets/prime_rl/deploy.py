@@ -3,7 +3,9 @@ rows, plus what compile needs around them (the inference engines' sizes, a run o
 the run section, the layout fact).
 
 DEPLOY_ROWS go where the deployment keys belong; ENGINE_ROWS after the `[inference]` table is
-created. The loader's deployment rules for hand-written files are in prime_rl_deploy_rules.
+created. Whether a layout loads (GPUs per node, engines in whole tensor-parallel slices, nodes
+and SLURM) is the loader mirror's alone (whileai.targets.prime_rl.loader), for compiled and
+hand-written files alike.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from whileai.cost import estimate as cost
 from whileai.cost import sizes
-from whileai.errors import SpecError, raw
+from whileai.errors import SpecError
 from whileai.report.compiled import Fixed, Ignore, Read
 from whileai.report.fieldmap import Drop, Fix, Row, To, get_path
 from whileai.spec import mixture
@@ -148,29 +150,30 @@ ENGINE_ROWS: list[Row] = [
 
 
 def check(run: RunSpec, overrides: dict[str, Any]) -> None:
-    """What the backend refuses before it writes: engines that do not fit, no inference
-    without an explicit fake-data benchmark."""
-    if not serves(run):
-        if not any(k.startswith("trainer.data.fake") for k in overrides):
-            raise SpecError("inference_nodes", 0, "at least 1: every method learns from rollouts "
-                            "the orchestrator gathers, which need inference nodes (prime-rl runs "
-                            "no orchestrator without them)", hint="for a trainer-only "
-                            "throughput benchmark on fake data, set it explicitly with "
-                            "--set trainer.data.fake.batch_size=N (prime-rl docs/scaling.md)")
-        return
+    """What the backend refuses before it writes: no inference without an explicit fake-data
+    benchmark. Engines that do not fit the GPUs are the loader mirror's to refuse
+    (whileai.targets.prime_rl.loader: inference-tensor-parallel, deployment-nodes), on the
+    compiled file as `whileai check` reads it; `tp_hint` says why the width was chosen."""
+    if not serves(run) and not any(k.startswith("trainer.data.fake") for k in overrides):
+        raise SpecError("inference_nodes", 0, "at least 1: every method learns from rollouts "
+                        "the orchestrator gathers, which need inference nodes (prime-rl runs "
+                        "no orchestrator without them)", hint="for a trainer-only "
+                        "throughput benchmark on fake data, set it explicitly with "
+                        "--set trainer.data.fake.batch_size=N (prime-rl docs/scaling.md)")
+
+
+def tp_hint(run: RunSpec, path: str) -> str:
+    """What the spec offers when the loader refuses the engine width whileai chose (the
+    model's size), not one the spec or an override set."""
+    if path not in ("deployment.num_infer_gpus", "inference.vllm.tensor_parallel_size") \
+            or run.inference_tp is not None or not _tp_written(run) \
+            or "inference.vllm.tensor_parallel_size" in run.overrides:
+        return ""
     tp, why = engine_tp(run)
-    if run.inference_tp is not None:
-        return  # the layout rules (whileai.spec.layout) checked it
-    if single(run) and (tp > run.infer_gpus or run.infer_gpus % tp):
-        raise SpecError("inference_gpus" if run.inference_gpus else "gpus",
-                        raw(f"{run.infer_gpus} inference GPU{'s' if run.infer_gpus > 1 else ''} of "
-                            f"{run.total_gpus}"), f"inference GPUs in whole engines of {tp}: {why}",
-                        hint="raise gpus / inference_gpus, or set inference_tp")
-    if multi(run) and (tp > run.gpus_per_node or run.gpus_per_node % tp):
-        raise SpecError("inference_tp", None, f"set explicitly: {why}, and prime-rl's multi-node "
-                        f"template keeps an engine within one node of {run.gpus_per_node}",
-                        hint="or serve a mixture-of-experts model with expert parallelism through "
-                        "overrides (inference.vllm.enable_expert_parallel)")
+    if single(run):
+        return f"engines of {tp} GPUs: {why}; raise gpus / inference_gpus, or set inference_tp"
+    return (f"engines of {tp} GPUs: {why}; set inference_tp, or serve a mixture-of-experts model "
+            "with expert parallelism through overrides (inference.vllm.enable_expert_parallel)")
 
 
 def without_inference(run: RunSpec, doc: dict[str, Any], reads: list[Read], ignores: list[Ignore],
@@ -302,4 +305,4 @@ def run_commands(run: RunSpec, fname: str) -> list[str]:
 __all__ = ["DEPLOY_ROWS", "ENGINE_ROWS", "check", "engine_tp", "estimate", "facts", "gpus_of",
            "job_name",
            "layout_fact", "multi",
-           "on_slurm", "run_commands", "serves", "single", "without_inference"]
+           "on_slurm", "run_commands", "serves", "single", "tp_hint", "without_inference"]

@@ -1,32 +1,25 @@
 """An offline stand-in for `rl @ cfg --dry-run`: split one rl TOML into its per-process configs.
 
 prime-rl's loader copies the shared top-level fields into the trainer, orchestrator and
-inference configs when they are unset there (README "Loading"); every other key keeps the
-default of the pinned schema. `resolve()` does the same for the keys a run depends on and
-says where each final value came from, so a dry run can be read without prime-rl installed.
+inference configs when they are unset there, and points the trainer's and orchestrator's
+output_dir at the run directory, output_dir / run.name (configs/rl.py:389; inference keeps its
+own output_dir). `resolve()` does the same through the loader mirror's own table
+(whileai.targets.prime_rl.loader.rl: SHARED, propagate, run_dir) and says where each final
+value came from, so a dry run can be read without prime-rl installed.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
 from whileai.catalogs.targets import Catalog, prime_rl
 from whileai.report.fieldmap import get_path, set_path
+from whileai.targets.prime_rl.loader.rl import SHARED, propagate, run_dir
 
-# shared top-level field → where the loader copies it
-SHARED: dict[str, list[str]] = {
-    "model.name": ["trainer.model.name", "orchestrator.model.name", "inference.vllm.model"],
-    "max_steps": ["trainer.max_steps", "orchestrator.max_steps"],
-    "seq_len": ["trainer.model.seq_len", "orchestrator.seq_len"],
-    "output_dir": ["trainer.output_dir", "orchestrator.output_dir", "inference.output_dir"],
-    "monitors.wandb": ["trainer.monitors.wandb", "orchestrator.monitors.wandb"],
-    "ckpt": ["trainer.ckpt", "orchestrator.ckpt"],
-    "tokenizer": ["trainer.tokenizer", "orchestrator.tokenizer"],
-}
 # the values a reader checks before spending GPU hours
 KEY_VALUES = [
+    "trainer.output_dir", "orchestrator.output_dir", "inference.output_dir",
     "trainer.model.name", "trainer.max_steps", "trainer.model.seq_len", "trainer.optim.lr",
     "trainer.model.lora.rank", "orchestrator.model.name", "orchestrator.batch_size",
     "orchestrator.group_size", "orchestrator.max_off_policy_steps", "orchestrator.algo.type",
@@ -47,17 +40,17 @@ class Resolved:
 def resolve(doc: dict[str, Any], catalog: Catalog | None = None) -> tuple[dict[str, Any], list[Resolved]]:
     """The document with shared fields copied down, and the final value of each key value."""
     cat = catalog or prime_rl()
-    out = copy.deepcopy(doc)
+    out, _ = propagate(doc)
     origins: dict[str, str] = {}
-    for shared, copies in SHARED.items():
-        value = get_path(doc, shared)
-        if value is None:
-            continue
+    for shared, copies in SHARED:
         for dest in copies:
-            table = dest.split(".")[0]
-            if table in doc and get_path(doc, dest) is None:
-                set_path(out, dest, copy.deepcopy(value))
-                origins[dest] = f"shared {shared}"
+            if get_path(doc, dest) is None and get_path(out, dest) is not None:
+                origins.setdefault(dest, f"shared {shared}")
+    where = run_dir(doc)
+    for sub in ("trainer", "orchestrator"):
+        if isinstance(out.get(sub), dict):
+            set_path(out, f"{sub}.output_dir", where)
+            origins[f"{sub}.output_dir"] = "output_dir / run.name"
     rows = []
     for path in KEY_VALUES:
         value = get_path(out, path)

@@ -86,6 +86,15 @@ def _fill(doc: dict[str, Any], path: str, value: Any) -> None:
         node[parts[-1]] = value
 
 
+def run_dir(doc: dict[str, Any]) -> str:
+    """rl.py:389: the trainer's and orchestrator's output_dir, output_dir / run.dir (run.dir
+    defaults to run.name, which the loader makes up when unset: `<run name>` here)."""
+    got = doc.get("run")
+    run: dict[str, Any] = got if isinstance(got, dict) else {}
+    name = run.get("dir") or run.get("name") or "<run name>"
+    return str(PurePosixPath(str(doc.get("output_dir", "outputs"))) / str(name))
+
+
 def weight_broadcast(r: View) -> str:
     """rl.py:449: the shared type, else filesystem with LoRA or without [inference], else nccl."""
     kind = r["weight_broadcast.type"] if r.present("weight_broadcast") else None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Change", "Migration", "detect", "migrate"]
+__all__ = ["ENTRIES", "Change", "Migration", "detect", "entry_of", "migrate"]
 
 
 def __getattr__(name: str) -> Any:

@@ -46,6 +46,7 @@ def under(path: str, root: str) -> bool:
     return path == root or path.startswith(root + ".") or path.startswith(root + "[]")
 
 
+@functools.cache
 def known(path: str, release: str, entry: str = "rl") -> bool:
     """Whether a release's classes accept this key (a key inside a free-form dict, or inside a
     source's env, whose fields the taskset plugin defines, counts as known)."""

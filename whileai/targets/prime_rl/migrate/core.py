@@ -21,9 +21,11 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from whileai.targets.prime_rl.migrate import chain, transforms
-from whileai.targets.prime_rl.migrate.edit import leaves, prune, show, supers
+from whileai.targets.prime_rl.migrate import chain, reshape, transforms
+from whileai.targets.prime_rl.migrate.edit import get, leaves, prune, show, supers
 from whileai.targets.prime_rl.migrate.transforms import Change
+
+TRANSFORMS = transforms.TRANSFORMS | reshape.TRANSFORMS
 
 
 @dataclass
@@ -32,6 +34,7 @@ class Migration:
     detected: bool
     text: str
     changes: list[Change] = field(default_factory=list)
+    entry: str = "rl"  # the entry point the file is for (said, or detected from its keys)
 
     @property
     def decisions(self) -> list[Change]:
@@ -43,22 +46,35 @@ def detect(doc: Any, entry: str = "rl") -> tuple[str, int]:
     return chain.looks_written_for([chain.generic(p) for p in leaves(doc)], entry)
 
 
-def migrate(text: str, release: str | None = None, entry: str = "rl") -> Migration:
+ENTRIES = ("rl", "sft", "inference", "orchestrator", "trainer")
+
+
+def entry_of(doc: Any) -> str:
+    """The entry point a parsed document is for: the one whose classes, at the release that
+    knows most of its keys, know most of them (rl on a tie)."""
+    paths = [chain.generic(p) for p in leaves(doc)]
+    return min(ENTRIES, key=lambda e: (chain.looks_written_for(paths, e)[1], ENTRIES.index(e)))
+
+
+def migrate(text: str, release: str | None = None, entry: str | None = "rl") -> Migration:
+    """`entry` None: detected from the keys (entry_of)."""
     plain = tomllib.loads(text)  # the keys are listed from this (tomlkit's lookups are slow)
     doc = tomlkit.parse(text)
     detected = release is None
+    entry = entry or entry_of(plain)
     start = detect(plain, entry)[0] if release is None else release
-    result = Migration(start, detected, text)
+    result = Migration(start, detected, text, entry=entry)
     emptied: set[chain.Path_] = set()
     created: list[Any] = []
-    paths = dict.fromkeys(leaves(plain))
+    paths = {p: get(plain, p) for p in leaves(plain)}
     if start == chain.pin():  # keys all known; values the pin spells differently still change
         ctx = transforms.Step(doc, f"{chain.releases()[-2]} -> {start}", start, emptied, result.changes,
-                              paths=paths)
+                              paths=paths, entry=entry)
         transforms.pin_values(ctx)
+        reshape.pin_values(ctx)
     for step in chain.steps(start, entry):
         label = f"{step['from']} -> {step['to']}"
-        ctx = transforms.Step(doc, label, step["to"], emptied, result.changes, paths=paths)
+        ctx = transforms.Step(doc, label, step["to"], emptied, result.changes, paths=paths, entry=entry)
         for path in list(paths):
             if path not in paths:
                 continue
@@ -66,6 +82,8 @@ def migrate(text: str, release: str | None = None, entry: str = "rl") -> Migrati
             if rule is not None:
                 apply(ctx, path, rule)
         ctx.finish()
+        if step["to"] == chain.pin():
+            reshape.pin_values(ctx)
         created += ctx.created
     prune(doc, emptied)
     supers(created)
@@ -83,7 +101,7 @@ def apply(ctx: transforms.Step, path: chain.Path_, rule: dict[str, Any]) -> None
         ctx.note("decision", old, "", f"{rule['why']}; choose {rule.get('choices', 'by hand')}")
         ctx.drop(path)
     elif kind == "converted":
-        transforms.TRANSFORMS[rule["transform"]](ctx, path, rule)
+        TRANSFORMS[rule["transform"]](ctx, path, rule)
     else:
         new = transforms.target(path, rule["old"], rule["new"])
         value = ctx.drop(path)
@@ -91,4 +109,4 @@ def apply(ctx: transforms.Step, path: chain.Path_, rule: dict[str, Any]) -> None
         ctx.note("moved", old, show(new), rule["why"])
 
 
-__all__ = ["Change", "Migration", "detect", "migrate"]
+__all__ = ["ENTRIES", "Change", "Migration", "detect", "entry_of", "migrate"]

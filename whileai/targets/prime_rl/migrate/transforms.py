@@ -4,6 +4,7 @@ the behaviour the old release had written out where the pin's default differs.""
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,7 +48,17 @@ class Step:
     changes: list[Any]
     legacy_sources: list[Path_] = field(default_factory=list)
     created: list[Any] = field(default_factory=list)
-    paths: dict[Path_, None] = field(default_factory=dict)  # the document's leaves, kept current
+    # the document's leaves and their values, kept current: reads come from here, since
+    # tomlkit's lookups are slow (a value may be tomlkit's item or a plain one)
+    paths: dict[Path_, Any] = field(default_factory=dict)
+    entry: str = "rl"  # the entry point the file is for: its paths start below the rl file's table
+
+    def at(self, table: str, *rest: str | int) -> Path_ | None:
+        """A path under the rl file's [table] as this entry point's file spells it (None: the
+        entry point has no such table)."""
+        if self.entry == "rl":
+            return (table, *rest)
+        return tuple(rest) if table == self.entry else None
 
     def drop(self, path: Path_) -> Any:
         value = delete(self.doc, path, self.emptied)
@@ -58,7 +69,11 @@ class Step:
 
     def set(self, path: Path_, value: Any) -> None:
         put(self.doc, path, value, self.created)
-        self.paths.update(dict.fromkeys(leaves(value, path) if isinstance(value, dict) else [path]))
+        if isinstance(value, dict):
+            n = len(path)
+            self.paths.update({p: get(value, p[n:]) for p in leaves(value, path)})
+        else:
+            self.paths[path] = value
 
     def note(self, kind: str, old: str, new: str, why: str) -> None:
         self.changes.append(Change(kind, old, new, self.label, why))
@@ -102,7 +117,7 @@ def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
     n = len(_tokens(rule["new"]))
     head, rest = base[:n], base[n:]
     mapped = ENV_FIELDS.get(str(rest[0])) if rest else None
-    cat = chain.keys(ctx.to)
+    cat = chain.keys(ctx.to, ctx.entry)
     gen = chain.generic(head)
     if mapped is not None:
         new = (*head, *mapped, *rest[1:])
@@ -110,6 +125,10 @@ def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
         new = base
     elif f"{gen}.env.{rest[0]}" in cat:
         new = (*head, "env", *rest)
+    elif rest[0] == "harness":
+        harness_to_roles(ctx, head, path[: len(head)], rest, "a v0.7.0 env's harness (and its "
+                         "runtime) became each agent role's harness and runtime tables")
+        return
     else:
         ctx.drop(path)
         ctx.note("dropped", show(path), "", f"{rest[0]} has no place in a source: {rule['why']}")
@@ -117,9 +136,36 @@ def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
     _move(ctx, path, new, rule["why"], "converted" if mapped or rest[0] == "harness" else "moved")
     if rest and rest[0] == "id" and (*head, "name") not in ctx.paths \
             and (*path[: len(head)], "name") not in ctx.paths:
-        ctx.set((*head, "name"), get(ctx.doc, new))
-        ctx.note("defaulted", "", f"{show((*head, 'name'))} = {get(ctx.doc, new)!r}",
+        ctx.set((*head, "name"), ctx.paths[new])
+        ctx.note("defaulted", "", f"{show((*head, 'name'))} = {ctx.paths[new]!r}",
                  "a source is named; the env id named it before")
+
+
+def _roles(tid: Any) -> tuple[str, ...]:
+    if not isinstance(tid, str):
+        return ("agent",)
+    bare = tid.split("/", 1)[-1].split("@", 1)[0]
+    for name in (tid, bare, bare[:-3] if bare.endswith(("-v1", "_v1")) else bare):
+        got = taskset_catalog.roles(name)
+        if got:
+            return got
+    return ("agent",)
+
+
+def harness_to_roles(ctx: Step, head: Path_, old_head: Path_, rest: tuple[Any, ...], why: str) -> None:
+    """v0.7.0 env[].harness {id, ..., runtime} -> each agent role's harness and runtime tables
+    of the source's env (`agent`, or the roles the taskset names)."""
+    path = (*old_head, *rest)
+    tid = next((ctx.paths[p] for p in ((*head, "env", "taskset", "id"), (*old_head, "taskset", "id"))
+                if p in ctx.paths), None)
+    value = ctx.drop(path)
+    roles = _roles(tid)
+    for i, role in enumerate(roles):
+        where = (*head, "env", role)
+        new = (*where, "runtime", *rest[2:]) if rest[1:2] == ("runtime",) else (*where, "harness", *rest[1:])
+        ctx.set(new, value if i == 0 else copy.deepcopy(value))
+    ctx.note("converted", show(path), show((*head, "env", roles[0], *(
+        ("runtime", *rest[2:]) if rest[1:2] == ("runtime",) else ("harness", *rest[1:])))), why)
 
 
 def legacy_to_taskset(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
@@ -147,7 +193,7 @@ def legacy_to_taskset(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
 def _arg_path(ctx: Step, src: Path_, taskset: Path_, rest: tuple[Any, ...]) -> Path_:
     """Where a v0 env argument goes: the taskset's field, or its task's (alphabet-sort's
     power_per_turn is a task field at the pin)."""
-    tid = next((get(ctx.doc, p) for p in ((*src, "legacy", "id"), (*taskset, "id")) if p in ctx.paths), None)
+    tid = next((ctx.paths[p] for p in ((*src, "legacy", "id"), (*taskset, "id")) if p in ctx.paths), None)
     entry = taskset_catalog.entry(str(tid)) if tid else None
     if entry and rest[0] not in entry["args"] and rest[0] in entry.get("task_args", []):
         return (*taskset, "task", *rest)
@@ -156,23 +202,15 @@ def _arg_path(ctx: Step, src: Path_, taskset: Path_, rest: tuple[Any, ...]) -> P
 
 def pin_values(ctx: Step) -> None:
     """Values the pin spells differently (run on every file, whatever release it is for)."""
-    for src in _sources(ctx.paths):
+    for src in _sources(ctx):
         _taskset_id(ctx, src)
     for table in (("resume",), ("trainer", "resume"), ("orchestrator", "resume")):
         step = (*table, "step")
-        if step in ctx.paths and get(ctx.doc, step) == -1:
+        if ctx.paths.get(step) == -1:
             ctx.drop(step)
             ctx.emptied.discard(table)  # an empty [resume] resumes from the latest checkpoint
             ctx.note("converted", f"{show(step)} = -1", f"[{show(table)}] without step",
                      "-1 meant the latest checkpoint; at the pin that is [resume] with no step")
-    for where in (("orchestrator", "algo", "teacher", "base_url"),
-                  ("orchestrator", "algo", "sampling", "source", "base_url"),
-                  ("orchestrator", "model", "client", "base_url")):
-        value = get(ctx.doc, where) if where in ctx.paths else None
-        if isinstance(value, list) and len(value) == 1:
-            ctx.set(where, value[0])
-            ctx.note("converted", f"{show(where)} = {list(value)!r}", repr(value[0]),
-                     "a client's base_url is one URL at the pin")
 
 
 def at_pin(taskset: str) -> bool:
@@ -182,19 +220,24 @@ def at_pin(taskset: str) -> bool:
         or plugin_key(taskset) in taskset_catalog.data().get("not_loadable", {})
 
 
-def _sources(paths: dict[Path_, None]) -> list[Path_]:
-    heads = {("orchestrator", "train", "source"), ("orchestrator", "eval", "source")}
-    return list(dict.fromkeys(p[:4] for p in paths
-                              if p[:3] in heads and len(p) > 3 and isinstance(p[3], int)))
+def _sources(ctx: Step) -> list[Path_]:
+    heads = {h for h in (ctx.at("orchestrator", "train", "source"), ctx.at("orchestrator", "eval", "source"))
+             if h is not None}
+    n = len(next(iter(heads))) if heads else 0
+    return list(dict.fromkeys(p[:n + 1] for p in ctx.paths
+                              if p[:n] in heads and len(p) > n and isinstance(p[n], int)))
 
 
 def _taskset_id(ctx: Step, src: Path_) -> None:
-    """v0.8.0's v1 tasksets were `<name>-v1`; the pin names them `<name>`."""
+    """v0.8.0's v1 tasksets were `<name>-v1`; the pin names them `<name>`. Prime's own hub ids
+    (`primeintellect/<name>`) of a taskset the pin ships load that same plugin: the pin's files
+    write the bare name."""
     where = (*src, "env", "taskset", "id")
     if where not in ctx.paths:
         return
-    tid = get(ctx.doc, where)
-    if not isinstance(tid, str) or at_pin(tid):
+    tid = ctx.paths[where]
+    own_hub = isinstance(tid, str) and tid.lower().startswith("primeintellect/")
+    if not isinstance(tid, str) or (at_pin(tid) and not own_hub):
         return
     bare = tid.split("/", 1)[-1].split("@", 1)[0]
     bare = bare[:-3] if bare.endswith(("-v1", "_v1")) else bare
@@ -203,7 +246,7 @@ def _taskset_id(ctx: Step, src: Path_) -> None:
         ctx.note("converted", f"{show(where)} = {tid!r}", f"{bare!r}", "the pin's taskset of that "
                  "name (v1 tasksets dropped their -v1 suffix; hub env ids are built in)")
         name = (*src, "name")
-        if name in ctx.paths and get(ctx.doc, name) == tid:
+        if name in ctx.paths and ctx.paths[name] == tid:
             ctx.set(name, bare)
 
 
@@ -211,7 +254,7 @@ def _local_roles(ctx: Step, src: Path_) -> None:
     """A v0 env ran in the orchestrator's process with no harness; the pin's default runtime
     is a remote sandbox VM, so the old behaviour is written out per agent role."""
     at = (*src, "env", "taskset", "id")
-    tid = get(ctx.doc, at) if at in ctx.paths else None
+    tid = ctx.paths.get(at)
     roles = taskset_catalog.roles(str(tid)) if tid else None
     for role in roles or ("agent",):
         for key, value in (("harness", "null"), ("runtime", "subprocess")):
