@@ -4,9 +4,10 @@
     budget = parse_budget("rollouts=10240")
     steps = steps_for(budget, per_step(compiled))   # 40
 
-Per-step facts come from the compiled run, so they say what the target will do (TRL's
-DistillationTrainer samples one completion per prompt whatever `samples` says: the backend's
-`samples_effective` fact). Tokens are planned from the cap, `rollouts x max_tokens`, an upper
+Per-step facts come from the compiled run (`Compiled.facts`: the document as written, overrides
+included), so they say what the target will do: `--set orchestrator.batch_size=256` is 256
+rollouts a step here as in the report, and TRL's DistillationTrainer samples one completion per
+prompt whatever `samples` says. Tokens are planned from the cap, `rollouts x max_tokens`, an upper
 bound: the results (whileai.results.spend) replace it with the run's logged lengths where the
 target reports them. Pure and light: no torch, no I/O.
 """
@@ -20,7 +21,6 @@ from whileai.errors import SpecError
 
 if TYPE_CHECKING:
     from whileai.report.compiled import Compiled
-    from whileai.spec.run import RunSpec
 
 KINDS = {
     "rollouts": "completions sampled: steps x prompts x samples",
@@ -50,30 +50,22 @@ def parse_budget(text: str) -> Budget:
     return Budget(m.group("kind"), amount)
 
 
-def teacher_role(run: RunSpec) -> str | None:
-    """Who works on the sampled tokens besides the student: 'self' (OPSD's privileged view of
-    the student scores them), 'teacher' (OPD's teacher scores them), 'sampler' (off-policy SFT:
-    the teacher samples every one), None (GRPO: a reward)."""
-    if run.method.type == "opsd":
-        return "self"
-    if run.method.type == "sft":
-        return "sampler"
-    return "teacher" if getattr(run.method, "teacher", None) is not None else None
-
-
 def per_step(c: Compiled) -> dict[str, Any]:
-    """The arm's spend per optimizer step, from the compiled run and the backend's facts."""
-    run = c.run
-    samples = int(c.data.get("samples_effective", run.method.samples))
-    seats = int(c.data.get("seats", 1))  # prime-rl: trainable traces per episode (whileai.tasksets.seats)
+    """The arm's spend per optimizer step, read from the compiled run's facts (the document as
+    written, overrides included): rollouts = prompts x samples x seats, the completion cap, the
+    GPUs. The spec's values only where the target states no fact."""
+    run, f = c.run, c.facts
+    samples = f.samples_effective if f.samples_effective is not None else run.method.samples
+    rollouts = f.rollouts if f.rollouts is not None else run.prompts * samples * f.seats
+    whole = isinstance(f.prompts, int) or rollouts % (samples * f.seats) == 0
     return {
-        "rollouts": run.prompts * samples * seats,
-        "seats": seats,
-        "prompts": run.prompts,
+        "rollouts": rollouts,
+        "seats": f.seats,
+        "prompts": rollouts // (samples * f.seats) if whole else f.prompts,
         "samples": samples,
-        "max_tokens": run.method.max_tokens,
-        "teacher": teacher_role(run),
-        "gpus": run.total_gpus if c.backend == "prime-rl" else None,
+        "max_tokens": f.max_tokens if f.max_tokens is not None else run.method.max_tokens,
+        "teacher": run.method.teacher_role,
+        "gpus": f.gpus,
     }
 
 
@@ -110,4 +102,4 @@ def _num(v: float) -> str:
 
 
 __all__ = ["KINDS", "RATIO", "Budget", "mismatch", "parse_budget", "per_step", "planned", "spread",
-           "steps_for", "teacher_role"]
+           "steps_for"]

@@ -114,7 +114,7 @@ def arm_from_compiled(name: str, c: Compiled, argv: list[str] | None = None) -> 
 
     d = c.to_dict()
     method = c.run.method
-    teacher = getattr(method, "teacher", None)
+    teacher = method.frozen_teacher
     return ArmSpec(
         name=name,
         method=method.type,

@@ -194,7 +194,7 @@ def _chain(run: RunSpec, c1: Compiled, c2: Compiled, files: dict[str, str], main
     return Compiled(backend=c1.backend, target=c1.target, run=run, files=files, main=main,
                     reads=tuple(reads), ignores=tuple(ignores), fixed=c1.fixed + c2.fixed,
                     warnings=tuple(warnings), commands=tuple(commands), out=c1.out,
-                    data=c1.data | {"handoff": how}, stages=(c1, c2))
+                    facts=replace(c1.facts, handoff=how), stages=(c1, c2))
 
 
 def _mine(field: str, run: RunSpec) -> bool:

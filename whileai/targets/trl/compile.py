@@ -23,6 +23,7 @@ from whileai.errors import SpecError, raw
 from whileai.report.compiled import Compiled, Ignore, Read, render_text
 from whileai.report.fieldmap import Row, apply
 from whileai.rules import honoured
+from whileai.rules.facts import Facts
 from whileai.rules.research import findings
 from whileai.spec.run import OPSD, SFT, RunSpec
 from whileai.targets import overrides as ov
@@ -38,7 +39,9 @@ from whileai.targets.trl.fieldmap import (
     SAMPLE_PY,
     SAMPLES,
     anchor_kind,
+    command_name,
     completions,
+    one_per_prompt,
     privileged_key,
 )
 from whileai.tasksets import for_run, rows, source
@@ -46,65 +49,54 @@ from whileai.version import __version__
 
 TRL_VERSION = "1.16.0"
 TARGET = f"trl {TRL_VERSION}"
-COMMAND = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft", "sft": "sft"}
 OFFLINE_ENV = "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1"
 
 
-def command_name(run: RunSpec) -> str:
-    """The parser a config is for: 'distillation', 'grpo', 'sdft' (whileai's train.py) or 'sft'."""
-    return COMMAND[run.method.type]
-
-
-def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What TRL will really do, read from the compiled config (overrides included) where
-    given: the warning rules (whileai.rules.research) and the report's summary use these."""
+def facts(run: RunSpec, doc: dict[str, Any]) -> Facts:
+    """What TRL will really do, read from the compiled config (overrides included): the warning
+    rules (whileai.rules.research), the report's summary and the per-step spend use these."""
     m = run.method
     anchor = None
     if isinstance(m, OPSD):
         anchor = {"base": "initial"}.get(anchor_kind(run), anchor_kind(run))
-    out: dict[str, Any] = {
-        "estimator": {"grpo": "policy_gradient", "sft": "cross_entropy"}.get(m.type, "full_vocab"),
-        "teacher_reads": "text" if m.type == "sft" else "token_ids",
-        "support_top_k": None,
-        "anchor": anchor,
-        "anchor_requested": getattr(m, "anchor", None),
-        "top_p": 1.0,
-        "samples_effective": 1 if m.type == "opd" else m.samples,
-        "command": command_name(run),
-        "layout": (f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
-                   if accel.distributed(run) else f"one process ({accel.FILE}: num_processes 1)"),
-        "asynchrony": "off-policy: the teacher's completions are all sampled before training"
-        if m.type == "sft" else "synchronous (on-policy every step)",
+    samples = 1 if one_per_prompt(run) else doc.get("num_generations", m.samples)
+    per_step = trl_batch.step_batch(doc, accel.processes(run))
+    steps = doc.get("max_steps", -1)
+    interval = _eval_interval(doc, steps)
+    return Facts(
+        estimator="full_vocab" if m.distills else m.LOSS,
+        teacher_reads="text" if m.SAMPLER == "teacher" else "token_ids",
+        anchor=anchor,
+        anchor_requested=getattr(m, "anchor", None),
+        top_p=1.0,
+        command=command_name(run),
+        layout=(f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
+                if accel.distributed(run) else f"one process ({accel.FILE}: num_processes 1)"),
+        asynchrony="off-policy: the teacher's completions are all sampled before training"
+        if m.SAMPLER == "teacher" else "synchronous (on-policy every step)",
         # TRL's top_k filters sampling only; its distillation and SDFT losses span the full
         # vocabulary and divide both models' logits by the temperature
-        "loss_top_k": False,
-        "loss_temperature": m.type in ("opd", "opsd"),
+        loss_top_k=False,
+        loss_temperature=m.distills,
         # SDFTTrainer: ema + pure-LoRA training -> PEFTAdapterEMACallback, an EMA of the adapter
-        "adapter_ema": isinstance(m, OPSD) and anchor == "ema" and run.lora,
-        "strategy": accel.strategy(run)[0] if accel.distributed(run) else None,
-    }
-    if doc is None:
-        return out
-    samples = 1 if m.type == "opd" else doc.get("num_generations", m.samples)
-    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
-                * accel.processes(run))
-    steps = doc.get("max_steps", -1)
-    out |= {
-        "model": doc.get("model_name_or_path", run.model),
-        "steps": steps,
-        "samples_effective": samples,
-        "rollouts": per_step,
-        "prompts": (per_step // samples if per_step % samples == 0 else f"{per_step}/{samples}")
-        if m.type != "sft" else f"~{per_step / samples:g}",
-        "weights": f"LoRA rank {doc.get('lora_r', 16)}" if doc.get("use_peft") else "full weights",
-        "learning_rate": doc.get("learning_rate", run.learning_rate),
-        "eval_interval": _eval_interval(doc, steps),
-        "eval_at_start": bool(doc.get("eval_on_start", False)),
-        "divergence": honoured.trl_divergence(m.type, doc),
-        "divergence_how": "set by overrides" if {"beta", "distillation_alpha"} & set(run.overrides)
+        adapter_ema=isinstance(m, OPSD) and anchor == "ema" and run.lora,
+        strategy=accel.strategy(run)[0] if accel.distributed(run) else None,
+        model=doc.get("model_name_or_path", run.model),
+        steps=steps,
+        samples_effective=samples,
+        rollouts=per_step,
+        prompts=(per_step // samples if per_step % samples == 0 else f"{per_step}/{samples}")
+        if m.SAMPLER != "teacher" else f"~{per_step / samples:g}",
+        max_tokens=doc.get("max_completion_length", m.max_tokens),
+        weights=f"LoRA rank {doc.get('lora_r', 16)}" if doc.get("use_peft") else "full weights",
+        learning_rate=doc.get("learning_rate", run.learning_rate),
+        eval_interval=interval,
+        eval_off=interval is None,
+        eval_at_start=bool(doc.get("eval_on_start", False)),
+        divergence=honoured.trl_divergence(m.type, doc),
+        divergence_how="set by overrides" if {"beta", "distillation_alpha"} & set(run.overrides)
         else "",
-    }
-    return out
+    )
 
 
 def _eval_interval(doc: dict[str, Any], steps: Any) -> int | None:
@@ -178,7 +170,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
         backend="trl", target=TARGET, run=spec, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, data), commands=tuple(commands(run, out, path, sampled)), out=out,
-        data=data, cost=trl_cost.estimate(run, doc), **_teacher_and_notes(run, doc),
+        facts=data, cost=trl_cost.estimate(run, doc), **_teacher_and_notes(run, doc),
     )
     files["README.md"] = _readme(compiled, path, sampled, cpu)
     return compiled
@@ -188,8 +180,7 @@ def _teacher_and_notes(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any]:
     """trl_cost's teacher fields and notes, plus SFT's note on what a step holds."""
     out = trl_cost.teacher(run)
     if isinstance(run.method, SFT):
-        per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
-                    * accel.processes(run))
+        per_step = trl_batch.step_batch(doc, accel.processes(run))
         s = run.method.samples
         out["notes"] = (*out.get("notes", ()), (
             f"prompts per step ~{per_step / s:g} is an average: trl sft shuffles the teacher's "
@@ -230,8 +221,7 @@ def sample_prompts(run: RunSpec, doc: dict[str, Any]) -> int | None:
     if not isinstance(run.method, SFT):
         return None
     steps = doc.get("max_steps", run.steps)
-    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
-                * accel.processes(run))
+    per_step = trl_batch.step_batch(doc, accel.processes(run))
     if not isinstance(steps, int) or steps < 1:
         return run.steps * run.prompts
     return -(-steps * per_step // run.method.samples)

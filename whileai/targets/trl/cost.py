@@ -14,18 +14,19 @@ from whileai.cost import estimate as cost
 from whileai.cost import sizes
 from whileai.spec.run import RunSpec
 from whileai.targets.trl import accelerate as accel
+from whileai.targets.trl.batch import step_batch
 from whileai.targets.trl.fieldmap import SAMPLE_PY, max_prompt
 
 
 def teacher(run: RunSpec) -> dict[str, Any]:
     """OPD's teacher is loaded into every training process, SFT's into sample.py before training
     (its URL is not used either way)."""
-    t = getattr(run.method, "teacher", None)
+    t = run.method.frozen_teacher
     if t is None:
         return {}
     size = sizes.params(t.model)
     what = size.text() if size else "size unknown from its name"
-    if run.method.type == "sft":
+    if run.method.SAMPLER == "teacher":
         note = (f"teacher {t.model}: {what}; loaded by {SAMPLE_PY} in one process, which samples "
                 "every training completion before trl sft starts")
     else:
@@ -41,17 +42,17 @@ def teacher(run: RunSpec) -> dict[str, Any]:
 def estimate(run: RunSpec, doc: dict[str, Any]) -> cost.Estimate:
     """Sampling, teacher scoring and training all run in the training processes, in turn."""
     n = accel.processes(run)
-    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
-                * n)
+    per_step = step_batch(doc, n)
     prompt = max_prompt(run) if run.method.type == "opsd" else run.prompt_tokens
-    model = getattr(getattr(run.method, "teacher", None), "model", None)
-    sft = run.method.type == "sft"
+    t = run.method.frozen_teacher
+    model = t.model if t is not None else None
+    sft = run.method.SAMPLER == "teacher"
     work = cost.Work(doc.get("max_steps", run.steps), per_step, prompt,
                      doc.get("max_completion_length", run.method.max_tokens), sizes.params(run.model),
                      sizes.params(model) if model else None,
-                     {"opd": "teacher", "opsd": "self"}.get(run.method.type), run.model, model,
+                     run.method.SCORER, run.model, model,
                      stages=("train", "sample") if sft else ("train", "sample", "teacher"),
-                     sampler="teacher" if sft else "student")
+                     sampler=run.method.SAMPLER)
     if sft:  # sample.py on one GPU, then trl sft on every process
         return cost.estimate(work, cost.Pools(n, accel.machines(run), run.gpus_per_node if n > 1 else n,
                                               {"processes": n, "sampler": 1},

@@ -30,9 +30,19 @@ def _is(*kinds: str) -> Any:
     return lambda r: r.method.type in kinds
 
 
+def command_name(run: RunSpec) -> str:
+    """The parser a config is for: 'distillation', 'grpo', 'sdft' (whileai's train.py) or 'sft'."""
+    return COMMANDS[run.method.type]
+
+
+def one_per_prompt(run: RunSpec) -> bool:
+    """DistillationTrainer (OPD) samples one completion per prompt, whatever `samples` says."""
+    return command_name(run) == "distillation"
+
+
 def completions(run: RunSpec) -> int:
     """Completions per optimizer step as TRL counts them (DistillationTrainer: one per prompt)."""
-    return run.prompts * (1 if run.method.type == "opd" else run.method.samples)
+    return run.prompts * (1 if one_per_prompt(run) else run.method.samples)
 
 
 def per_process(run: RunSpec) -> int:
