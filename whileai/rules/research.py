@@ -72,7 +72,7 @@ def _tokenizer(run: RunSpec, f: Facts) -> str | None:
                 f"{run.model} ({a}) come from different families, so their tokenizers likely differ")
         if text:
             return f"{head}; {_TEXT}"
-        if run.method.SAMPLER == "teacher":  # prime-rl: the prompt goes to the teacher as token ids
+        if run.method.off_policy:  # prime-rl: the prompt goes to the teacher as token ids
             return (f"{head}; the teacher is sent the prompt as the student's token ids, which its "
                     "vocabulary reads as other text, so it answers a garbled prompt and the SFT "
                     "targets are silently wrong. Use one tokenizer")
@@ -139,7 +139,7 @@ def _cold_start(run: RunSpec, f: Facts) -> str | None:
 
 
 def _exposure_bias(run: RunSpec, f: Facts) -> str | None:
-    if run.method.SAMPLER == "teacher" and run.method.max_tokens > 4096:
+    if run.method.off_policy and run.method.max_tokens > 4096:
         return (f"SFT on teacher completions of up to {run.method.max_tokens} tokens: the student "
                 "never trains on its own mistakes, and errors compound with length (exposure "
                 "bias); for long outputs use OPD, or SFT as a short cold start followed by OPD")

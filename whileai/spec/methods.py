@@ -162,7 +162,18 @@ class _Method(_Spec):
 
     @property
     def distills(self) -> bool:
+        """A per-token divergence to a teacher (OPD, OPSD)."""
         return self.LOSS == "distillation"
+
+    @property
+    def rewarded(self) -> bool:
+        """It trains on the taskset's reward (GRPO)."""
+        return self.LOSS == "policy_gradient"
+
+    @property
+    def off_policy(self) -> bool:
+        """The teacher samples every training completion (SFT): the student never samples."""
+        return self.SAMPLER == "teacher"
 
     def default_lr(self, lora: bool) -> float:
         return self.LR[0 if lora else 1]

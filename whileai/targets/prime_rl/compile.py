@@ -80,7 +80,7 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
         **deploy.facts(run, doc),
         weights=f"LoRA rank {rank}" if rank is not None else "full weights",
         asynchrony=f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}"
-        if get_path(doc, "orchestrator.max_off_policy_steps") is not None or m.SAMPLER != "teacher"
+        if get_path(doc, "orchestrator.max_off_policy_steps") is not None or not m.off_policy
         else "off-policy: the teacher samples every trace (max_off_policy_steps has no effect)",
         learning_rate=get_path(doc, "trainer.optim.lr", run.learning_rate),
         eval_interval=interval,

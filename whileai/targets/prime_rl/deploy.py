@@ -238,7 +238,7 @@ def estimate(run: RunSpec, doc: dict[str, Any], plans: list[Any]) -> cost.Estima
         caps.append(cap)
         t = e.method.frozen_teacher
         pool = served.get(t.url) if t is not None else None
-        sft = e.method.SAMPLER == "teacher"
+        sft = e.method.off_policy
         parts.append(cost.Part(share, cap, e.method.SCORER, e.method.SAMPLER,
                                sizes.params(t.model) if t is not None else None,
                                t.model if t is not None else None,

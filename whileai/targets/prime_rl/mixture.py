@@ -93,7 +93,7 @@ def _train_rows(e: Entry) -> list[Row]:
            "divide by the run's group_size (orchestrator.group_size)"),
         To(f"{m}.temperature", f"{t}.sampling.temperature",
            note=lambda r: "the teacher samples this source's completions"
-           if mixture.entries(r)[i].method.type == "sft" else ""),
+           if mixture.entries(r)[i].method.off_policy else ""),
         To(f"{m}.max_tokens", f"{t}.sampling.max_completion_tokens"),
         Drop(f"{m}.learning_rate", ONE_LR),
     ]

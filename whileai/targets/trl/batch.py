@@ -23,6 +23,7 @@ from typing import Any
 from whileai.errors import SpecError, raw
 from whileai.spec.run import RunSpec
 from whileai.targets.trl.accelerate import processes
+from whileai.targets.trl.fieldmap import one_per_prompt
 from whileai.tasksets import for_run
 
 GENERATION_KEYS = ("per_device_train_batch_size", "gradient_accumulation_steps",
@@ -59,10 +60,9 @@ def generation_batch(doc: dict[str, Any], run: RunSpec) -> int:
 
 def check(doc: dict[str, Any], run: RunSpec) -> None:
     """TRL's divisibility rule (GRPO, OPSD) and the zero-step rule (OPD, GRPO, OPSD)."""
-    cmd = run.method.type
-    if cmd == "sft":
+    if run.method.off_policy:
         return
-    if cmd == "opd":
+    if one_per_prompt(run):
         prompts = step_batch(doc, processes(run))  # DistillationTrainer: one completion a prompt
     else:
         n_gen = doc.get("num_generations", 8)

@@ -65,7 +65,7 @@ def facts(run: RunSpec, doc: dict[str, Any]) -> Facts:
     interval = _eval_interval(doc, steps)
     return Facts(
         estimator="full_vocab" if m.distills else m.LOSS,
-        teacher_reads="text" if m.SAMPLER == "teacher" else "token_ids",
+        teacher_reads="text" if m.off_policy else "token_ids",
         anchor=anchor,
         anchor_requested=getattr(m, "anchor", None),
         top_p=1.0,
@@ -73,7 +73,7 @@ def facts(run: RunSpec, doc: dict[str, Any]) -> Facts:
         layout=(f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
                 if accel.distributed(run) else f"one process ({accel.FILE}: num_processes 1)"),
         asynchrony="off-policy: the teacher's completions are all sampled before training"
-        if m.SAMPLER == "teacher" else "synchronous (on-policy every step)",
+        if m.off_policy else "synchronous (on-policy every step)",
         # TRL's top_k filters sampling only; its distillation and SDFT losses span the full
         # vocabulary and divide both models' logits by the temperature
         loss_top_k=False,
@@ -86,7 +86,7 @@ def facts(run: RunSpec, doc: dict[str, Any]) -> Facts:
         samples_effective=samples,
         rollouts=per_step,
         prompts=(per_step // samples if per_step % samples == 0 else f"{per_step}/{samples}")
-        if m.SAMPLER != "teacher" else f"~{per_step / samples:g}",
+        if not m.off_policy else f"~{per_step / samples:g}",
         max_tokens=doc.get("max_completion_length", m.max_tokens),
         weights=f"LoRA rank {doc.get('lora_r', 16)}" if doc.get("use_peft") else "full weights",
         learning_rate=doc.get("learning_rate", run.learning_rate),
@@ -132,10 +132,10 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     if key is not None and key not in taskset.fields:
         raise SpecError("method.privileged", key, f"a field of every {taskset.name} task: "
                         + (", ".join(taskset.fields) or "(none besides prompt)"))
-    if run.method.type == "grpo" and not taskset.module and run.reward is None:
+    if run.method.rewarded and not taskset.module and run.reward is None:
         raise SpecError("reward", None, "an importable 'module.function' for GRPO on your own data "
                         "(TRL's reward_funcs signature)")
-    reward = trl_reward.locate(run) if run.method.type == "grpo" and run.reward else None
+    reward = trl_reward.locate(run) if run.method.rewarded and run.reward else None
     cmd = command_name(run)
     applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run, extra)
     doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
@@ -154,7 +154,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     train, holdout = _data(run)
     files["data/train.jsonl"] = train
     files["data/test.jsonl"] = holdout
-    if run.method.type == "grpo" and taskset.module and run.reward is None:
+    if run.method.rewarded and taskset.module and run.reward is None:
         files[f"{taskset.module}.py"] = source(taskset)
     if reward is not None:
         reads = [r if r.field != "reward" else r._replace(note=reward.note()) for r in reads]
@@ -162,7 +162,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
             files[reward.copy] = reward.source
     if run.method.type == "opsd":
         files["train.py"] = _shipped("sdft.py")
-    if run.method.type == "sft":
+    if run.method.off_policy:
         files[SAMPLE_PY] = _shipped("sample.py")
     data = facts(run, doc)
     path = reward.pythonpath if reward is not None else None
@@ -261,7 +261,7 @@ def _check_batch(doc: dict[str, Any], run: RunSpec) -> None:
     """Batch keys are whole numbers of at least 1 (GRPO's group: 2); then TRL's generation
     batch and zero-step rules (whileai.targets.trl.batch)."""
     for key in _POSITIVE:
-        least = 2 if key == "num_generations" and run.method.type == "grpo" else 1
+        least = 2 if key == "num_generations" and run.method.rewarded else 1
         v = doc.get(key)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < least):
             raise SpecError(f"overrides.{key}" if key in run.overrides else key, v,
@@ -309,7 +309,7 @@ def _readme(c: Compiled, pythonpath: str | None = None, prompts: int | None = No
         f"`pip install trl=={TRL_VERSION}" + (" peft" if run.lora else "") + "`. "
         "For a fully offline run (local model paths) "
         f"prefix the command with `{OFFLINE_ENV}`.\n"
-        f"{accel.readme(run, cpu)}\n\n" + (_SFT_NOTE if run.method.type == "sft" else "")
+        f"{accel.readme(run, cpu)}\n\n" + (_SFT_NOTE if run.method.off_policy else "")
         + f"## Files\n\n{names}\n\n"
         "## What whileai read, ignored and set\n\n```text\n" + render_text(here, 100) + "\n```\n\n"
         f"Keys whileai set that no spec field produced:\n\n{fixed}\n"

@@ -12,7 +12,7 @@ from typing import Any
 
 from whileai.cost import estimate as cost
 from whileai.cost import sizes
-from whileai.spec.run import RunSpec
+from whileai.spec.run import OPSD, RunSpec
 from whileai.targets.trl import accelerate as accel
 from whileai.targets.trl.batch import step_batch
 from whileai.targets.trl.fieldmap import SAMPLE_PY, max_prompt
@@ -26,7 +26,7 @@ def teacher(run: RunSpec) -> dict[str, Any]:
         return {}
     size = sizes.params(t.model)
     what = size.text() if size else "size unknown from its name"
-    if run.method.SAMPLER == "teacher":
+    if run.method.off_policy:
         note = (f"teacher {t.model}: {what}; loaded by {SAMPLE_PY} in one process, which samples "
                 "every training completion before trl sft starts")
     else:
@@ -43,10 +43,10 @@ def estimate(run: RunSpec, doc: dict[str, Any]) -> cost.Estimate:
     """Sampling, teacher scoring and training all run in the training processes, in turn."""
     n = accel.processes(run)
     per_step = step_batch(doc, n)
-    prompt = max_prompt(run) if run.method.type == "opsd" else run.prompt_tokens
+    prompt = max_prompt(run) if isinstance(run.method, OPSD) else run.prompt_tokens
     t = run.method.frozen_teacher
     model = t.model if t is not None else None
-    sft = run.method.SAMPLER == "teacher"
+    sft = run.method.off_policy
     work = cost.Work(doc.get("max_steps", run.steps), per_step, prompt,
                      doc.get("max_completion_length", run.method.max_tokens), sizes.params(run.model),
                      sizes.params(model) if model else None,
