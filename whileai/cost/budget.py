@@ -69,6 +69,12 @@ def per_step(c: Compiled) -> dict[str, Any]:
     }
 
 
+def steps_of(c: Compiled) -> int:
+    """The optimizer steps the compiled run trains (an override of max_steps included)."""
+    s = c.facts.steps
+    return s if isinstance(s, int) and not isinstance(s, bool) and s > 0 else c.run.steps
+
+
 def planned(step: dict[str, Any], kind: str) -> int:
     """One step's planned spend of `kind`."""
     if kind == "rollouts":
@@ -102,4 +108,4 @@ def _num(v: float) -> str:
 
 
 __all__ = ["KINDS", "RATIO", "Budget", "mismatch", "parse_budget", "per_step", "planned", "spread",
-           "steps_for"]
+           "steps_for", "steps_of"]

@@ -19,7 +19,6 @@ class Facts:
     estimator: str | None = None  # policy_gradient, cross_entropy, sampled_token, full_vocab
     support_top_k: int | None = None  # the loss sees only the teacher's top k (None: full vocabulary)
     anchor: str | None = None  # OPSD's self-teacher weights as run: live, ema, initial
-    anchor_requested: str | None = None  # the spec's anchor
     top_p: float | None = None
     divergence: str | None = None  # the divergence the loss computes
     divergence_how: str = ""
@@ -28,7 +27,6 @@ class Facts:
     loss_temperature: bool | None = None  # TRL: the loss divides both models' logits by it
     adapter_ema: bool | None = None  # TRL SDFT: an EMA of the LoRA adapter
     strategy: str | None = None  # TRL: the accelerate strategy over several processes
-    command: str | None = None  # TRL: the parser the config is for
     # one step, from the compiled document: rollouts = prompts x samples_effective x seats
     model: str | None = None
     steps: int | None = None

@@ -41,7 +41,6 @@ def method_facts(run: RunSpec) -> dict[str, Any]:
         "estimator": "sampled_token" if m.distills else m.LOSS,
         "anchor": "live" if m.SCORER == "self" else None,  # prime-rl's self-teacher is the policy
         "top_p": 1.0,
-        "anchor_requested": getattr(m, "anchor", None),
         "divergence": "reverse_kl" if m.distills else None,
         "divergence_how": "prime-rl's only OPD/OPSD loss is the sampled-token reverse-KL estimator",
         "unchecked_tasksets": tuple(sorted({t for t in (run.taskset, run.eval_taskset,

@@ -67,9 +67,7 @@ def facts(run: RunSpec, doc: dict[str, Any]) -> Facts:
         estimator="full_vocab" if m.distills else m.LOSS,
         teacher_reads="text" if m.off_policy else "token_ids",
         anchor=anchor,
-        anchor_requested=getattr(m, "anchor", None),
         top_p=1.0,
-        command=command_name(run),
         layout=(f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
                 if accel.distributed(run) else f"one process ({accel.FILE}: num_processes 1)"),
         asynchrony="off-policy: the teacher's completions are all sampled before training"
