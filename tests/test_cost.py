@@ -73,7 +73,14 @@ def test_trl_processes_sample_score_and_train_in_turn() -> None:
                                                          "vllm:Qwen/Qwen3-32B@http://t:8001/v1"},
                          gpus=8))
     assert c.cost is not None and c.cost.gpu_hours is not None
-    tokens = 100 * 64 * (2048 + 8192)  # DistillationTrainer: one completion per prompt
+    # the prompts are measured on the rows TRL trains on (reverse-text's first 512), by the rule:
+    # 4 characters a token, 3 tokens around each chat message and 3 for the reply
+    from whileai.tasksets import reverse_text
+    counts = [sum(3 + math.ceil(len(m["content"]) / 4) for m in r["prompt"]) + 3
+              for r in reverse_text.splits()[0][:512]]
+    prompt = math.ceil(sum(counts) / len(counts))
+    assert 30 < prompt < 60 and c.cost.work.prompt_tokens == prompt
+    tokens = 100 * 64 * (prompt + 8192)  # DistillationTrainer: one completion per prompt
     h = c.cost.gpu_hours
     assert h["teacher"] == pytest.approx(2 * 32e9 * tokens / (PEAK * 0.40) / 3600)
     assert c.cost.wall_hours == pytest.approx(h["total"] / 8)

@@ -38,3 +38,19 @@ def test_the_spec_field_re_derives_everything() -> None:
     teacher = tomllib.loads(c.files["opd.teacher.toml"])
     assert teacher["vllm"]["max_model_len"] == 2048 + 4096
     assert c.cost is not None and c.cost.to_dict()["tokens_per_rollout"] == 2048 + 4096
+
+
+@pytest.mark.parametrize("target", ["prime-rl", "trl"])
+def test_an_override_of_a_derived_key_names_the_spec_value_it_replaced(target: str) -> None:
+    """The ignore shows the spec field's own value (prompt_tokens=2048), not the value whileai
+    derived from it for the key (seq_len 10240), which the reason names."""
+    if target == "prime-rl":
+        c = wai.compile(run(overrides={"seq_len": 4096}), target)
+        got = {i.field: i for i in c.ignores}["prompt_tokens"]
+        assert got.value == 2048 and "whileai wrote 10240 there" in got.reason
+    else:
+        spec = wai.RunSpec(taskset="reverse-text", model="Qwen/Qwen3-1.7B", prompts=16,
+                           method=wai.GRPO(samples=4), overrides={"per_device_train_batch_size": 4})
+        c = wai.compile(spec, target)
+        got = {i.field: i for i in c.ignores}["prompts"]
+        assert got.value == 16 and "whileai wrote" in got.reason

@@ -54,6 +54,26 @@ def test_no_rule_fires_on_a_field_the_target_ignores() -> None:
     assert r(opd(top_k=4), Facts()) is not None and r(opd(top_k=4), Facts(ignored=("top_k",))) is None
 
 
+@pytest.mark.parametrize("target", ["prime-rl", "trl"])
+def test_both_targets_pass_their_ignores_to_the_rules(target: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rule that reads a field the target ignores never fires, on TRL as on prime-rl: TRL ignores
+    max_off_policy_steps (synchronous) and top_k (a sampling filter only); prime-rl ignores top_k."""
+    from whileai.rules import research
+    from whileai.rules.base import Rule
+
+    probes = [Rule(f"probe-{f}", "always", "test", lambda r, f: "fires", (f,))
+              for f in ("method.top_k", "max_off_policy_steps", "method.learning_rate")]
+    monkeypatch.setattr(research, "RULES", research.RULES + probes)
+    c = wai.compile(opd("reverse-text", top_k=4).model_copy(update={"max_off_policy_steps": 2}), target)
+    ignored = {i.field for i in c.ignores}
+    fired = {w.rule for w in c.warnings if w.rule.startswith("probe-")}
+    assert "top_k" in ignored and "probe-method.top_k" not in fired
+    assert "probe-method.learning_rate" in fired  # a field the target reads: the probe fires
+    assert ("probe-max_off_policy_steps" in fired) == ("max_off_policy_steps" not in ignored)
+    if target == "trl":
+        assert "max_off_policy_steps" in ignored
+
+
 def test_strict_turns_warnings_into_exit_2_and_writes_nothing(tmp_path: Path) -> None:
     spec = tmp_path / "fkl.toml"
     spec.write_text('taskset = "gsm8k"\nmodel = "Qwen/Qwen3-1.7B"\n[method]\ntype = "opd"\n'

@@ -4,7 +4,9 @@
     est.line()                              # "cost: ≈ 1,234 GPU-hours ..." for the text report
 
 The formula (docs/cost.md states it with its sources):
-- tokens per rollout = prompt_tokens + max_tokens (both caps: an upper bound);
+- tokens per rollout = prompt tokens + max_tokens: the completion at its cap (an upper bound), the
+  prompt measured where the task rows are on this machine (whileai.tasksets.lengths: the mean of
+  the first rows), else at its cap (`prompt_how` says which);
   tokens per step = rollouts per step x tokens per rollout; sampled tokens = rollouts x max_tokens
 - student training 6·N·tokens (forward + backward, Kaplan et al. 2020, arXiv:2001.08361),
   sampling 2·N·tokens, teacher scoring 2·N_teacher·tokens (OPD; OPSD's self-teacher is the
@@ -35,10 +37,11 @@ MFU_SOURCE = {
     "eval": "the student samples the eval rollouts: decoding, like sample (10%)",
 }
 FLOPS_PER_TOKEN = {"train": 6, "sample": 2, "teacher": 2, "eval": 2}
-FORMULA = ("tokens = rollouts x (prompt_tokens + max_tokens) at the caps; FLOPs: train 6*N*tokens, "
+FORMULA = ("tokens = rollouts x (prompt tokens + max_tokens): completions at the cap, prompts "
+           "measured where the rows are on this machine, else at the cap; FLOPs: train 6*N*tokens, "
            "sample 2*N*tokens (SFT: 2*N_teacher*tokens, the teacher samples), teacher "
            "2*N_teacher*tokens; eval 2*N*eval tokens (evaluations x examples x samples x "
-           "(prompt_tokens + the eval cap)); GPU-hours = FLOPs / (peak x MFU) / 3600")
+           "(prompt tokens + the eval cap)); GPU-hours = FLOPs / (peak x MFU) / 3600")
 DOCS = "docs/cost.md"
 
 
@@ -60,6 +63,7 @@ class Work(NamedTuple):
     eval_rollouts: int = 0  # every evaluation's rollouts over the run (the student samples them)
     eval_max_tokens: int = 0  # the eval completion cap
     eval_how: str = ""  # how eval_rollouts was counted (or why it is not)
+    prompt_how: str = ""  # "prompt lengths: measured ..." or "prompt lengths: assumed ..."
 
 
 def parts(work: Work) -> tuple[Part, ...]:
@@ -140,6 +144,7 @@ class Estimate(NamedTuple):
             "eval_rollouts": w.eval_rollouts,
             "eval_tokens": w.eval_rollouts * (w.prompt_tokens + w.eval_max_tokens),
             "eval_how": w.eval_how,
+            "prompt_tokens": w.prompt_tokens, "prompt_how": w.prompt_how,
             "student_params_b": w.student.total_b if w.student else None,
             "student_active_params_b": w.student.active_b if w.student else None,
             "teacher_params_b": w.teacher.total_b if w.teacher else None,
@@ -156,9 +161,12 @@ class Estimate(NamedTuple):
         """One line for the text report."""
         w = self.work
         tokens = w.rollouts_per_step * self.tokens_per_rollout
-        head = f"cost: {_num(tokens)} tokens per step at the caps"
+        measured = "measured" in w.prompt_how
+        head = f"cost: {_num(tokens)} tokens per step " + (
+            "(prompts as measured, completions at the cap)" if measured else "at the caps")
+        how = f"; {w.prompt_how}" if w.prompt_how else ""
         if self.gpu_hours is None:
-            return f"{head}; no GPU-hour estimate: {self.unknown} ({DOCS})"
+            return f"{head}; no GPU-hour estimate: {self.unknown}{how} ({DOCS})"
         h = self.gpu_hours
         parts = ", ".join(f"{name} {_num(v)}" for name in ("train", "sample", "teacher", "eval")
                           if (v := h.get(name)))
@@ -169,14 +177,20 @@ class Estimate(NamedTuple):
                     f"{_num(self.wall_hours * self.held_gpus)} GPU-hours held")
         if self.unknown:
             out += f" ({self.unknown})"
-        return out + f" (formula and assumptions: {DOCS})"
+        return out + f"{how} (formula and assumptions: {DOCS})"
 
 
 def assumptions() -> list[str]:
     return [f"{GPU}: {PEAK_TFLOPS:g} TFLOP/s dense BF16 peak (NVIDIA datasheet)",
             *(f"MFU {stage} {MFU[stage]:.0%}: {MFU_SOURCE[stage]}" for stage in MFU),
-            "every prompt and completion at its cap (prompt_tokens, max_tokens): an upper bound",
+            "every completion at its cap (max_tokens): an upper bound; every prompt at its cap "
+            "(prompt_tokens) unless measured on task rows on this machine (prompt_how)",
             "activation-checkpoint recompute and LoRA's skipped weight gradients are not counted"]
+
+
+def assumed(tokens: int, source: str) -> str:
+    """The cost line's words for a prompt length that was not measured."""
+    return f"prompt lengths: assumed {tokens:,} tokens each ({source})"
 
 
 def estimate(work: Work, pools: Pools) -> Estimate:
@@ -259,4 +273,4 @@ def export_note(tokens_per_step: int, steps: int) -> str:
 
 
 __all__ = ["DOCS", "EXPORT_BYTES_PER_TOKEN", "FLOPS_PER_TOKEN", "FORMULA", "MFU", "MFU_SOURCE",
-           "Estimate", "Part", "Pools", "Work", "assumptions", "estimate", "export_note", "parts"]
+           "Estimate", "Part", "Pools", "Work", "assumed", "assumptions", "estimate", "export_note", "parts"]

@@ -82,7 +82,8 @@ class Cost(_Row):
     steps: int = Field(description="Optimizer steps.")
     rollouts_per_step: int = Field(description="Completions sampled per step.")
     rollouts: int = Field(description="Completions sampled in the whole run.")
-    tokens_per_rollout: int = Field(description="prompt_tokens + max_tokens: both caps.")
+    tokens_per_rollout: int = Field(description="prompt_tokens (below) + max_tokens, the "
+                                    "completion cap.")
     tokens_per_step: int = Field(description="rollouts_per_step x tokens_per_rollout.")
     sampled_tokens: int = Field(description="rollouts x max_tokens: an upper bound.")
     teacher_tokens: int = Field(description="Sampled tokens a teacher (or self-teacher) scores, "
@@ -94,6 +95,12 @@ class Cost(_Row):
                                "counted (see eval_how).")
     eval_tokens: int = Field(description="eval_rollouts x (prompt_tokens + the eval cap).")
     eval_how: str = Field(description="How eval_rollouts was counted, and what was not.")
+    prompt_tokens: int = Field(description="Tokens per prompt in the estimate: the mean measured "
+                               "on the task rows where they are on this machine (TRL: the "
+                               "built-in taskset or data), else the prompt cap.")
+    prompt_how: str = Field(description="Which: 'prompt lengths: measured on N rows of <source>, "
+                            "median, mean' (4 characters per token, no tokenizer loaded) or "
+                            "'prompt lengths: assumed <tokens>, <its source>'.")
     student_params_b: float | None = Field(description="Student parameters, billions; null: unknown.")
     student_active_params_b: float | None = Field(description="Parameters a token passes through "
                                                   "(MoE: the active ones).")

@@ -14,6 +14,8 @@ from whileai.catalogs import paths
 from whileai.catalogs.targets import Catalog
 from whileai.errors import SpecError, raw
 from whileai.report.compiled import Fixed, Ignore, Read, fmt
+from whileai.report.fieldmap import _MISSING as MISSING
+from whileai.report.fieldmap import field_value
 
 
 def check_override(
@@ -44,17 +46,20 @@ def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any], catalog: Cat
 
 
 def override_reads(reads: list[Read], ignores: list[Ignore], fixed: list[Fixed],
-                   overrides: dict[str, Any]) -> None:
+                   overrides: dict[str, Any], run: Any = None) -> None:
     """Report overrides as reads. A spec field whose key an override replaced becomes an
-    ignore, and a whileai default it replaced leaves the list: each key is shown once, with
-    the override that set it and what it replaced."""
+    ignore (with the spec's value, from `run`, where the key held one derived from it), and a
+    whileai default it replaced leaves the list: each key is shown once, with the override that
+    set it and what it replaced."""
     for path, value in overrides.items():
         segs = paths.parse(path)
         replaced = [r for r in reads if _under(r.path, segs)]
         for r in replaced:
             reads.remove(r)
-            ignores.append(Ignore(r.field, r.value, f"overrides.{path} = {fmt(value)} replaces "
-                                  f"it at {r.path}"))
+            given = _spec_value(run, r.field, r.value)
+            wrote = "" if given == r.value else f" (whileai wrote {fmt(r.value)} there)"
+            ignores.append(Ignore(r.field, given, f"overrides.{path} = {fmt(value)} replaces "
+                                  f"it at {r.path}{wrote}"))
         defaults = [f for f in fixed if _under(f.path, segs)]
         for f in defaults:
             fixed.remove(f)
@@ -63,6 +68,18 @@ def override_reads(reads: list[Read], ignores: list[Ignore], fixed: list[Fixed],
         said += [f"whileai's {f.path} = {fmt(f.value)} ({f.reason})" for f in defaults]
         note = "replaces " + "; ".join(said) if said else "user override"
         reads.append(Read(f"overrides.{path}", path, value, note))
+
+
+def _spec_value(run: Any, field: str, written: Any) -> Any:
+    """The spec's own value of a report label (`prompt_tokens`, `top_k` for method.top_k), not
+    the value derived from it (seq_len = prompt_tokens + max_tokens); `written` when unknown."""
+    if run is None:
+        return written
+    for name in (field, f"method.{field}"):
+        got = field_value(run, name)
+        if got is not MISSING:
+            return got
+    return written
 
 
 def _under(path: str, segs: tuple[paths.Seg, ...]) -> bool:

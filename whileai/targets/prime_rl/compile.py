@@ -128,7 +128,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     reads, ignores, fixed = list(applied.reads), list(applied.ignores), list(applied.fixed)
     catalog = prime_rl()
     ov.apply_overrides(doc, run.overrides, catalog, hint=rename_hint)
-    ov.override_reads(reads, ignores, fixed, run.overrides)
+    ov.override_reads(reads, ignores, fixed, run.overrides, run)
     reads[:] = [r._replace(note=f"{r.note}; {n}") if r.field.startswith("overrides.") and (
         n := lax.override_note(r.path)) else r for r in reads]  # a likely typo of a vLLM key
     deploy.without_inference(run, doc, reads, ignores, fixed)

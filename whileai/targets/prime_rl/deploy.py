@@ -230,12 +230,11 @@ def estimate(run: RunSpec, doc: dict[str, Any], plans: list[Any]) -> cost.Estima
         if p.held:
             pools[f"teacher-{k}"] = p.held
         served[p.url] = f"teacher-{k}" if p.held else None if p.mode == "endpoint" else "inference"
-    parts, caps = [], []
+    parts = []
     for e, share in zip(mixture.entries(run), mixture.shares(run), strict=True):
         cap = get_path(doc, f"orchestrator.train.source[{e.pos}].sampling.max_completion_tokens",
                        completion)
         cap = cap if isinstance(cap, int) else completion
-        caps.append(cap)
         t = e.method.frozen_teacher
         pool = served.get(t.url) if t is not None else None
         sft = e.method.off_policy
@@ -246,14 +245,17 @@ def estimate(run: RunSpec, doc: dict[str, Any], plans: list[Any]) -> cost.Estima
                                 "teacher": pool if e.method.SCORER == "teacher" else "inference"}))
     first = parts[0]
     held = sum(p.held or 0 for p in plans) or None
-    from whileai.targets.prime_rl.evalcost import eval_rollouts
+    from whileai.targets.prime_rl.evalcost import eval_rollouts, prompt_source
 
     evals, eval_cap, how = eval_rollouts(run, doc, steps)
-    work = cost.Work(steps, batch, seq - max(caps), completion, sizes.params(run.model),
+    # prompts at the spec's cap: seq_len (prompt_tokens + the longest cap unless overridden) is the
+    # trainer's pack length, which truncates long samples for training and caps no prompt
+    work = cost.Work(steps, batch, run.prompt_tokens, completion, sizes.params(run.model),
                      first.teacher, first.scorer, run.model, first.teacher_name,
                      stages=("train", "sample", "teacher") if serves(run) else ("train",),
                      sampler=first.sampler, parts=tuple(parts) if run.sources else (),
-                     eval_rollouts=evals, eval_max_tokens=eval_cap, eval_how=how)
+                     eval_rollouts=evals, eval_max_tokens=eval_cap, eval_how=how,
+                     prompt_how=cost.assumed(run.prompt_tokens, prompt_source(run)))
     where: dict[str, str | None] = {**(first.pools or {}), "eval": "inference"}
     return cost.estimate(work, cost.Pools(train + infer, nodes, per, pools, where, held))
 

@@ -1,4 +1,5 @@
-"""The eval rollouts a prime-rl run samples, for the cost estimate (whileai.cost)."""
+"""The eval rollouts a prime-rl run samples and where its prompt length comes from, for the cost
+estimate (whileai.cost)."""
 
 from __future__ import annotations
 
@@ -36,4 +37,12 @@ def eval_rollouts(run: RunSpec, doc: dict[str, Any], steps: int) -> tuple[int, i
     return total, cap if isinstance(cap, int) else run.method.max_tokens, how
 
 
-__all__ = ["eval_rollouts"]
+def prompt_source(run: RunSpec) -> str:
+    """Why prime-rl's prompt length is the cap: its rows are read by the taskset packages where
+    the run starts, not on this machine."""
+    given = "as the spec sets it" if "prompt_tokens" in run.model_fields_set else "whileai's default"
+    return (f"the prompt_tokens cap, {given}; prime-rl reads the taskset's rows where it runs, "
+            "not here")
+
+
+__all__ = ["eval_rollouts", "prompt_source"]

@@ -11,7 +11,6 @@ files against TRL's own parser by `whileai.targets.trl.check.check_dir`.
 from __future__ import annotations
 
 import json
-import math
 import shlex
 from collections.abc import Sequence
 from dataclasses import replace
@@ -52,7 +51,7 @@ TARGET = f"trl {TRL_VERSION}"
 OFFLINE_ENV = "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1"
 
 
-def facts(run: RunSpec, doc: dict[str, Any]) -> Facts:
+def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Facts:
     """What TRL will really do, read from the compiled config (overrides included): the warning
     rules (whileai.rules.research), the report's summary and the per-step spend use these."""
     m = run.method
@@ -62,7 +61,7 @@ def facts(run: RunSpec, doc: dict[str, Any]) -> Facts:
     samples = 1 if one_per_prompt(run) else doc.get("num_generations", m.samples)
     per_step = trl_batch.step_batch(doc, accel.processes(run))
     steps = doc.get("max_steps", -1)
-    interval = _eval_interval(doc, steps)
+    interval = trl_cost.eval_interval(doc, steps)
     return Facts(
         estimator="full_vocab" if m.distills else m.LOSS,
         teacher_reads="text" if m.off_policy else "token_ids",
@@ -94,17 +93,8 @@ def facts(run: RunSpec, doc: dict[str, Any]) -> Facts:
         divergence=honoured.trl_divergence(m.type, doc),
         divergence_how="set by overrides" if {"beta", "distillation_alpha"} & set(run.overrides)
         else "",
+        ignored=tuple(ignored),  # no rule fires on these
     )
-
-
-def _eval_interval(doc: dict[str, Any], steps: Any) -> int | None:
-    """TRL evaluates when step % eval_steps == 0; eval_steps < 1 is a fraction of max_steps."""
-    if doc.get("eval_strategy", "no") != "steps":
-        return None if doc.get("eval_strategy", "no") == "no" else 1
-    every = doc.get("eval_steps", doc.get("logging_steps", 500))
-    if isinstance(every, float) and 0 < every < 1 and isinstance(steps, int) and steps > 0:
-        return max(1, math.ceil(every * steps))
-    return int(every) if isinstance(every, (int, float)) and every >= 1 else None
 
 
 def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
@@ -141,7 +131,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     ignores: list[Ignore] = cpu_ignores + list(applied.ignores)
     fixed = list(applied.fixed)
     ov.apply_overrides(doc, run.overrides, trl_catalog.catalog(cmd))
-    ov.override_reads(reads, ignores, fixed, run.overrides)
+    ov.override_reads(reads, ignores, fixed, run.overrides, run)
     _check_batch(doc, run)
     sampled = sample_prompts(run, doc)
     reads = [r._replace(value=sampled) if r.path == f"<{SAMPLE_PY} --prompts>" else r for r in reads]
@@ -162,7 +152,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
         files["train.py"] = _shipped("sdft.py")
     if run.method.off_policy:
         files[SAMPLE_PY] = _shipped("sample.py")
-    data = facts(run, doc)
+    data = facts(run, doc, [i.field for i in ignores])
     path = reward.pythonpath if reward is not None else None
     compiled = Compiled(
         backend="trl", target=TARGET, run=spec, files=files, main="config.yaml",
