@@ -15,6 +15,7 @@ target reports them. Pure and light: no torch, no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from whileai.errors import SpecError
@@ -75,6 +76,15 @@ def steps_of(c: Compiled) -> int:
     return s if isinstance(s, int) and not isinstance(s, bool) and s > 0 else c.run.steps
 
 
+def check_matched(compiled: Mapping[str, Compiled], budget: Budget | None) -> None:
+    """--budget set every arm's steps: an arm whose override of max_steps wins over them would
+    spend another budget, so it is refused (one SpecError)."""
+    for n, c in compiled.items():
+        if budget is not None and steps_of(c) != c.run.steps:
+            raise SpecError("--budget", str(budget), f"arms whose steps it can set: {n} trains "
+                            f"{steps_of(c)} steps whatever steps says (an override of max_steps)")
+
+
 def planned(step: dict[str, Any], kind: str) -> int:
     """One step's planned spend of `kind`."""
     if kind == "rollouts":
@@ -107,5 +117,5 @@ def _num(v: float) -> str:
     return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
 
 
-__all__ = ["KINDS", "RATIO", "Budget", "mismatch", "parse_budget", "per_step", "planned", "spread",
-           "steps_for", "steps_of"]
+__all__ = ["KINDS", "RATIO", "Budget", "check_matched", "mismatch", "parse_budget", "per_step",
+           "planned", "spread", "steps_for", "steps_of"]
