@@ -193,3 +193,34 @@ def test_the_tiny_model_cache_key_covers_what_determines_the_models(tmp_path: Pa
     monkeypatch.delenv("WHILEAI_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert tiny.cache_root() == tmp_path / "xdg" / "whileai"
+
+
+def test_per_step_and_budgets_read_what_was_written_overrides_included(tmp_path: Path) -> None:
+    """An override that halves the step (prime-rl's orchestrator.batch_size, TRL's accumulation)
+    or caps the completions halves what an arm is planned to spend: the report, per_step, the
+    budget-matched steps and `whileai arms` all read the compiled document."""
+    from whileai.targets.trl import compile as trl
+
+    grpo = load_arms(BUNDLED).runs["grpo"]  # 64 prompts x 8 samples: 512 a step as written
+    halved = replace_run(grpo, overrides={"orchestrator.batch_size": 256})
+    c = prime_rl.compile(halved)
+    assert "32 prompts x 8 rollouts = 256 rollouts per step" in c.header()[1]
+    step = per_step(c)
+    assert (step["rollouts"], step["prompts"], step["samples"]) == (256, 32, 8)
+    runs = match_budget({"grpo": halved}, parse_budget("rollouts=25600"),
+                        lambda r: per_step(prime_rl.compile(r)))
+    assert runs["grpo"].steps == 100
+    t = trl.compile(replace_run(grpo, overrides={"gradient_accumulation_steps": 32,
+                                                 "max_completion_length": 1024}))
+    assert (per_step(t)["rollouts"], per_step(t)["prompts"], per_step(t)["max_tokens"]) == (256, 32, 1024)
+    p = tmp_path / "grpo.toml"
+    p.write_text((EXAMPLES / "grpo.toml").read_text() + '\n[overrides]\n"orchestrator.batch_size" = 256\n')
+    cli = whileai("arms", str(p), "--budget", "rollouts=25600", "--json")
+    assert cli.returncode == 0, cli.stderr
+    arm = json.loads(cli.stdout)["arms"]["grpo"]
+    assert arm["steps"] == 100 and arm["per_step"]["rollouts"] == 256
+    p.write_text((EXAMPLES / "grpo.toml").read_text() + '\n[overrides]\nmax_steps = 7\n')
+    cli = whileai("arms", str(p), "--json")
+    assert cli.returncode == 0 and json.loads(cli.stdout)["arms"]["grpo"]["steps"] == 7  # as written
+    cli = whileai("arms", str(p), "--budget", "rollouts=25600")
+    assert cli.returncode == 2 and "max_steps" in cli.stderr and cli.stderr.count("\n") == 1

@@ -8,6 +8,7 @@ import pytest
 from helpers import STUDENT
 
 import whileai as wai
+from whileai.rules.facts import Facts
 from whileai.rules.research import RULES, family, size_b
 
 T = "http://localhost:8001/v1"
@@ -83,9 +84,9 @@ def test_every_rule_has_a_case_and_there_are_at_least_12() -> None:
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
 def test_rule_fires_and_stays_quiet(rule: Any) -> None:
     (hit, hit_facts), (miss, miss_facts) = CASES[rule.id]
-    finding = rule(hit, hit_facts)
+    finding = rule(hit, Facts(**hit_facts))
     assert finding is not None and finding.rule == rule.id and finding.citation == rule.citation
-    assert rule(miss, miss_facts) is None
+    assert rule(miss, Facts(**miss_facts)) is None
 
 
 def test_model_name_heuristics() -> None:
@@ -149,14 +150,14 @@ def test_sft_rules_read_what_sft_is() -> None:
     by_id = {r.id: r for r in RULES}
     quiet = run(sft(temperature=0.7, max_tokens=16384), model="Qwen/Qwen3-1.7B-Base")
     for rid in ("temperature-off-policy", "max-tokens-long", "sft-cold-start"):
-        assert by_id[rid](quiet, {}) is None, rid
-    assert by_id["sft-exposure-bias"](quiet, {}) is not None
-    assert by_id["tokenizer-mismatch"](run(sft("meta-llama/Llama-3.1-8B-Instruct")), {}) is not None
-    assert by_id["teacher-ceiling"](run(sft("Qwen/Qwen3-1.7B"), model="Qwen/Qwen3-1.7B-SFT"), {})
-    assert by_id["needs-grpo-arm"](run(sft()), {}) is not None
-    cold = by_id["sft-cold-start"](run(opd("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B")), {})
+        assert by_id[rid](quiet, Facts()) is None, rid
+    assert by_id["sft-exposure-bias"](quiet, Facts()) is not None
+    assert by_id["tokenizer-mismatch"](run(sft("meta-llama/Llama-3.1-8B-Instruct")), Facts()) is not None
+    assert by_id["teacher-ceiling"](run(sft("Qwen/Qwen3-1.7B"), model="Qwen/Qwen3-1.7B-SFT"), Facts())
+    assert by_id["needs-grpo-arm"](run(sft()), Facts()) is not None
+    cold = by_id["sft-cold-start"](run(opd("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B")), Facts())
     assert cold is not None and "then" in cold.message
-    assert by_id["sft-cold-start"](run(opd("Qwen/QwQ-32B"), model="Qwen/QwQ-32B-mini"), {}) is None
+    assert by_id["sft-cold-start"](run(opd("Qwen/QwQ-32B"), model="Qwen/QwQ-32B-mini"), Facts()) is None
 
 
 def test_tokenizer_rule_says_what_a_text_level_teacher_means() -> None:
@@ -164,6 +165,6 @@ def test_tokenizer_rule_says_what_a_text_level_teacher_means() -> None:
     so the warning says so instead of calling the signal wrong."""
     rule = next(r for r in RULES if r.id == "tokenizer-mismatch")
     mixed = run(sft("meta-llama/Llama-3.1-8B-Instruct"))
-    tokens, text = rule(mixed, {}), rule(mixed, {"teacher_reads": "text"})
+    tokens, text = rule(mixed, Facts()), rule(mixed, Facts(teacher_reads="text"))
     assert tokens is not None and "SFT targets are silently wrong" in tokens.message
     assert text is not None and "re-tokenized" in text.message and "silently wrong" not in text.message

@@ -19,7 +19,7 @@ def run(taskset: str, **fields: object) -> wai.RunSpec:
 def test_kuhn_poker_batch_holds_the_prompts_asked_for() -> None:
     c = wai.compile(run("kuhn-poker"), "prime-rl")
     assert tomllib.loads(c.text)["orchestrator"]["batch_size"] == 256  # 32 x 4 x 2 traces
-    assert c.data["prompts"] == 32 and c.data["seats"] == 2
+    assert c.facts.prompts == 32 and c.facts.seats == 2
     assert "100 steps x 32 prompts x 4 samples x 2 seats = 256 traces per step" in c.header()[1]
     assert per_step(c)["rollouts"] == 256
     assert c.cost is not None and c.cost.to_dict()["rollouts_per_step"] == 256
@@ -45,7 +45,7 @@ def test_proposer_solver_counts_its_solver_runs_and_follows_overrides() -> None:
     c = wai.compile(run("proposer-solver", overrides={
         "orchestrator.train.source[0].env.train_solver": False}), "prime-rl")
     # the override leaves batch_size at 640 traces: the summary says what that is
-    assert c.data["seats"] == 1 and c.data["prompts"] == 160
+    assert c.facts.seats == 1 and c.facts.prompts == 160
 
 
 def test_an_unknown_taskset_counts_the_spec_roles() -> None:

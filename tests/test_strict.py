@@ -47,10 +47,11 @@ def test_trl_beta_override_turns_reverse_kl_into_jsd() -> None:
 def test_no_rule_fires_on_a_field_the_target_ignores() -> None:
     c = wai.compile(opd(top_k=4), "prime-rl")  # prime-rl has no top-k: top_k is an ignore
     assert "top_k" in {i.field for i in c.ignores} and "top-k-small" not in rules(c)
+    from whileai.rules.facts import Facts
     from whileai.rules.research import RULES
 
     r = next(r for r in RULES if r.id == "top-k-small")
-    assert r(opd(top_k=4), {}) is not None and r(opd(top_k=4), {"ignored": ["top_k"]}) is None
+    assert r(opd(top_k=4), Facts()) is not None and r(opd(top_k=4), Facts(ignored=("top_k",))) is None
 
 
 @pytest.mark.parametrize("target", ["prime-rl", "trl"])

@@ -61,7 +61,7 @@ def test_fewer_training_rows_than_prompts_is_refused_at_compile(kind: str, tmp_p
     for words in ("prompts", "8 prompts per step", "6 training rows", "step 0", "at most 6"):
         assert words in r.stderr, (words, r.stderr)
     assert not out.exists()  # nothing written
-    assert trl.compile(own(kind, data, 6)).data["prompts"] == 6  # every row in one batch: trains
+    assert trl.compile(own(kind, data, 6)).facts.prompts == 6  # every row in one batch: trains
 
 
 def test_the_boundary_follows_processes_and_overrides(tmp_path: Path) -> None:
@@ -87,7 +87,7 @@ def test_own_data_examples_have_a_step_of_rows(name: str) -> None:
     run = load_spec(EXAMPLES / "own-data" / name)
     c = trl.compile(run)
     train = c.files["data/train.jsonl"].count("\n")
-    assert train >= run.prompts and c.data["prompts"] == run.prompts
+    assert train >= run.prompts and c.facts.prompts == run.prompts
 
 
 @pytest.mark.parametrize("prompts,samples,gpus", [(6, 4, 8), (3, 8, 8), (10, 2, 4), (9, 4, 4)])
@@ -101,7 +101,7 @@ def test_generation_batch_is_checked_over_every_process(prompts: int, samples: i
     assert yaml.safe_load(c.files["accelerate.yaml"])["num_processes"] == gpus
     batch = doc["per_device_train_batch_size"] * gpus * doc["gradient_accumulation_steps"]
     assert batch == prompts * samples and doc["num_generations"] == samples
-    assert c.data["prompts"] == prompts and c.data["rollouts"] == prompts * samples
+    assert c.facts.prompts == prompts and c.facts.rollouts == prompts * samples
 
 
 def test_uneven_split_over_processes_and_overridden_batches_blame_what_the_user_set() -> None:

@@ -139,7 +139,7 @@ def test_opd_report_tells_the_truth() -> None:
     doc = yaml_of(c)
     assert doc["teacher_model_name_or_path"] == TEACHER.model
     assert "top_k" not in doc and "num_generations" not in doc
-    assert c.data == c.data | {"estimator": "full_vocab", "support_top_k": None, "top_p": 1.0}
+    assert (c.facts.estimator, c.facts.support_top_k, c.facts.top_p) == ("full_vocab", None, 1.0)
 
 
 @pytest.mark.parametrize(("anchor", "kind", "rate"),
@@ -149,7 +149,7 @@ def test_opsd_anchor(anchor: str, kind: str, rate: float | None) -> None:
     doc = yaml_of(c)
     assert doc["teacher_model_kind"] == kind
     assert doc.get("teacher_update_rate") == rate
-    assert c.data["anchor"] == {"base": "initial"}.get(kind, kind)
+    assert c.facts.anchor == {"base": "initial"}.get(kind, kind)
     if anchor == "live":
         assert any(w.rule == "opsd-unanchored" for w in c.warnings)
 
@@ -183,7 +183,7 @@ def test_sft_report_tells_the_truth() -> None:
     assert "sampled before training" in ignored["max_off_policy_steps"]
     reads = {r.path: r.value for r in c.reads}
     assert reads["<sample.py --teacher>"] == TEACHER.model and reads["<sample.py --prompts>"] == 6400
-    assert c.data["estimator"] == "cross_entropy" and c.data["teacher_reads"] == "text"
+    assert c.facts.estimator == "cross_entropy" and c.facts.teacher_reads == "text"
     assert c.files["sample.py"] == (ROOT / "whileai" / "targets" / "trl" / "sample.py").read_text()
     assert "whileai" not in "".join(ln for ln in c.files["sample.py"].splitlines()
                                     if ln.startswith(("import", "from")))

@@ -60,7 +60,7 @@ def arms_cmd(
 def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats: int,
               budget: str | None, backend: str, cpu: bool, out: Path | None) -> dict[str, Any]:
     from whileai.api import compile
-    from whileai.cost.budget import parse_budget, per_step
+    from whileai.cost.budget import check_matched, parse_budget, per_step, steps_of
     from whileai.errors import SpecError
     from whileai.launch.arms import load_arms, match_budget, repeat
 
@@ -76,11 +76,12 @@ def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats
     if matched is not None:
         runs = match_budget(runs, matched, lambda r: per_step(compile(r, backend, cpu=cpu)))
     compiled = {n: compile(r, backend, cpu=cpu) for n, r in repeat(runs, repeats).items()}
+    check_matched(compiled, matched)
     plan: dict[str, Any] = {
         "baseline": arms.baseline, "pairs": [list(p) for p in arms.pairs],
         "budget": str(matched) if matched else None, "manifest": None,
         "arms": {n: {"spec": str(arms.paths[n.split("@")[0]]), "method": c.run.method.type,
-                     "steps": c.run.steps, "seed": c.run.seed, "per_step": per_step(c)}
+                     "steps": steps_of(c), "seed": c.run.seed, "per_step": per_step(c)}
                  for n, c in compiled.items()},
     }
     if out is not None:

@@ -4,9 +4,10 @@
     budget = parse_budget("rollouts=10240")
     steps = steps_for(budget, per_step(compiled))   # 40
 
-Per-step facts come from the compiled run, so they say what the target will do (TRL's
-DistillationTrainer samples one completion per prompt whatever `samples` says: the backend's
-`samples_effective` fact). Tokens are planned from the cap, `rollouts x max_tokens`, an upper
+Per-step facts come from the compiled run (`Compiled.facts`: the document as written, overrides
+included), so they say what the target will do: `--set orchestrator.batch_size=256` is 256
+rollouts a step here as in the report, and TRL's DistillationTrainer samples one completion per
+prompt whatever `samples` says. Tokens are planned from the cap, `rollouts x max_tokens`, an upper
 bound: the results (whileai.results.spend) replace it with the run's logged lengths where the
 target reports them. Pure and light: no torch, no I/O.
 """
@@ -14,13 +15,13 @@ target reports them. Pure and light: no torch, no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from whileai.errors import SpecError
 
 if TYPE_CHECKING:
     from whileai.report.compiled import Compiled
-    from whileai.spec.run import RunSpec
 
 KINDS = {
     "rollouts": "completions sampled: steps x prompts x samples",
@@ -50,31 +51,38 @@ def parse_budget(text: str) -> Budget:
     return Budget(m.group("kind"), amount)
 
 
-def teacher_role(run: RunSpec) -> str | None:
-    """Who works on the sampled tokens besides the student: 'self' (OPSD's privileged view of
-    the student scores them), 'teacher' (OPD's teacher scores them), 'sampler' (off-policy SFT:
-    the teacher samples every one), None (GRPO: a reward)."""
-    if run.method.type == "opsd":
-        return "self"
-    if run.method.type == "sft":
-        return "sampler"
-    return "teacher" if getattr(run.method, "teacher", None) is not None else None
-
-
 def per_step(c: Compiled) -> dict[str, Any]:
-    """The arm's spend per optimizer step, from the compiled run and the backend's facts."""
-    run = c.run
-    samples = int(c.data.get("samples_effective", run.method.samples))
-    seats = int(c.data.get("seats", 1))  # prime-rl: trainable traces per episode (whileai.tasksets.seats)
+    """The arm's spend per optimizer step, read from the compiled run's facts (the document as
+    written, overrides included): rollouts = prompts x samples x seats, the completion cap, the
+    GPUs. The spec's values only where the target states no fact."""
+    run, f = c.run, c.facts
+    samples = f.samples_effective if f.samples_effective is not None else run.method.samples
+    rollouts = f.rollouts if f.rollouts is not None else run.prompts * samples * f.seats
+    whole = isinstance(f.prompts, int) or rollouts % (samples * f.seats) == 0
     return {
-        "rollouts": run.prompts * samples * seats,
-        "seats": seats,
-        "prompts": run.prompts,
+        "rollouts": rollouts,
+        "seats": f.seats,
+        "prompts": rollouts // (samples * f.seats) if whole else f.prompts,
         "samples": samples,
-        "max_tokens": run.method.max_tokens,
-        "teacher": teacher_role(run),
-        "gpus": run.total_gpus if c.backend == "prime-rl" else None,
+        "max_tokens": f.max_tokens if f.max_tokens is not None else run.method.max_tokens,
+        "teacher": run.method.teacher_role,
+        "gpus": f.gpus,
     }
+
+
+def steps_of(c: Compiled) -> int:
+    """The optimizer steps the compiled run trains (an override of max_steps included)."""
+    s = c.facts.steps
+    return s if isinstance(s, int) and not isinstance(s, bool) and s > 0 else c.run.steps
+
+
+def check_matched(compiled: Mapping[str, Compiled], budget: Budget | None) -> None:
+    """--budget set every arm's steps: an arm whose override of max_steps wins over them would
+    spend another budget, so it is refused (one SpecError)."""
+    for n, c in compiled.items():
+        if budget is not None and steps_of(c) != c.run.steps:
+            raise SpecError("--budget", str(budget), f"arms whose steps it can set: {n} trains "
+                            f"{steps_of(c)} steps whatever steps says (an override of max_steps)")
 
 
 def planned(step: dict[str, Any], kind: str) -> int:
@@ -109,5 +117,5 @@ def _num(v: float) -> str:
     return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
 
 
-__all__ = ["KINDS", "RATIO", "Budget", "mismatch", "parse_budget", "per_step", "planned", "spread",
-           "steps_for", "teacher_role"]
+__all__ = ["KINDS", "RATIO", "Budget", "check_matched", "mismatch", "parse_budget", "per_step",
+           "planned", "spread", "steps_for", "steps_of"]

@@ -110,11 +110,11 @@ def load_manifest(path: str | Path) -> Manifest:
 
 def arm_from_compiled(name: str, c: Compiled, argv: list[str] | None = None) -> ArmSpec:
     """An ArmSpec from a compiler result: its files, report, and first command."""
-    from whileai.cost.budget import per_step
+    from whileai.cost.budget import per_step, steps_of
 
     d = c.to_dict()
     method = c.run.method
-    teacher = getattr(method, "teacher", None)
+    teacher = method.frozen_teacher
     return ArmSpec(
         name=name,
         method=method.type,
@@ -128,7 +128,7 @@ def arm_from_compiled(name: str, c: Compiled, argv: list[str] | None = None) -> 
         teacher=teacher.model if teacher is not None else None,
         teacher_port=teacher.port if teacher is not None else None,
         taskset=c.run.taskset,
-        steps=c.run.steps,
+        steps=steps_of(c),
         seed=c.run.seed,
         target=c.backend,
         per_step=per_step(c),

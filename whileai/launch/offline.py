@@ -88,10 +88,10 @@ class Offline:
         """The spec's overrides that TRL knows; the others (another target's keys) dropped."""
         from whileai.targets import overrides as ov
         from whileai.targets.trl import catalog as trl_catalog
-        from whileai.targets.trl.compile import COMMAND
+        from whileai.targets.trl.fieldmap import command_name
 
         kept: dict[str, Any] = {}
-        catalog = trl_catalog.catalog(COMMAND.get(run.method.type, "grpo"))
+        catalog = trl_catalog.catalog(command_name(run))
         for key, value in run.overrides.items():
             try:
                 ov.check_override(catalog, key, value)

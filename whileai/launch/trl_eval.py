@@ -148,7 +148,9 @@ def usage(state: dict[str, Any], cfg: dict[str, Any]) -> tuple[dict[str, float],
     """Rollouts and sampled tokens from a trainer_state.json: completions per optimizer step
     (per_device_train_batch_size x gradient_accumulation_steps, one process) x global_step, and
     x the mean of the logged completions/mean_length."""
-    per_step = int(cfg.get("per_device_train_batch_size", 8)) * int(cfg.get("gradient_accumulation_steps", 1))
+    from whileai.targets.trl.batch import step_batch
+
+    per_step = step_batch(cfg, 1)
     steps = int(state.get("global_step", 0))
     lengths = [float(r[LENGTH]) for r in state.get("log_history", [])
                if isinstance(r.get(LENGTH), (int, float)) and "step" in r]

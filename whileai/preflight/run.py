@@ -128,7 +128,7 @@ def _teachers(stages: list[Any], backend: str, where: str) -> tuple[list[Target]
             label = "teacher" if len(stages) == 1 else f"stage {i} teacher"
             if c.run.sources:
                 label += f" (source {', '.join(e.name for e in entries)})"
-            role = "score" if any(e.method.type == "opd" for e in entries) else "sample"
+            role = "score" if any(e.method.SCORER == "teacher" for e in entries) else "sample"
             name = f"{label} {ep.model} @ {ep.url}"
             if backend == "trl":
                 skipped.append(skip(f"{name}: endpoint", "TRL loads the teacher in-process ("
@@ -176,7 +176,7 @@ def _machine(run: RunSpec, c: Any, stages: list[Any], backend: str, where: str, 
         for name in dict.fromkeys(teachers):
             out.append(machine.model("teacher", name, required=offline))
         opd = next((ep.model for s in stages for _, ep, e in mixture.teachers(s.run)
-                    if any(x.method.type == "opd" for x in e)), None)
+                    if any(x.method.SCORER == "teacher" for x in e)), None)
         out.append(machine.memory(run.model, opd, deadline, cpu=cpu))
     out.append(machine.checkout(prime_rl, COMMIT, deadline) if backend == "prime-rl" else
                skip("machine: prime-rl checkout", "a TRL run"))

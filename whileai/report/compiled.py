@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from whileai.cost.estimate import Estimate
 from whileai.errors import mask
 from whileai.rules.base import Finding
+from whileai.rules.facts import Facts
 from whileai.spec.run import RunSpec
 
 
@@ -54,12 +55,17 @@ class Compiled:
     warnings: tuple[Finding, ...]
     commands: tuple[str, ...]
     out: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
+    facts: Facts = field(default_factory=Facts)  # what the target states it will do (rules.facts)
     cost: Estimate | None = None  # whileai.cost.estimate: size and GPU-hours before launch
     notes: tuple[str, ...] = ()  # further summary lines (e.g. where an OPD teacher is served)
     teacher: dict[str, Any] | None = None  # where and on how many GPUs a teacher is served
     teachers: tuple[dict[str, Any], ...] = ()  # every teacher (a mixture may have several)
     stages: tuple[Compiled, ...] = ()  # a two-stage run (whileai.targets.stages): each stage, in order
+
+    @property
+    def data(self) -> Facts:
+        """The facts under their earlier name (`c.data["prompts"]` still reads)."""
+        return self.facts
 
     @property
     def text(self) -> str:
@@ -72,21 +78,21 @@ class Compiled:
 
     def header(self) -> list[str]:
         """Two summary lines from the FINAL values the backend compiled (overrides included),
-        as its facts (`data`) state them; the spec's values only where a fact is missing."""
-        r, m, d = self.run, self.run.method, self.data
-        weights = d.get("weights") or (f"LoRA rank {r.lora_rank}" if r.lora else "full weights")
-        layout = d.get("layout", r.layout.text())
-        steps, prompts = d.get("steps", r.steps), d.get("prompts", r.prompts)
-        samples = d.get("samples_effective", m.samples)
+        as its facts state them; the spec's values only where a fact is missing."""
+        r, m, d = self.run, self.run.method, self.facts
+        weights = d.weights or (f"LoRA rank {r.lora_rank}" if r.lora else "full weights")
+        layout = _or(d.layout, r.layout.text())
+        steps, prompts = _or(d.steps, r.steps), _or(d.prompts, r.prompts)
+        samples = _or(d.samples_effective, m.samples)
         note = "" if samples == m.samples else f" (samples {m.samples} not honoured)"
-        per_step = d.get("rollouts", prompts * samples if isinstance(prompts, int) else "?")
-        asynchrony = d.get("asynchrony", f"max_off_policy_steps {r.max_off_policy_steps}")
-        n = d.get("seats", 1)
+        per_step = _or(d.rollouts, prompts * samples if isinstance(prompts, int) else "?")
+        asynchrony = _or(d.asynchrony, f"max_off_policy_steps {r.max_off_policy_steps}")
+        n = d.seats
         batch = (f"{steps} steps x {prompts} prompts x {samples} rollouts{note} = {per_step} "
                  "rollouts per step" if n == 1 else f"{steps} steps x {prompts} prompts x "
                  f"{samples} samples{note} x {n} seats = {per_step} traces per step")
         return [
-            f"method {m.type}, model {d.get('model', r.model)}, taskset {r.taskset}, {layout}, "
+            f"method {m.type}, model {_or(d.model, r.model)}, taskset {r.taskset}, {layout}, "
             f"{weights}",
             f"{batch}, {asynchrony}",
             *([self.cost.line()] if self.cost is not None else []),
@@ -115,6 +121,10 @@ class Compiled:
             "teachers": list(self.teachers) if self.teachers else ([self.teacher] if self.teacher else []),
             "stages": [s.to_dict() for s in self.stages],
         }
+
+
+def _or(fact: Any, spec: Any) -> Any:
+    return spec if fact is None else fact
 
 
 def _json(v: Any) -> Any:
@@ -189,8 +199,8 @@ def _render_stages(c: Compiled, width: int | None) -> str:
     for i, st in enumerate(c.stages, 1):
         head, rest = render_text(replace(st, commands=()), width).split("\n", 1)
         out += para(f"stage {i} of {n}: {head}", width, "", "    ")
-        if i > 1 and c.data.get("handoff"):
-            out += para(f"student: {c.data['handoff']}", width, "  ", "    ")
+        if i > 1 and c.facts.handoff:
+            out += para(f"student: {c.facts.handoff}", width, "  ", "    ")
         out.append(rest)
     run = "run, in order" if c.out else "run, in order (once written with -o)"
     out.append(f"  {run}:")

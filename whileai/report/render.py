@@ -31,8 +31,8 @@ def print_report(c: Compiled) -> None:
     if c.stages:  # a two-stage run: each stage's report, then every command in order
         for i, st in enumerate(c.stages, 1):
             con.print(Text(f"stage {i} of {len(c.stages)}", style="bold magenta"))
-            if i > 1 and c.data.get("handoff"):
-                con.print(Text(f"  student: {c.data['handoff']}"))
+            if i > 1 and c.facts.handoff:
+                con.print(Text(f"  student: {c.facts.handoff}"))
             print_report(replace(st, commands=()))
         con.print(Text("run, in order" + ("" if c.out else " (once written with -o)") + ":", style="cyan"))
         for cmd in c.commands:

@@ -37,9 +37,11 @@ def arm_budget(a: ArmRecord) -> ArmBudget:
 
     rollouts = _logged(usage, how, "rollouts")
     if rollouts is None and s.steps and step.get("rollouts"):
+        seats = int(step.get("seats") or 1)
         rollouts = Quantity(value=float(s.steps * step["rollouts"]), source="estimate",
-                            how=f"planned: steps x prompts x samples = {s.steps} x {step['prompts']} "
-                            f"x {step['samples']}")
+                            how=f"planned: steps x prompts x samples{' x seats' if seats > 1 else ''}"
+                            f" = {s.steps} x {step['prompts']} x {step['samples']}"
+                            + (f" x {seats}" if seats > 1 else ""))
     rollouts = rollouts or unknown
 
     sampled = _logged(usage, how, "sampled_tokens")

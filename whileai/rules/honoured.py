@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from whileai.errors import SpecError, raw
+from whileai.rules.facts import Facts
 
 NAMES = {"forward_kl": "forward KL", "reverse_kl": "reverse KL", "jsd": "JSD"}
 
@@ -36,9 +37,9 @@ def trl_divergence(method_type: str, doc: dict[str, Any]) -> str | None:
     return "forward_kl" if v == 0.0 else "reverse_kl" if v == 1.0 else f"jsd:{v:g}"
 
 
-def divergence_check(run: Any, facts: dict[str, Any]) -> str | None:
+def divergence_check(run: Any, facts: Facts) -> str | None:
     asked = getattr(run.method, "divergence", None)
-    runs, how = facts.get("divergence"), facts.get("divergence_how", "")
+    runs, how = facts.divergence, facts.divergence_how
     if asked is None or runs is None:
         return None
     same = runs == asked or (asked == "jsd" and runs == "jsd:0.5")

@@ -1,7 +1,8 @@
 """Research-backed warning rules: each a small pure function with an id, a message and a source.
 
 A rule reads the run spec and the facts a backend reports about what it will really do
-(`Compiled.data`: estimator, truncated support, effective teacher anchor, training top_p).
+(`Compiled.facts`, whileai.rules.facts: estimator, truncated support, effective teacher
+anchor, training top_p), and the method's traits (whileai.spec.methods: who scores, who samples).
 """
 
 from __future__ import annotations
@@ -35,8 +36,16 @@ def _opd(run: RunSpec) -> OPD | None:
 
 def _teacher_model(run: RunSpec) -> str | None:
     """The teacher's model name for any method that has a separate teacher (OPD; SFT's too)."""
-    teacher = getattr(run.method, "teacher", None)
-    return getattr(teacher, "model", None)
+    teacher = run.method.frozen_teacher
+    return teacher.model if teacher is not None else None
+
+
+def _steps(run: RunSpec, f: Facts) -> Any:
+    return run.steps if f.steps is None else f.steps
+
+
+def _top_p(f: Facts) -> float:
+    return 1.0 if f.top_p is None else f.top_p
 
 
 def _tokenizer(run: RunSpec, f: Facts) -> str | None:
@@ -51,7 +60,7 @@ def _tokenizer(run: RunSpec, f: Facts) -> str | None:
         from whileai.vocab.compare import check_names
 
         check = check_names(run.model, teacher)
-    text = f.get("teacher_reads") == "text"  # the teacher's text is re-tokenized (TRL SFT)
+    text = f.teacher_reads == "text"  # the teacher's text is re-tokenized (TRL SFT)
     if check is not None:
         if check.verdict == "identical":
             return None
@@ -63,7 +72,7 @@ def _tokenizer(run: RunSpec, f: Facts) -> str | None:
                 f"{run.model} ({a}) come from different families, so their tokenizers likely differ")
         if text:
             return f"{head}; {_TEXT}"
-        if run.method.type == "sft":  # prime-rl: the prompt goes to the teacher as token ids
+        if run.method.off_policy:  # prime-rl: the prompt goes to the teacher as token ids
             return (f"{head}; the teacher is sent the prompt as the student's token ids, which its "
                     "vocabulary reads as other text, so it answers a garbled prompt and the SFT "
                     "targets are silently wrong. Use one tokenizer")
@@ -79,7 +88,7 @@ _TEXT = ("the teacher's completions reach the student as text and are re-tokeniz
 
 def _top_k_one(run: RunSpec, f: Facts) -> str | None:
     m = _opd(run)
-    if f.get("loss_top_k") is False:  # the target's loss is full-vocabulary whatever top_k says
+    if f.loss_top_k is False:  # the target's loss is full-vocabulary whatever top_k says
         return None
     if m and m.top_k == 1:
         return "top_k 1 fails: overlap, entropy and grad-norm spike; use k >= 16"
@@ -89,20 +98,20 @@ def _top_k_one(run: RunSpec, f: Facts) -> str | None:
 
 
 def _topk_nucleus(run: RunSpec, f: Facts) -> str | None:
-    if f.get("support_top_k") and f.get("top_p", 1.0) >= 1.0:
+    if f.support_top_k and _top_p(f) >= 1.0:
         return ("teacher top-k support without nucleus sampling (top_p = 1) scored below plain "
                 "OPD (17.7 vs 20.4 AIME24 avg@32)")
     return None
 
 
 def _sampled_top_p(run: RunSpec, f: Facts) -> str | None:
-    if f.get("estimator") == "sampled_token" and f.get("top_p", 1.0) < 1.0:
-        return f"the sampled-token estimator with top_p {f['top_p']} < 1 is biased; keep top_p 1"
+    if f.estimator == "sampled_token" and _top_p(f) < 1.0:
+        return f"the sampled-token estimator with top_p {f.top_p} < 1 is biased; keep top_p 1"
     return None
 
 
 def _max_tokens(run: RunSpec, f: Facts) -> str | None:
-    if run.method.type in ("opd", "opsd") and run.method.max_tokens > 8192:
+    if run.method.distills and run.method.max_tokens > 8192:
         return (f"max_tokens {run.method.max_tokens} > 8k: runs at 10k-15k collapse late; the "
                 "teacher's advantage falls from +0.37 at a 1k prefix to +0.02 at 16k")
     return None
@@ -114,11 +123,11 @@ _COLD = ("needs an SFT cold start on teacher rollouts first: a two-stage spec do
 
 
 def _cold_start(run: RunSpec, f: Facts) -> str | None:
-    if run.method.type not in ("opd", "opsd"):
+    if not run.method.distills:
         return None
     # the weights the target loads (the compiled model: a two-stage run's second stage starts
     # from the first stage's output, which had its cold start)
-    student = str(f.get("model") or run.model)
+    student = str(f.model or run.model)
     if re.search(r"(^|[-_/])base($|[-_])", student.lower()):
         return (f"{student} looks like a base model: a student that cannot produce the "
                 f"teacher's tokens {_COLD}")
@@ -130,7 +139,7 @@ def _cold_start(run: RunSpec, f: Facts) -> str | None:
 
 
 def _exposure_bias(run: RunSpec, f: Facts) -> str | None:
-    if run.method.type == "sft" and run.method.max_tokens > 4096:
+    if run.method.off_policy and run.method.max_tokens > 4096:
         return (f"SFT on teacher completions of up to {run.method.max_tokens} tokens: the student "
                 "never trains on its own mistakes, and errors compound with length (exposure "
                 "bias); for long outputs use OPD, or SFT as a short cold start followed by OPD")
@@ -165,14 +174,14 @@ def _small_opsd(run: RunSpec, f: Facts) -> str | None:
 
 
 def _live_anchor(run: RunSpec, f: Facts) -> str | None:
-    if isinstance(run.method, OPSD) and f.get("anchor") == "live":
+    if isinstance(run.method, OPSD) and f.anchor == "live":
         return ("the self-teacher is the live policy (unanchored): it diverges in SDPO's ablation "
                 "(36.1 vs 48.8 frozen, 49.3 EMA)")
     return None
 
 
 def _long_opsd(run: RunSpec, f: Facts) -> str | None:
-    steps = f.get("steps", run.steps)
+    steps = _steps(run, f)
     if isinstance(run.method, OPSD) and isinstance(steps, int) and steps > 300:
         return (f"{steps} steps of self-distillation: long runs collapse late; route failed "
                 "rollouts to self-distillation and correct ones to the reward")
@@ -180,21 +189,19 @@ def _long_opsd(run: RunSpec, f: Facts) -> str | None:
 
 
 def _lora_lr(run: RunSpec, f: Facts) -> str | None:
-    lr = f.get("learning_rate", run.learning_rate)
-    if run.method.type == "opd" and run.lora and isinstance(lr, (int, float)) and lr >= 1e-3:
+    lr = run.learning_rate if f.learning_rate is None else f.learning_rate
+    if isinstance(run.method, OPD) and run.lora and isinstance(lr, (int, float)) and lr >= 1e-3:
         return f"LoRA OPD at lr {lr:g} uses the SFT rate; OPD uses 1e-4"
     return None
 
 
 def _eval_never(run: RunSpec, f: Facts) -> str | None:
     """From the compiled values: the eval interval (None: evaluation off) and the steps."""
-    if "eval_interval" not in f:
-        return None
-    interval, steps = f["eval_interval"], f.get("steps", run.steps)
-    if interval is None:
+    interval, steps = f.eval_interval, _steps(run, f)
+    if f.eval_off:
         return "evaluation is off: the run reports no holdout score to compare arms on"
     if isinstance(interval, int) and isinstance(steps, int) and interval > steps:
-        start = " (only the starting model, at step 0)" if f.get("eval_at_start") else ""
+        start = " (only the starting model, at step 0)" if f.eval_at_start else ""
         return (f"eval interval {interval} > {steps} steps: no trained step is ever "
                 f"evaluated{start}; set eval.interval to at most {steps}")
     return None
@@ -203,7 +210,7 @@ def _eval_never(run: RunSpec, f: Facts) -> str | None:
 def _eval_final(run: RunSpec, f: Facts) -> str | None:
     """From the compiled values (overrides included): the final step is evaluated only when the
     interval divides the steps."""
-    interval, steps = f.get("eval_interval"), f.get("steps", run.steps)
+    interval, steps = f.eval_interval, _steps(run, f)
     if not isinstance(interval, int) or not isinstance(steps, int) or not 0 < interval <= steps \
             or steps % interval == 0:
         return None
@@ -217,7 +224,7 @@ def _eval_final(run: RunSpec, f: Facts) -> str | None:
 def _holdout(run: RunSpec, f: Facts) -> str | None:
     """From the compiled sources: which split train and eval read (a backend fact); a mixture
     checks every eval source against every training source on its taskset (`holdouts`)."""
-    found = [h for h in (f.get("holdouts") or [f.get("holdout")]) if h and h.get("same_rows")]
+    found = [h for h in (f.holdouts or [f.holdout]) if h and h.get("same_rows")]
     if not found:
         return None
     out: dict[tuple[Any, ...], list[str]] = {}  # one sentence per eval source and split
@@ -237,7 +244,7 @@ def _holdout(run: RunSpec, f: Facts) -> str | None:
 def _unchecked(run: RunSpec, f: Facts) -> str | None:
     from whileai.catalogs import tasksets as taskset_catalog
 
-    names = f.get("unchecked_tasksets") or []
+    names = f.unchecked_tasksets
     if not names:
         return None
     return ("; ".join(taskset_catalog.unknown_reason(n) for n in names) + ": its roles, arguments "
@@ -246,23 +253,23 @@ def _unchecked(run: RunSpec, f: Facts) -> str | None:
 
 
 def _truncated(run: RunSpec, f: Facts) -> str | None:
-    if f.get("support_top_k"):
-        return (f"the loss sees only the top {f['support_top_k']} tokens: a top-32 reverse-KL run "
+    if f.support_top_k:
+        return (f"the loss sees only the top {f.support_top_k} tokens: a top-32 reverse-KL run "
                 "scored 0.189/0.240 against 0.434/0.438 over the full vocabulary in the anchor's "
                 "text-to-SQL recipe")
     return None
 
 
 def _single_number(run: RunSpec, f: Facts) -> str | None:
-    if run.method.type in ("opd", "opsd", "sft"):
+    if run.method.teacher_role is not None:
         return "run a GRPO arm on the same holdout before believing a single number"
     return None
 
 
 def _temperature(run: RunSpec, f: Facts) -> str | None:
-    if run.method.type in ("opd", "opsd") and run.method.temperature != 1.0:
+    if run.method.distills and run.method.temperature != 1.0:
         t = run.method.temperature
-        if f.get("loss_temperature"):  # TRL divides both models' logits by it in the loss
+        if f.loss_temperature:  # TRL divides both models' logits by it in the loss
             return (f"temperature {t:g} != 1.0 changes the objective, not only sampling: the loss "
                     f"divides both models' logits by {t:g}, so it fits the student's {t:g}-tempered "
                     f"distribution to the teacher's (on-policy for that one); the student sampled "
@@ -273,7 +280,7 @@ def _temperature(run: RunSpec, f: Facts) -> str | None:
 
 
 def _lora_rank(run: RunSpec, f: Facts) -> str | None:
-    if run.method.type == "opd" and run.lora and run.lora_rank < 32:
+    if isinstance(run.method, OPD) and run.lora and run.lora_rank < 32:
         return f"LoRA rank {run.lora_rank} < 32: rank 32 already trails full weights by ~6% after OPD"
     return None
 

@@ -12,9 +12,9 @@ from whileai.spec.run import RunSpec
 
 
 def _shared_fs(run: RunSpec, f: Facts) -> str | None:
-    if not f.get("on_slurm") or (f.get("nodes") or 1) < 2:
+    if not f.on_slurm or (f.nodes or 1) < 2:
         return None
-    out = f.get("output_dir", run.output_dir)
+    out = run.output_dir if f.output_dir is None else f.output_dir
     where = ("" if str(out).startswith("/") else
              " (a relative path resolves under the prime-rl checkout, which must be shared too)")
     return (f"output_dir {out!r} must be on a filesystem every node sees{where}: the trainer "
@@ -22,14 +22,14 @@ def _shared_fs(run: RunSpec, f: Facts) -> str | None:
 
 
 def _partition(run: RunSpec, f: Facts) -> str | None:
-    if f.get("on_slurm") and f.get("slurm_partition") is None:
+    if f.on_slurm and f.slurm_partition is None:
         return ("[slurm] has no partition: prime-rl submits to its default partition 'cluster'; "
                 "set slurm.partition to one your cluster has (sinfo lists them)")
     return None
 
 
 def _engine(run: RunSpec, f: Facts) -> str | None:
-    tp, need = f.get("engine_tp"), f.get("engine_need")
+    tp, need = f.engine_tp, f.engine_need
     if isinstance(tp, int) and isinstance(need, int) and tp < need:
         return (f"inference engines of {tp} GPU{'s' if tp > 1 else ''} for {run.model}, whose bf16 "
                 f"weights plus KV headroom need {need}: vLLM may run out of memory at load")

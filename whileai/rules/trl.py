@@ -13,7 +13,7 @@ from whileai.spec.run import OPSD, RunSpec, anchor_rate
 
 
 def _adapter_ema(run: RunSpec, f: Facts) -> str | None:
-    if not f.get("adapter_ema") or not isinstance(run.method, OPSD):
+    if not f.adapter_ema or not isinstance(run.method, OPSD):
         return None
     rate = anchor_rate(run.method.anchor)
     return (f"the EMA teacher ({run.method.anchor}) is not a moving average of the student: with LoRA, "
@@ -24,9 +24,9 @@ def _adapter_ema(run: RunSpec, f: Facts) -> str | None:
 
 
 def _adapter_ema_sharded(run: RunSpec, f: Facts) -> str | None:
-    if not f.get("adapter_ema") or f.get("strategy") is None:
+    if not f.adapter_ema or f.strategy is None:
         return None
-    return (f"LoRA with an EMA anchor over several processes ({f['strategy']}): TRL adds the "
+    return (f"LoRA with an EMA anchor over several processes ({f.strategy}): TRL adds the "
             "teacher adapter in on_train_begin, after the student is sharded, and reads the "
             "student adapter's state from the sharded model; TRL's tracker reports this broken "
             "for SDPO under ZeRO-3 and no GPU run has shown it works under FSDP2: run on one GPU, "

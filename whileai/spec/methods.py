@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextvars
 import re
 import string
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union
 
 from pydantic import (
     BaseModel,
@@ -130,6 +130,55 @@ def parse_endpoint(text: str) -> dict[str, str]:
     return {"model": m.group("model"), "url": m.group("url")}
 
 
+class _Method(_Spec):
+    """What every method is, as class traits: the targets, cost, budgets and rules read these
+    instead of branching on `type`.
+
+    SAMPLER  who samples the training completions: 'student' (on-policy) or 'teacher' (SFT)
+    SCORER   who scores every sampled token besides a reward: 'teacher' (OPD), 'self' (OPSD's
+             privileged view of the student) or None
+    LOSS     'policy_gradient' (a reward), 'distillation' (a per-token divergence to a teacher;
+             each target names its estimator) or 'cross_entropy' (imitating the teacher's text)
+    LR       the researched default learning rate: (LoRA, full weights), as each
+             `learning_rate` source says
+    """
+
+    SAMPLER: ClassVar[Literal["student", "teacher"]] = "student"
+    SCORER: ClassVar[Literal["teacher", "self"] | None] = None
+    LOSS: ClassVar[Literal["policy_gradient", "distillation", "cross_entropy"]] = "policy_gradient"
+    LR: ClassVar[tuple[float, float]]
+
+    @property
+    def frozen_teacher(self) -> Endpoint | None:
+        """The served teacher (OPD scores with it, SFT samples from it); None for OPSD (its
+        teacher is the policy) and GRPO."""
+        return None
+
+    @property
+    def teacher_role(self) -> Literal["teacher", "self", "sampler"] | None:
+        """Who works on the sampled tokens besides the student: 'teacher' or 'self' (it scores
+        them), 'sampler' (off-policy: the teacher samples every one), None (a reward)."""
+        return "sampler" if self.SAMPLER == "teacher" else self.SCORER
+
+    @property
+    def distills(self) -> bool:
+        """A per-token divergence to a teacher (OPD, OPSD)."""
+        return self.LOSS == "distillation"
+
+    @property
+    def rewarded(self) -> bool:
+        """It trains on the taskset's reward (GRPO)."""
+        return self.LOSS == "policy_gradient"
+
+    @property
+    def off_policy(self) -> bool:
+        """The teacher samples every training completion (SFT): the student never samples."""
+        return self.SAMPLER == "teacher"
+
+    def default_lr(self, lora: bool) -> float:
+        return self.LR[0 if lora else 1]
+
+
 _T = "Sampling temperature of the student's rollouts; 1.0 keeps the estimator on-policy."
 _T_SRC = "all frameworks (docs/research.md, defaults: student temperature)"
 _LR = (
@@ -138,8 +187,12 @@ _LR = (
 )
 
 
-class OPD(_Spec):
+class OPD(_Method):
     """On-policy distillation: the student samples, a frozen teacher scores every token."""
+
+    SCORER = "teacher"
+    LOSS = "distillation"
+    LR = (1e-4, 1e-6)
 
     type: Literal["opd"] = Field(default="opd", description="Selects this method.")
     teacher: Endpoint = src("The frozen teacher, served at an endpoint.", "")
@@ -175,14 +228,22 @@ class OPD(_Spec):
             data["teacher"] = teacher
         super().__init__(**data)
 
+    @property
+    def frozen_teacher(self) -> Endpoint:
+        return self.teacher
+
     @field_validator("top_k")
     @classmethod
     def _full(cls, v: int | str | None) -> int | None:
         return None if v == "full" else v  # type: ignore[return-value]
 
 
-class OPSD(_Spec):
+class OPSD(_Method):
     """On-policy self-distillation: the model, shown privileged information, is the teacher."""
+
+    SCORER = "self"
+    LOSS = "distillation"
+    LR = (5e-6, 5e-6)
 
     type: Literal["opsd"] = Field(default="opsd", description="Selects this method.")
     privileged: str = src(
@@ -267,8 +328,10 @@ def anchor_rate(anchor: str) -> float | None:
     raise ValueError("expected 'ema:<rate>' with 0 < rate <= 1, 'initial' or 'live'")
 
 
-class GRPO(_Spec):
+class GRPO(_Method):
     """GRPO baseline: group-relative advantages from the taskset's reward."""
+
+    LR = (5e-5, 3e-6)
 
     type: Literal["grpo"] = Field(default="grpo", description="Selects this method.")
     samples: int = src(
@@ -286,8 +349,12 @@ class GRPO(_Spec):
     )
 
 
-class SFT(_Spec):
+class SFT(_Method):
     """Off-policy distillation: a frozen teacher samples, the student imitates it (cross-entropy)."""
+
+    SAMPLER = "teacher"
+    LOSS = "cross_entropy"
+    LR = (1e-4, 3e-6)
 
     type: Literal["sft"] = Field(default="sft", description="Selects this method.")
     teacher: Endpoint = src("The frozen teacher that writes the completions, served at an endpoint.",
@@ -314,6 +381,10 @@ class SFT(_Spec):
         if teacher is not None:
             data["teacher"] = teacher
         super().__init__(**data)
+
+    @property
+    def frozen_teacher(self) -> Endpoint:
+        return self.teacher
 
 
 Method = Annotated[Union[OPD, OPSD, GRPO, SFT], Field(discriminator="type")]

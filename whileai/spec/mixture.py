@@ -102,7 +102,7 @@ def teachers(run: RunSpec) -> list[tuple[str, Any, list[Entry]]]:
     the sources that use it: OPD's scores, SFT's samples."""
     found: dict[tuple[str, str], tuple[str, Any, list[Entry]]] = {}
     for e in entries(run):
-        t = getattr(e.method, "teacher", None)  # OPD's and SFT's; OPSD's teacher is the policy
+        t = e.method.frozen_teacher  # OPD's and SFT's; OPSD's teacher is the policy
         if t is None:
             continue
         field = f"{e.field}method.teacher" if e.own_method else "method.teacher"

@@ -298,10 +298,4 @@ class RunSpec(OnTaskset):
 
     @property
     def learning_rate(self) -> float:
-        return self.method.learning_rate or default_lr(self.method.type, self.lora)
-
-
-def default_lr(method: str, lora: bool) -> float:
-    """The researched default learning rate (see each method's learning_rate source)."""
-    table = {"opd": (1e-4, 1e-6), "opsd": (5e-6, 5e-6), "grpo": (5e-5, 3e-6), "sft": (1e-4, 3e-6)}
-    return table[method][0 if lora else 1]
+        return self.method.learning_rate or self.method.default_lr(self.lora)

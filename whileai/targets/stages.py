@@ -183,7 +183,7 @@ def _chain(run: RunSpec, c1: Compiled, c2: Compiled, files: dict[str, str], main
            commands: list[str], weights: str, second_main: str, how: str) -> Compiled:
     """The run as one Compiled: stage 1's account, stage 2's under `then.` (its own fields; the
     inherited ones are in its stage report), every warning, and both stages in `stages`."""
-    if run.method.type == "sft":  # stage 1 is the cold start sft-cold-start asks for
+    if run.method.off_policy:  # stage 1 is the cold start sft-cold-start asks for
         c2 = replace(c2, warnings=tuple(w for w in c2.warnings if w.rule != "sft-cold-start"))
     reads = [*c1.reads, *(_then(r, run, second_main) for r in c2.reads if _mine(r.field, run))]
     ignores = [*c1.ignores, *(Ignore(_label(i.field, run), i.value, i.reason) for i in c2.ignores
@@ -194,7 +194,7 @@ def _chain(run: RunSpec, c1: Compiled, c2: Compiled, files: dict[str, str], main
     return Compiled(backend=c1.backend, target=c1.target, run=run, files=files, main=main,
                     reads=tuple(reads), ignores=tuple(ignores), fixed=c1.fixed + c2.fixed,
                     warnings=tuple(warnings), commands=tuple(commands), out=c1.out,
-                    data=c1.data | {"handoff": how}, stages=(c1, c2))
+                    facts=replace(c1.facts, handoff=how), stages=(c1, c2))
 
 
 def _mine(field: str, run: RunSpec) -> bool:

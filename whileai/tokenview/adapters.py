@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
 from whileai.errors import SpecError
-from whileai.spec.run import RunSpec
+from whileai.spec.run import OPD, OPSD, SFT, RunSpec
 
 
 class Adapter(NamedTuple):
@@ -34,18 +34,18 @@ def _opsd_hint(run: RunSpec) -> tuple[str, str]:
 
 ADAPTERS: dict[str, Adapter] = {
     "opd": Adapter(
-        sampler="student", self_teacher=False, privileged=lambda run: None,
+        sampler=OPD.SAMPLER, self_teacher=OPD.SCORER == "self", privileged=lambda run: None,
         teacher_context="the same prompt token ids as the student (prime-rl and TRL send the "
                         "student's ids to the teacher)",
     ),
     "opsd": Adapter(
-        sampler="student", self_teacher=True, privileged=_opsd_hint,
+        sampler=OPSD.SAMPLER, self_teacher=OPSD.SCORER == "self", privileged=_opsd_hint,
         teacher_context="the student's own model, with the task's privileged field rendered "
                         "through the spec's template and appended to the last user message after "
                         "a blank line (the TRL backend's SDFT teacher_prompt_template)",
     ),
     "sft": Adapter(
-        sampler="teacher", self_teacher=False, privileged=lambda run: None,
+        sampler=SFT.SAMPLER, self_teacher=SFT.SCORER == "self", privileged=lambda run: None,
         teacher_context="the same prompt, rendered by the teacher, which writes the completion; the "
                         "student scores the teacher's token ids (SFT trains on them by cross-entropy)",
     ),
@@ -62,5 +62,5 @@ def adapter(run: RunSpec) -> Adapter:
 
 
 def teacher_endpoint(run: RunSpec) -> Any:
-    """The spec's teacher endpoint (OPD, and any method with a `teacher`), else None."""
-    return getattr(run.method, "teacher", None)
+    """The spec's teacher endpoint (OPD's, SFT's), else None."""
+    return run.method.frozen_teacher

@@ -41,6 +41,6 @@ def tiny_flags(spec: Path, flags: dict[str, Any], say: Any) -> dict[str, Any]:
     how = f"built in {time.monotonic() - start:.0f} s" if built else "cached"
     say(f"tiny models: {Path(paths['student']).parent} ({how}; a pipeline check, not the spec's models)")
     out = dict(flags, local_student=paths["student"])
-    if run.method.type in ("opd", "sft"):
+    if run.method.frozen_teacher is not None:
         out["local_teacher"] = paths["teacher"]
     return out

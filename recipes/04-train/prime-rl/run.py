@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from whileai.arms import Arms, match_budget, repeat, replace_run
-from whileai.budget import per_step
+from whileai.budget import check_matched, per_step, steps_of
 from whileai.launch.recipe import (
     add_arm_options,
     arms_from_args,
@@ -61,7 +61,9 @@ def compile_arms(arms: Arms, steps: int | None, budget: object, repeats: int) ->
     runs = {n: replace_run(r, steps=steps) if steps else r for n, r in arms.runs.items()}
     if budget is not None:
         runs = match_budget(runs, budget, lambda r: per_step(prime_rl.compile(r)))  # type: ignore[arg-type]
-    return {n: prime_rl.compile(r, name=f"{n.split('@')[0]}.toml") for n, r in repeat(runs, repeats).items()}
+    out = {n: prime_rl.compile(r, name=f"{n.split('@')[0]}.toml") for n, r in repeat(runs, repeats).items()}
+    check_matched(out, budget)  # type: ignore[arg-type]
+    return out
 
 
 def validate_offline(arms: dict[str, wai.Compiled]) -> int:
@@ -149,7 +151,7 @@ def _main(argv: list[str] | None = None) -> int:
         return 2
     for name, arm in m.arms.items():
         print(f"{name}: {Path(arm.dir) / (arm.spec.main or '')} [{arm.state}]")
-    print("\n".join(plan_lines({n: c.run.steps for n, c in compiled.items()},
+    print("\n".join(plan_lines({n: steps_of(c) for n, c in compiled.items()},
                                {n: per_step(c) for n, c in compiled.items()}, list(arms.pairs), args.budget)))
     if args.dry_run:
         for n, c in compiled.items():  # the reports name the files just written

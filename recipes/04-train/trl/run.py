@@ -36,7 +36,7 @@ from typing import Any
 
 from rich.console import Console
 from whileai.arms import Arms, match_budget, repeat, replace_run
-from whileai.budget import per_step
+from whileai.budget import check_matched, per_step, steps_of
 from whileai.launch.recipe import (
     add_arm_options,
     arms_from_args,
@@ -111,6 +111,7 @@ def offline_arms(a: Any, arms: Arms) -> tuple[dict[str, wai.Compiled], dict[str,
             subs.append({"arm": n, "field": "steps", "spec": arms.runs[n].steps, "run": r.steps,
                          "reason": why})
     compiled = {n: compile_arm(n, r, subs) for n, r in repeat(runs, a.repeats).items()}
+    check_matched(compiled, a.budget)
     ts = compiled[arms.baseline].run
     held = (f"{ts.taskset} holdout" if ts.data is None else f"{Path(ts.data).name} test split")
     meta = {"holdout": f"{held} ({ts.eval.examples} tasks)", "metric": metric(ts, base.reward),
@@ -248,7 +249,7 @@ def _main(argv: list[str] | None = None) -> int:
     for n in compiled:
         console.print(f"{n}: {m.arms[n].dir}/config.yaml [{m.arms[n].state}]  $ {shell[n]}",
                       highlight=False)
-    for line in plan_lines({n: c.run.steps for n, c in compiled.items()},
+    for line in plan_lines({n: steps_of(c) for n, c in compiled.items()},
                            {n: per_step(c) for n, c in compiled.items()}, list(arms.pairs), a.budget):
         console.print(line, soft_wrap=True, highlight=False)
     if a.dry_run:

@@ -26,11 +26,6 @@ OPSD_REASON = "prime-rl's opd/opsd loss is the sampled-token reverse-KL estimato
 TEACHER_TABLE = {"opd": "teacher", "sft": "sampling.source"}
 
 
-def teacher(method: Any) -> Any:
-    """The method's frozen teacher Endpoint (OPD scores with it, SFT samples from it), else None."""
-    return getattr(method, "teacher", None) if getattr(method, "type", None) in TEACHER_TABLE else None
-
-
 def renderer_rows(table: str, when: Any = None) -> list[Row]:
     """The renderer table at `table` (`orchestrator.renderer`, or OPSD's algo renderer), chosen
     from the student by the renderers package's data (never 'auto': targets/prime_rl/renderer)."""
@@ -103,4 +98,4 @@ def algo_rows(table: str = "orchestrator.algo", field: str = "method") -> list[R
     return rows
 
 
-__all__ = ["OPSD_REASON", "TEACHER_TABLE", "algo_rows", "renderer_rows", "teacher"]
+__all__ = ["OPSD_REASON", "TEACHER_TABLE", "algo_rows", "renderer_rows"]

@@ -18,6 +18,7 @@ from whileai.catalogs.targets import prime_rl
 from whileai.errors import SpecError, raw
 from whileai.report.compiled import Compiled
 from whileai.report.fieldmap import Row, apply, get_path
+from whileai.rules.facts import Facts
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
 from whileai.targets import overrides as ov
@@ -29,53 +30,65 @@ from whileai.targets.prime_rl.pin import COMMIT, TARGET, VERSION
 from whileai.tasksets import seats
 from whileai.version import __version__
 
-__all__ = ["COMMIT", "FIELD_MAP", "TARGET", "VERSION", "compile", "facts"]
+__all__ = ["COMMIT", "FIELD_MAP", "TARGET", "VERSION", "compile", "facts", "method_facts"]
 
 
-def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What prime-rl will do, read from the compiled document (overrides included) where
-    given: the warning rules and the report's summary use these, not the spec's values."""
+def method_facts(run: RunSpec) -> dict[str, Any]:
+    """The facts that follow from the method alone (a mixture's source with its own method
+    recomputes these: whileai.targets.prime_rl.mixture.findings)."""
     m = run.method
-    out: dict[str, Any] = {
-        "estimator": {"grpo": "policy_gradient", "sft": "cross_entropy"}.get(m.type, "sampled_token"),
-        "support_top_k": None,
-        "anchor": "live" if m.type == "opsd" else None,
+    return {
+        "estimator": "sampled_token" if m.distills else m.LOSS,
+        "anchor": "live" if m.SCORER == "self" else None,  # prime-rl's self-teacher is the policy
         "top_p": 1.0,
-        "anchor_requested": getattr(m, "anchor", None),
-        "divergence": "reverse_kl" if m.type in ("opd", "opsd") else None,
+        "divergence": "reverse_kl" if m.distills else None,
         "divergence_how": "prime-rl's only OPD/OPSD loss is the sampled-token reverse-KL estimator",
-        "unchecked_tasksets": sorted({t for t in (run.taskset, run.eval_taskset,
-                                                  *(x.taskset for x in run.sources))
-                                      if tc.entry(t) is None}),
+        "unchecked_tasksets": tuple(sorted({t for t in (run.taskset, run.eval_taskset,
+                                                        *(x.taskset for x in run.sources))
+                                            if tc.entry(t) is None})),
     }
-    if doc is None:
-        return out
+
+
+def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Facts:
+    """What prime-rl will do, read from the compiled document (overrides included): the warning
+    rules, the report's summary and the per-step spend use these, not the spec's values."""
+    m = run.method
     steps = get_path(doc, "orchestrator.max_steps", get_path(doc, "max_steps"))
     batch, group = get_path(doc, "orchestrator.batch_size"), get_path(doc, "orchestrator.group_size")
     rank = get_path(doc, "trainer.model.lora.rank")
     per = seats.per_episode(run, doc)
-    out |= {
-        "model": get_path(doc, "model.name", run.model),
-        "steps": steps,
-        "rollouts": batch,
-        "samples_effective": group,
-        "prompts": batch // group // per.traces if isinstance(batch, int) and isinstance(group, int)
+    caps = [get_path(doc, "orchestrator.train.sampling.max_completion_tokens"),
+            *(get_path(s, "sampling.max_completion_tokens")
+              for s in get_path(doc, "orchestrator.train.source") or [] if isinstance(s, dict))]
+    caps = [c for c in caps if isinstance(c, int)]
+    got = deploy.gpus_of(doc)
+    interval = (get_path(doc, "orchestrator.eval.interval", 100)
+                if isinstance(get_path(doc, "orchestrator.eval"), dict) else None)
+    return Facts(
+        **method_facts(run),
+        model=get_path(doc, "model.name", run.model),
+        steps=steps,
+        rollouts=batch,
+        samples_effective=group,
+        prompts=batch // group // per.traces if isinstance(batch, int) and isinstance(group, int)
         and group else "?",
-        "seats": per.traces, "seat_roles": list(per.roles),
-        "layout": deploy.layout_fact(doc),
+        seats=per.traces,
+        max_tokens=max(caps) if caps else None,
+        gpus=got[0] + got[1] if got else None,
+        layout=deploy.layout_fact(doc),
         **deploy.facts(run, doc),
-        "weights": f"LoRA rank {rank}" if rank is not None else "full weights",
-        "asynchrony": f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}"
-        if get_path(doc, "orchestrator.max_off_policy_steps") is not None or m.type != "sft" else
-        "off-policy: the teacher samples every trace (max_off_policy_steps has no effect)",
-        "learning_rate": get_path(doc, "trainer.optim.lr", run.learning_rate),
-        "eval_interval": get_path(doc, "orchestrator.eval.interval", 100)
-        if isinstance(get_path(doc, "orchestrator.eval"), dict) else None,
-        "eval_at_start": not get_path(doc, "orchestrator.eval.skip_first_step", False),
-        "holdout": holdout(run, doc),
-        "holdouts": mix.holdouts(doc) if run.sources else [],
-    }
-    return out
+        weights=f"LoRA rank {rank}" if rank is not None else "full weights",
+        asynchrony=f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}"
+        if get_path(doc, "orchestrator.max_off_policy_steps") is not None or not m.off_policy
+        else "off-policy: the teacher samples every trace (max_off_policy_steps has no effect)",
+        learning_rate=get_path(doc, "trainer.optim.lr", run.learning_rate),
+        eval_interval=interval,
+        eval_off=interval is None,
+        eval_at_start=not get_path(doc, "orchestrator.eval.skip_first_step", False),
+        holdout=holdout(run, doc),
+        holdouts=tuple(mix.holdouts(doc)) if run.sources else (),
+        ignored=tuple(ignored),
+    )
 
 
 def holdout(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -129,14 +142,14 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
         raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
                         f"it: {p.message}", hint=_hint(p.path, p.message, doc, run))
     commands = [c for plan in plans for c in teacher.commands(plan)] + deploy.run_commands(run, fname)
-    known = facts(run, doc) | {"ignored": [i.field for i in ignores]}
+    known = facts(run, doc, [i.field for i in ignores])
     text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
     files = {fname: text} | {p.file: p.text for p in plans if p.file and p.text}
     notes = tuple(p.note for p in plans) + ((mixture.summary(run),) if run.sources else ())
     return Compiled(
         backend="prime-rl", target=TARGET, run=run, files=files, main=fname,
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
-        warnings=mix.findings(run, known, facts), commands=tuple(commands), data=known,
+        warnings=mix.findings(run, known, method_facts), commands=tuple(commands), facts=known,
         cost=deploy.estimate(run, doc, plans), notes=notes,
         teacher=plans[0].to_dict() if plans else None,
         teachers=tuple(p.to_dict() for p in plans),

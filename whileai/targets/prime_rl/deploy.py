@@ -238,15 +238,14 @@ def estimate(run: RunSpec, doc: dict[str, Any], plans: list[Any]) -> cost.Estima
         cap = get_path(doc, f"orchestrator.train.source[{e.pos}].sampling.max_completion_tokens",
                        completion)
         cap = cap if isinstance(cap, int) else completion
-        t = getattr(e.method, "teacher", None)
+        t = e.method.frozen_teacher
         pool = served.get(t.url) if t is not None else None
-        sft = e.method.type == "sft"
-        parts.append(cost.Part(share, cap, {"opd": "teacher", "opsd": "self"}.get(e.method.type),
-                               "teacher" if sft else "student",
+        sft = e.method.off_policy
+        parts.append(cost.Part(share, cap, e.method.SCORER, e.method.SAMPLER,
                                sizes.params(t.model) if t is not None else None,
                                t.model if t is not None else None,
                                {"train": "trainer", "sample": pool if sft else "inference",
-                                "teacher": pool if e.method.type == "opd" else "inference"}))
+                                "teacher": pool if e.method.SCORER == "teacher" else "inference"}))
     first = parts[0]
     held = sum(p.held or 0 for p in plans) or None
     from whileai.targets.prime_rl.evalcost import eval_rollouts, prompt_source

@@ -48,11 +48,11 @@ def local_teacher(r: RunSpec) -> bool:
 
 
 def _sft_only(r: RunSpec) -> bool:
-    return all(e.method.type == "sft" for e in mixture.entries(r))
+    return all(e.method.off_policy for e in mixture.entries(r))
 
 
 def _temperature_note(r: RunSpec) -> str:
-    if r.method.type != "sft":
+    if not r.method.off_policy:
         return ""
     t = r.method.temperature
     return "the teacher samples the training completions" + (

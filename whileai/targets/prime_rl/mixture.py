@@ -19,6 +19,7 @@ its taskset (`holdouts`).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from whileai.catalogs import tasksets as tc
@@ -27,6 +28,7 @@ from whileai.catalogs.targets import plugin_key
 from whileai.report.compiled import Finding
 from whileai.report.fieldmap import Drop, Fix, Row, To
 from whileai.rules import research as rules
+from whileai.rules.facts import Facts
 from whileai.spec import mixture
 from whileai.spec.load import replace_run
 from whileai.spec.mixture import Entry
@@ -91,7 +93,7 @@ def _train_rows(e: Entry) -> list[Row]:
            "divide by the run's group_size (orchestrator.group_size)"),
         To(f"{m}.temperature", f"{t}.sampling.temperature",
            note=lambda r: "the teacher samples this source's completions"
-           if mixture.entries(r)[i].method.type == "sft" else ""),
+           if mixture.entries(r)[i].method.off_policy else ""),
         To(f"{m}.max_tokens", f"{t}.sampling.max_completion_tokens"),
         Drop(f"{m}.learning_rate", ONE_LR),
     ]
@@ -210,7 +212,7 @@ def holdouts(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def findings(run: RunSpec, facts: dict[str, Any], method_facts: Any) -> tuple[Finding, ...]:
+def findings(run: RunSpec, facts: Facts, method_facts: Any) -> tuple[Finding, ...]:
     """The research warnings of the run (source 0's method), then those of each extra source
     with a method of its own, named after the source (rules read its method, with the facts that
     depend on the method recomputed by `method_facts`; run-wide ones are said once)."""
@@ -221,7 +223,8 @@ def findings(run: RunSpec, facts: dict[str, Any], method_facts: Any) -> tuple[Fi
             continue
         one = replace_run(run, method=e.method.model_dump(mode="python"), taskset=e.taskset,
                           taskset_args=e.args, roles=e.roles, sources=[], ratio=None)
-        own = facts | method_facts(one) | {"holdout": None, "holdouts": [], "unchecked_tasksets": []}
+        own = replace(facts, **method_facts(one) | {"holdout": None, "holdouts": (),
+                                                    "unchecked_tasksets": ()})
         for w in rules.findings(one, own):
             if (w.rule, w.message) not in seen:
                 seen.add((w.rule, w.message))

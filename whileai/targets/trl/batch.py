@@ -17,15 +17,24 @@ TRL would reject, or would accept and then train for zero steps, is refused at c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from whileai.errors import SpecError, raw
 from whileai.spec.run import RunSpec
 from whileai.targets.trl.accelerate import processes
+from whileai.targets.trl.fieldmap import one_per_prompt
 from whileai.tasksets import for_run
 
 GENERATION_KEYS = ("per_device_train_batch_size", "gradient_accumulation_steps",
                    "steps_per_generation", "generation_batch_size", "num_generations")
+
+
+def step_batch(doc: Mapping[str, Any], processes: int) -> int:
+    """Completions per optimizer step over every process, as TRL's Trainer counts them:
+    per_device_train_batch_size x gradient_accumulation_steps x processes (TRL's defaults 8, 1)."""
+    return int(doc.get("per_device_train_batch_size", 8)) * int(doc.get("gradient_accumulation_steps", 1)) \
+        * processes
 
 
 def generation_batch(doc: dict[str, Any], run: RunSpec) -> int:
@@ -44,20 +53,17 @@ def generation_batch(doc: dict[str, Any], run: RunSpec) -> int:
                             f"process{'es' if n > 1 else ''} = {per_device * n}: TRL's config "
                             "rejects it otherwise")
         return int(given)
-    if steps is None:
-        steps = doc.get("gradient_accumulation_steps", 1)
+    if steps is None:  # steps_per_generation defaults to gradient_accumulation_steps
+        return step_batch(doc, n)
     return int(per_device * n * steps)
 
 
 def check(doc: dict[str, Any], run: RunSpec) -> None:
     """TRL's divisibility rule (GRPO, OPSD) and the zero-step rule (OPD, GRPO, OPSD)."""
-    cmd = run.method.type
-    if cmd == "sft":
+    if run.method.off_policy:
         return
-    if cmd == "opd":
-        batch = (doc.get("per_device_train_batch_size", 8) * processes(run)
-                 * doc.get("gradient_accumulation_steps", 1))
-        prompts = batch
+    if one_per_prompt(run):
+        prompts = step_batch(doc, processes(run))  # DistillationTrainer: one completion a prompt
     else:
         n_gen = doc.get("num_generations", 8)
         batch = generation_batch(doc, run)
@@ -93,4 +99,4 @@ def _blame(run: RunSpec, keys: tuple[str, ...], default: str = "prompts") -> str
     return "overrides" if mine else default
 
 
-__all__ = ["GENERATION_KEYS", "check", "generation_batch"]
+__all__ = ["GENERATION_KEYS", "check", "generation_batch", "step_batch"]

@@ -22,6 +22,7 @@ from whileai.errors import SpecError, raw
 from whileai.report.compiled import Compiled, Ignore, Read, render_text
 from whileai.report.fieldmap import Row, apply
 from whileai.rules import honoured
+from whileai.rules.facts import Facts
 from whileai.rules.research import findings
 from whileai.spec.run import OPSD, SFT, RunSpec
 from whileai.targets import overrides as ov
@@ -37,7 +38,9 @@ from whileai.targets.trl.fieldmap import (
     SAMPLE_PY,
     SAMPLES,
     anchor_kind,
+    command_name,
     completions,
+    one_per_prompt,
     privileged_key,
 )
 from whileai.tasksets import for_run, rows, source
@@ -45,65 +48,53 @@ from whileai.version import __version__
 
 TRL_VERSION = "1.16.0"
 TARGET = f"trl {TRL_VERSION}"
-COMMAND = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft", "sft": "sft"}
 OFFLINE_ENV = "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1"
 
 
-def command_name(run: RunSpec) -> str:
-    """The parser a config is for: 'distillation', 'grpo', 'sdft' (whileai's train.py) or 'sft'."""
-    return COMMAND[run.method.type]
-
-
-def facts(run: RunSpec, doc: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What TRL will really do, read from the compiled config (overrides included) where
-    given: the warning rules (whileai.rules.research) and the report's summary use these."""
+def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Facts:
+    """What TRL will really do, read from the compiled config (overrides included): the warning
+    rules (whileai.rules.research), the report's summary and the per-step spend use these."""
     m = run.method
     anchor = None
     if isinstance(m, OPSD):
         anchor = {"base": "initial"}.get(anchor_kind(run), anchor_kind(run))
-    out: dict[str, Any] = {
-        "estimator": {"grpo": "policy_gradient", "sft": "cross_entropy"}.get(m.type, "full_vocab"),
-        "teacher_reads": "text" if m.type == "sft" else "token_ids",
-        "support_top_k": None,
-        "anchor": anchor,
-        "anchor_requested": getattr(m, "anchor", None),
-        "top_p": 1.0,
-        "samples_effective": 1 if m.type == "opd" else m.samples,
-        "command": command_name(run),
-        "layout": (f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
-                   if accel.distributed(run) else f"one process ({accel.FILE}: num_processes 1)"),
-        "asynchrony": "off-policy: the teacher's completions are all sampled before training"
-        if m.type == "sft" else "synchronous (on-policy every step)",
+    samples = 1 if one_per_prompt(run) else doc.get("num_generations", m.samples)
+    per_step = trl_batch.step_batch(doc, accel.processes(run))
+    steps = doc.get("max_steps", -1)
+    interval = trl_cost.eval_interval(doc, steps)
+    return Facts(
+        estimator="full_vocab" if m.distills else m.LOSS,
+        teacher_reads="text" if m.off_policy else "token_ids",
+        anchor=anchor,
+        top_p=1.0,
+        layout=(f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
+                if accel.distributed(run) else f"one process ({accel.FILE}: num_processes 1)"),
+        asynchrony="off-policy: the teacher's completions are all sampled before training"
+        if m.off_policy else "synchronous (on-policy every step)",
         # TRL's top_k filters sampling only; its distillation and SDFT losses span the full
         # vocabulary and divide both models' logits by the temperature
-        "loss_top_k": False,
-        "loss_temperature": m.type in ("opd", "opsd"),
+        loss_top_k=False,
+        loss_temperature=m.distills,
         # SDFTTrainer: ema + pure-LoRA training -> PEFTAdapterEMACallback, an EMA of the adapter
-        "adapter_ema": isinstance(m, OPSD) and anchor == "ema" and run.lora,
-        "strategy": accel.strategy(run)[0] if accel.distributed(run) else None,
-    }
-    if doc is None:
-        return out
-    samples = 1 if m.type == "opd" else doc.get("num_generations", m.samples)
-    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
-                * accel.processes(run))
-    steps = doc.get("max_steps", -1)
-    out |= {
-        "model": doc.get("model_name_or_path", run.model),
-        "steps": steps,
-        "samples_effective": samples,
-        "rollouts": per_step,
-        "prompts": (per_step // samples if per_step % samples == 0 else f"{per_step}/{samples}")
-        if m.type != "sft" else f"~{per_step / samples:g}",
-        "weights": f"LoRA rank {doc.get('lora_r', 16)}" if doc.get("use_peft") else "full weights",
-        "learning_rate": doc.get("learning_rate", run.learning_rate),
-        "eval_interval": trl_cost.eval_interval(doc, steps),
-        "eval_at_start": bool(doc.get("eval_on_start", False)),
-        "divergence": honoured.trl_divergence(m.type, doc),
-        "divergence_how": "set by overrides" if {"beta", "distillation_alpha"} & set(run.overrides)
+        adapter_ema=isinstance(m, OPSD) and anchor == "ema" and run.lora,
+        strategy=accel.strategy(run)[0] if accel.distributed(run) else None,
+        model=doc.get("model_name_or_path", run.model),
+        steps=steps,
+        samples_effective=samples,
+        rollouts=per_step,
+        prompts=(per_step // samples if per_step % samples == 0 else f"{per_step}/{samples}")
+        if not m.off_policy else f"~{per_step / samples:g}",
+        max_tokens=doc.get("max_completion_length", m.max_tokens),
+        weights=f"LoRA rank {doc.get('lora_r', 16)}" if doc.get("use_peft") else "full weights",
+        learning_rate=doc.get("learning_rate", run.learning_rate),
+        eval_interval=interval,
+        eval_off=interval is None,
+        eval_at_start=bool(doc.get("eval_on_start", False)),
+        divergence=honoured.trl_divergence(m.type, doc),
+        divergence_how="set by overrides" if {"beta", "distillation_alpha"} & set(run.overrides)
         else "",
-    }
-    return out
+        ignored=tuple(ignored),  # no rule fires on these
+    )
 
 
 def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
@@ -129,10 +120,10 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     if key is not None and key not in taskset.fields:
         raise SpecError("method.privileged", key, f"a field of every {taskset.name} task: "
                         + (", ".join(taskset.fields) or "(none besides prompt)"))
-    if run.method.type == "grpo" and not taskset.module and run.reward is None:
+    if run.method.rewarded and not taskset.module and run.reward is None:
         raise SpecError("reward", None, "an importable 'module.function' for GRPO on your own data "
                         "(TRL's reward_funcs signature)")
-    reward = trl_reward.locate(run) if run.method.type == "grpo" and run.reward else None
+    reward = trl_reward.locate(run) if run.method.rewarded and run.reward else None
     cmd = command_name(run)
     applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run, extra)
     doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
@@ -151,7 +142,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     train, holdout = _data(run)
     files["data/train.jsonl"] = train
     files["data/test.jsonl"] = holdout
-    if run.method.type == "grpo" and taskset.module and run.reward is None:
+    if run.method.rewarded and taskset.module and run.reward is None:
         files[f"{taskset.module}.py"] = source(taskset)
     if reward is not None:
         reads = [r if r.field != "reward" else r._replace(note=reward.note()) for r in reads]
@@ -159,15 +150,15 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
             files[reward.copy] = reward.source
     if run.method.type == "opsd":
         files["train.py"] = _shipped("sdft.py")
-    if run.method.type == "sft":
+    if run.method.off_policy:
         files[SAMPLE_PY] = _shipped("sample.py")
-    data = facts(run, doc) | {"ignored": [i.field for i in ignores]}  # no rule fires on these
+    data = facts(run, doc, [i.field for i in ignores])
     path = reward.pythonpath if reward is not None else None
     compiled = Compiled(
         backend="trl", target=TARGET, run=spec, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, data), commands=tuple(commands(run, out, path, sampled)), out=out,
-        data=data, cost=trl_cost.estimate(run, doc), **_teacher_and_notes(run, doc),
+        facts=data, cost=trl_cost.estimate(run, doc), **_teacher_and_notes(run, doc),
     )
     files["README.md"] = _readme(compiled, path, sampled, cpu)
     return compiled
@@ -177,8 +168,7 @@ def _teacher_and_notes(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any]:
     """trl_cost's teacher fields and notes, plus SFT's note on what a step holds."""
     out = trl_cost.teacher(run)
     if isinstance(run.method, SFT):
-        per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
-                    * accel.processes(run))
+        per_step = trl_batch.step_batch(doc, accel.processes(run))
         s = run.method.samples
         out["notes"] = (*out.get("notes", ()), (
             f"prompts per step ~{per_step / s:g} is an average: trl sft shuffles the teacher's "
@@ -219,8 +209,7 @@ def sample_prompts(run: RunSpec, doc: dict[str, Any]) -> int | None:
     if not isinstance(run.method, SFT):
         return None
     steps = doc.get("max_steps", run.steps)
-    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
-                * accel.processes(run))
+    per_step = trl_batch.step_batch(doc, accel.processes(run))
     if not isinstance(steps, int) or steps < 1:
         return run.steps * run.prompts
     return -(-steps * per_step // run.method.samples)
@@ -260,7 +249,7 @@ def _check_batch(doc: dict[str, Any], run: RunSpec) -> None:
     """Batch keys are whole numbers of at least 1 (GRPO's group: 2); then TRL's generation
     batch and zero-step rules (whileai.targets.trl.batch)."""
     for key in _POSITIVE:
-        least = 2 if key == "num_generations" and run.method.type == "grpo" else 1
+        least = 2 if key == "num_generations" and run.method.rewarded else 1
         v = doc.get(key)
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < least):
             raise SpecError(f"overrides.{key}" if key in run.overrides else key, v,
@@ -308,7 +297,7 @@ def _readme(c: Compiled, pythonpath: str | None = None, prompts: int | None = No
         f"`pip install trl=={TRL_VERSION}" + (" peft" if run.lora else "") + "`. "
         "For a fully offline run (local model paths) "
         f"prefix the command with `{OFFLINE_ENV}`.\n"
-        f"{accel.readme(run, cpu)}\n\n" + (_SFT_NOTE if run.method.type == "sft" else "")
+        f"{accel.readme(run, cpu)}\n\n" + (_SFT_NOTE if run.method.off_policy else "")
         + f"## Files\n\n{names}\n\n"
         "## What whileai read, ignored and set\n\n```text\n" + render_text(here, 100) + "\n```\n\n"
         f"Keys whileai set that no spec field produced:\n\n{fixed}\n"

@@ -15,18 +15,19 @@ from whileai.cost import estimate as cost
 from whileai.cost import sizes
 from whileai.spec.run import OPSD, RunSpec
 from whileai.targets.trl import accelerate as accel
-from whileai.targets.trl.fieldmap import SAMPLE_PY, max_prompt, privileged_key, test_rows
+from whileai.targets.trl.batch import step_batch
+from whileai.targets.trl.fieldmap import SAMPLE_PY, max_prompt, one_per_prompt, privileged_key, test_rows
 
 
 def teacher(run: RunSpec) -> dict[str, Any]:
     """OPD's teacher is loaded into every training process, SFT's into sample.py before training
     (its URL is not used either way)."""
-    t = getattr(run.method, "teacher", None)
+    t = run.method.frozen_teacher
     if t is None:
         return {}
     size = sizes.params(t.model)
     what = size.text() if size else "size unknown from its name"
-    if run.method.type == "sft":
+    if run.method.off_policy:
         note = (f"teacher {t.model}: {what}; loaded by {SAMPLE_PY} in one process, which samples "
                 "every training completion before trl sft starts")
     else:
@@ -77,11 +78,11 @@ def evals(run: RunSpec, doc: dict[str, Any], steps: int) -> tuple[int, int, str]
     every = eval_interval(doc, steps)
     if every is None:
         return 0, 0, "no evaluation"
-    if run.method.type == "sft":
+    if run.method.off_policy:
         return 0, 0, ("trl sft samples nothing to evaluate: its eval loss reads the teacher's "
                       f"completions of the holdout, sampled once by {SAMPLE_PY}")
     times = (1 if doc.get("eval_on_start", False) else 0) + steps // every
-    samples = 1 if run.method.type == "opd" else doc.get("num_generations_eval") or doc.get(
+    samples = 1 if one_per_prompt(run) else doc.get("num_generations_eval") or doc.get(
         "num_generations", run.method.samples)
     cap = doc.get("max_completion_length", run.method.max_tokens)
     if not all(isinstance(x, int) for x in (samples, cap)):
@@ -95,19 +96,19 @@ def estimate(run: RunSpec, doc: dict[str, Any]) -> cost.Estimate:
     """Sampling, teacher scoring, training and evaluation all run in the training processes, in
     turn."""
     n = accel.processes(run)
-    per_step = (doc.get("per_device_train_batch_size", 8) * doc.get("gradient_accumulation_steps", 1)
-                * n)
+    per_step = step_batch(doc, n)
     prompt, prompt_how = prompts(run)
-    model = getattr(getattr(run.method, "teacher", None), "model", None)
-    sft = run.method.type == "sft"
+    t = run.method.frozen_teacher
+    model = t.model if t is not None else None
+    sft = run.method.off_policy
     steps = doc.get("max_steps", run.steps)
     rollouts, eval_cap, eval_how = evals(run, doc, steps)
     work = cost.Work(steps, per_step, prompt,
                      doc.get("max_completion_length", run.method.max_tokens), sizes.params(run.model),
                      sizes.params(model) if model else None,
-                     {"opd": "teacher", "opsd": "self"}.get(run.method.type), run.model, model,
+                     run.method.SCORER, run.model, model,
                      stages=("train", "sample") if sft else ("train", "sample", "teacher"),
-                     sampler="teacher" if sft else "student", eval_rollouts=rollouts,
+                     sampler=run.method.SAMPLER, eval_rollouts=rollouts,
                      eval_max_tokens=eval_cap, eval_how=eval_how, prompt_how=prompt_how)
     if sft:  # sample.py on one GPU, then trl sft on every process
         return cost.estimate(work, cost.Pools(n, accel.machines(run), run.gpus_per_node if n > 1 else n,

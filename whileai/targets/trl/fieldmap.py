@@ -30,9 +30,19 @@ def _is(*kinds: str) -> Any:
     return lambda r: r.method.type in kinds
 
 
+def command_name(run: RunSpec) -> str:
+    """The parser a config is for: 'distillation', 'grpo', 'sdft' (whileai's train.py) or 'sft'."""
+    return COMMANDS[run.method.type]
+
+
+def one_per_prompt(run: RunSpec) -> bool:
+    """DistillationTrainer (OPD) samples one completion per prompt, whatever `samples` says."""
+    return command_name(run) == "distillation"
+
+
 def completions(run: RunSpec) -> int:
     """Completions per optimizer step as TRL counts them (DistillationTrainer: one per prompt)."""
-    return run.prompts * (1 if run.method.type == "opd" else run.method.samples)
+    return run.prompts * (1 if one_per_prompt(run) else run.method.samples)
 
 
 def per_process(run: RunSpec) -> int:
@@ -97,13 +107,13 @@ def _builtin(run: RunSpec) -> bool:
 
 def dataset(run: RunSpec) -> str:
     """The folder config.yaml trains on: the tasks, or (SFT) the teacher's completions of them."""
-    return SAMPLES if run.method.type == "sft" else DATA
+    return SAMPLES if run.method.off_policy else DATA
 
 
 def _dataset_note(run: RunSpec, what: str) -> str:
     head = (f"{what}: data/train.jsonl ({for_run(run).train_size} rows), data/test.jsonl "
             f"({test_rows(run)} rows)")
-    if run.method.type == "sft":
+    if run.method.off_policy:
         return head + (f"; {SAMPLE_PY} writes the teacher's completions of them to {SAMPLES}/, "
                        "the dataset trained on")
     return head
@@ -115,7 +125,7 @@ def test_rows(run: RunSpec) -> int:
 
 
 def _batch_note(run: RunSpec) -> str:
-    if run.method.type == "opd":
+    if one_per_prompt(run):
         head = f"TRL counts completions per process; DistillationTrainer makes one per prompt: {run.prompts}"
     else:
         head = (f"TRL counts completions per process: {run.prompts} prompts x "
@@ -145,12 +155,13 @@ FIELD_MAP: list[Row] = [
     To("data", "dataset_name", lambda r: dataset(r) if r.data else None,
        note=lambda r: _dataset_note(r, "copied")),
     To("taskset", "reward_funcs", lambda r: [f"{for_run(r).module}.{for_run(r).reward}"],
-       when=lambda r: r.method.type == "grpo" and _builtin(r) and r.reward is None,
+       when=lambda r: r.method.rewarded and _builtin(r) and r.reward is None,
        note=lambda r: f"{for_run(r).module}.py beside the config: "
        "LCS ratio of the <reversed_text> answer, as prime-rl's taskset scores it"),
-    To("reward", "reward_funcs", lambda r: [r.reward] if r.reward else None, when=_is("grpo"),
+    To("reward", "reward_funcs", lambda r: [r.reward] if r.reward else None,
+       when=lambda r: r.method.rewarded,
        note="TRL imports it by dotted path: the module must be importable where TRL runs"),
-    Drop("reward", "only GRPO trains on a reward", when=lambda r: r.method.type != "grpo"),
+    Drop("reward", "only GRPO trains on a reward", when=lambda r: not r.method.rewarded),
     To("model", "model_name_or_path"),
     To("steps", "max_steps"),
     To("prompts", "per_device_train_batch_size", per_device, note=_batch_note),
@@ -170,7 +181,7 @@ FIELD_MAP: list[Row] = [
     To("prompt_tokens", "max_length", lambda r: r.prompt_tokens + r.method.max_tokens, when=_is("sft"),
        note="prompt_tokens + max_tokens: SFT truncates longer prompt + completion sequences"),
     Drop("max_off_policy_steps", lambda r: "SFT's completions come from the frozen teacher, all "
-         "sampled before training: there is no policy lag to bound" if r.method.type == "sft" else
+         "sampled before training: there is no policy lag to bound" if r.method.off_policy else
          "TRL trains synchronously: every step samples with the current weights, so no rollout is "
          "ever stale"),
     To("eval.enabled", "eval_strategy", lambda r: "steps" if r.eval.enabled else "no",
@@ -222,10 +233,10 @@ FIELD_MAP: list[Row] = [
     Drop("inspect.token_export", "TRL's trainers write no per-token export (prime-rl's "
          "trainer.enable_token_export); whileai inspect --run reads prime-rl runs only"),
     # -- the method ------------------------------------------------------------------------------
-    To("method.temperature", "temperature", when=lambda r: r.method.type != "sft",
+    To("method.temperature", "temperature", when=lambda r: not r.method.off_policy,
        note=lambda r: "sampling, and both models' logits in the loss (divided by it)"
-       if r.method.type in ("opd", "opsd") else "sampling"),
-    To("method.max_tokens", "max_completion_length", when=lambda r: r.method.type != "sft"),
+       if r.method.distills else "sampling"),
+    To("method.max_tokens", "max_completion_length", when=lambda r: not r.method.off_policy),
     To("method.learning_rate", "learning_rate", lambda r: r.learning_rate,
        note=lambda r: "" if r.method.learning_rate else
        f"default for {r.method.type} with {'LoRA' if r.lora else 'full weights'}"),
