@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import whileai as wai
+from whileai.rules.facts import Facts
 from whileai.rules.research import RULES
 from whileai.vocab import compare as tokcheck
 
@@ -91,10 +92,10 @@ def test_compile_states_the_measured_check(tmp_path: Path, monkeypatch: pytest.M
     assert len(found) == 1 and found[0].message.startswith("tokenizers compared from local files")
     assert "silently wrong" in found[0].message
     save(tmp_path / "hub" / "models--org--teacher" / "snapshots" / "r1")  # now the same tokenizer
-    assert RULE(opd_run("org/student", "org/teacher"), {}) is None  # measured identical: nothing to say
+    assert RULE(opd_run("org/student", "org/teacher"), Facts()) is None  # measured identical: nothing to say
 
 
 def test_compile_says_when_it_fell_back_to_the_family_heuristic() -> None:
-    finding = RULE(opd_run("Qwen/Qwen3-1.7B", "meta-llama/Llama-3.1-8B-Instruct"), {})
+    finding = RULE(opd_run("Qwen/Qwen3-1.7B", "meta-llama/Llama-3.1-8B-Instruct"), Facts())
     assert finding is not None and finding.message.startswith("by model-name family only")
     assert "Qwen/Qwen3-1.7B" in finding.message and "no local tokenizer files" in finding.message
