@@ -9,6 +9,9 @@ modal is never imported here; `backend("modal")` imports `whileai.launch.modal_a
 
 from __future__ import annotations
 
+from typing import Any
+
+from whileai.errors import SpecError
 from whileai.launch.backend import (
     EXIT_DONE,
     EXIT_INFRA,
@@ -38,14 +41,27 @@ def backend(name: str, **kwargs: object) -> Backend:
     if name == "local":
         return LocalBackend(**kwargs)  # type: ignore[arg-type]
     if name == "modal":
-        from whileai.launch.modal_app import ModalBackend
-
-        return ModalBackend(**kwargs)  # type: ignore[arg-type]
+        return modal_module().ModalBackend(**kwargs)  # type: ignore[no-any-return]
     raise ValueError(f"unknown backend {name!r}; expected 'local' or 'modal'")
+
+
+def modal_module() -> Any:
+    """`whileai.launch.modal_app`, or one clear error where the modal extra is not installed."""
+    try:
+        import importlib
+
+        app = importlib.import_module("whileai.launch.modal_app")
+    except ModuleNotFoundError as e:
+        if e.name != "modal" and not (e.name or "").startswith("modal."):
+            raise
+        raise SpecError("--on", "modal", "the Modal launch needs the modal package: pip install "
+                        "-e '.[modal]' in a clone of whileai (or --on local / --dry-run / "
+                        "--validate, which do not)") from None
+    return app
 
 
 __all__ = [
     "EXIT_DONE", "EXIT_INFRA", "EXIT_RUNNING", "ArmRecord", "ArmSpec", "Backend", "InfraError",
     "LocalBackend", "Manifest", "Metrics", "Outcome", "arm_from_compiled", "backend", "call_argv",
-    "collect", "launch", "load_manifest", "plan", "read_metrics", "summary", "write_metrics",
+    "collect", "launch", "load_manifest", "modal_module", "plan", "read_metrics", "summary", "write_metrics",
 ]

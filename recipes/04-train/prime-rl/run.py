@@ -29,8 +29,6 @@ import os
 import sys
 from pathlib import Path
 
-from whileai.arms import Arms, match_budget, repeat, replace_run
-from whileai.budget import check_matched, per_step, steps_of
 from whileai.launch.recipe import (
     add_arm_options,
     arms_from_args,
@@ -42,9 +40,11 @@ from whileai.launch.recipe import (
 )
 
 import whileai as wai
+from whileai.cost.budget import check_matched, per_step, steps_of
 from whileai.errors import SpecError
 from whileai.files.writable import out_error, probe
-from whileai.launch import EXIT_INFRA, InfraError, Manifest, backend, collect, launch, plan
+from whileai.launch import EXIT_INFRA, InfraError, Manifest, backend, collect, launch, modal_module, plan
+from whileai.launch.arms import Arms, match_budget, repeat, replace_run
 from whileai.launch.interrupt import Interrupted, collect_gate, mark_partial, remote
 from whileai.preflight.gate import gate
 from whileai.report import as_written, render_text
@@ -56,7 +56,7 @@ MODAL_APP = os.environ.get("WHILEAI_MODAL_APP", "whileai")  # modal_app.APP_NAME
 
 
 def compile_arms(arms: Arms, steps: int | None, budget: object, repeats: int) -> dict[str, wai.Compiled]:
-    from whileai.backends import prime_rl
+    from whileai.targets.prime_rl import compile as prime_rl
 
     runs = {n: replace_run(r, steps=steps) if steps else r for n, r in arms.runs.items()}
     if budget is not None:
@@ -68,9 +68,9 @@ def compile_arms(arms: Arms, steps: int | None, budget: object, repeats: int) ->
 
 def validate_offline(arms: dict[str, wai.Compiled]) -> int:
     """The pinned schema and loader rules, then the values each process will really get."""
-    from whileai.backends.prime_rl_resolve import render, resolve
-    from whileai.backends.prime_rl_rules import check_document
-    from whileai.load import loads_toml
+    from whileai.spec.load import loads_toml
+    from whileai.targets.prime_rl.check import check_document
+    from whileai.targets.prime_rl.resolve import render, resolve
 
     bad = 0
     for name, c in arms.items():
@@ -132,7 +132,11 @@ def _main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.collect:
-        code = collect(m, backend("modal"))
+        try:
+            code = collect(m, backend("modal"))
+        except SpecError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         code, note = collect_gate(m, args.partial) if code in (0, 3) else (code, None)
         if note:
             print(note, file=sys.stderr)
@@ -160,16 +164,19 @@ def _main(argv: list[str] | None = None) -> int:
     if args.validate and args.on == "local":
         return validate_offline(compiled)
     try:
-        from whileai.launch import modal_app
-
+        app = modal_module()
+    except SpecError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
         if args.validate:
-            bad = {n: r for n, r in modal_app.validate_arms(m).items() if not r.get("ok")}
+            bad = {n: r for n, r in app.validate_arms(m).items() if not r.get("ok")}
             for n, r in bad.items():
                 print(f"{n}: rejected by prime-rl\n{r.get('output')}", file=sys.stderr)
             return 1 if bad else 0
         if not args.no_preflight and not gate(compiled, "prime-rl", where="modal"):
             return 1
-        modal_app.deploy()
+        app.deploy()
         try:
             launch(m, backend("modal"), arms=list(compiled), relaunch_failed=args.relaunch_failed)
         except KeyboardInterrupt:

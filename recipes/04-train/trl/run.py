@@ -35,8 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from whileai.arms import Arms, match_budget, repeat, replace_run
-from whileai.budget import check_matched, per_step, steps_of
 from whileai.launch.recipe import (
     add_arm_options,
     arms_from_args,
@@ -49,10 +47,11 @@ from whileai.launch.recipe import (
 )
 
 import whileai as wai
-from whileai import tiny
+from whileai.cost.budget import check_matched, per_step, steps_of
 from whileai.errors import SpecError
 from whileai.files.writable import out_error, probe
-from whileai.launch import LocalBackend, Manifest, arm_from_compiled, call_argv, collect, plan
+from whileai.launch import LocalBackend, Manifest, arm_from_compiled, call_argv, collect, plan, tiny
+from whileai.launch.arms import Arms, match_budget, repeat, replace_run
 from whileai.launch.interrupt import collect_gate, mark_partial
 from whileai.launch.offline import TINY, Offline, metric, task_texts
 from whileai.preflight.gate import gate
@@ -146,7 +145,7 @@ def build_models(need: dict[str, Any]) -> None:
 
 def validate(m: Manifest, names: list[str], paths: list[str]) -> int:
     """TRL's own parser on every arm's folder (the reward modules import from the spec folders)."""
-    from whileai.backends.trl_check import check_dir
+    from whileai.targets.trl.check import check_dir
 
     sys.path[:0] = paths
     bad = 0
