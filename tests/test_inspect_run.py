@@ -47,9 +47,9 @@ def _pin_run(tmp: Path) -> tuple[Path, dict[int, list[tuple[Any, Any]]]]:
 
 
 def test_the_pins_own_exports_are_read_and_summed_right(tmp_path: Path) -> None:
+    run, batches = _pin_run(tmp_path)  # skips without the pin's tree or torch
     import torch
 
-    run, batches = _pin_run(tmp_path)
     report = summarise(run)
     assert report.reading.steps_read == [0, 1] and report.reading.steps_unstable == [2]
     assert report.reading.ranks == 2 and report.reading.records == 16  # 2 ranks x 2 micro x 2 seqs

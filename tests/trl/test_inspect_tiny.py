@@ -15,8 +15,10 @@ from whileai.cli.app import app
 runner = CliRunner()
 
 
+@pytest.mark.trl
 def test_inspect_tiny_builds_caches_and_writes_the_page(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
     from whileai.tokenview import tiny_models
 
     monkeypatch.setenv("WHILEAI_CACHE", str(tmp_path / "cache"))
@@ -37,3 +39,14 @@ def test_inspect_tiny_builds_caches_and_writes_the_page(tmp_path: Path,
 def test_tiny_with_a_model_flag_is_one_line() -> None:
     r = runner.invoke(app, ["inspect", str(EXAMPLES / "opd.toml"), "--tiny", "--local-student", "x"])
     assert r.exit_code == 2 and r.stderr.startswith("error: --tiny: ") and "--local-student" in r.stderr
+
+
+def test_tiny_without_torch_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "torch" else real(n, *a))
+    r = runner.invoke(app, ["inspect", str(EXAMPLES / "opd.toml"), "--tiny"])
+    assert r.exit_code == 2 and r.stderr.startswith("error: --tiny: ")
+    assert "pip install -e '.[trl]'" in r.stderr and "(torch" in r.stderr and "not found)" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

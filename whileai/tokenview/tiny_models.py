@@ -30,6 +30,13 @@ def tiny_flags(spec: Path, flags: dict[str, Any], say: Any) -> dict[str, Any]:
     if taken:
         raise SpecError("--tiny", True, "alone: it chooses the student and teacher itself",
                         hint=f"drop --{taken[0].removesuffix('_text').replace('_', '-')}")
+    import importlib.util
+
+    missing = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise SpecError("--tiny", True, "torch, transformers and tokenizers installed to build the tiny "
+                        "models: pip install -e '.[trl]' in a clone of whileai",
+                        hint=f"{', '.join(missing)} not found")
     run = load_spec(spec)
     try:
         texts, pairs = task_texts(run)
