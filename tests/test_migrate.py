@@ -110,8 +110,13 @@ def test_decision_writes_nothing_and_exits_1(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "whileai", "migrate", str(src), "--from", "v0.6",
                            "-o", str(tmp_path / "new.toml")], capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 1 and "needs a decision" in done.stderr
+    assert done.returncode == 1 and "error: " in done.stderr and "needs a decision" in done.stderr
     assert not (tmp_path / "new.toml").exists()
+    done = subprocess.run([sys.executable, "-m", "whileai", "migrate", str(src), "--from", "v0.6",
+                           "-o", str(tmp_path / "new.toml"), "--allow-drops"], capture_output=True,
+                          text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0 and (tmp_path / "new.toml").exists()  # written without the key
+    assert "error" not in done.stderr and "warning: dropped: " in done.stderr
 
 
 def test_check_on_an_old_file_names_the_release_and_suggests_migrate(tmp_path: Path) -> None:

@@ -59,8 +59,9 @@ def migrate_cmd(
         results.append((config, m))
         texts[config] = m.text
     decisions = [(c, d) for c, m in results for d in m.decisions]
-    for config, d in decisions:
-        _err(f"error: {config}: {d.old} needs a decision: {d.why}")
+    for config, d in decisions:  # with --allow-drops the file is written without the key: a warning
+        kind = "warning: dropped" if allow_drops else "error"
+        _err(f"{kind}: {config}: {d.old} needs a decision: {d.why}")
     if decisions and not allow_drops:
         _err("error: nothing written (--allow-drops writes the files without those keys)")
         raise typer.Exit(1)
