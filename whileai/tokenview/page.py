@@ -173,6 +173,6 @@ def render(report: InspectReport) -> str:
         '<div id="detail-body"></div></aside></main>',
         '<div id="tip" hidden></div>',
         f'<script id="whileai-data" type="application/json">{embed(report)}</script>',
-        f"<script>{asset('sortable.js')}{asset('page.js')}</script></body></html>\n",
+        f"<script>{asset('sortable.js')}{asset('tokenpage.js')}{asset('page.js')}</script></body></html>\n",
     ]
     return "".join(body)

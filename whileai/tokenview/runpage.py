@@ -141,5 +141,5 @@ def render(report: RunReport) -> str:
         '</div><aside id="detail"><h2>Token</h2><p class="sub">Hover a token; click to pin.</p>'
         '<div id="detail-body"></div></aside></main><div id="tip" hidden></div>',
         f'<script id="whileai-data" type="application/json">{embed(report)}</script>',
-        f"<script>{asset('sortable.js')}{asset('runpage.js')}</script></body></html>\n",
+        f"<script>{asset('sortable.js')}{asset('tokenpage.js')}{asset('runpage.js')}</script></body></html>\n",
     ])
