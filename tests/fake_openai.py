@@ -30,23 +30,14 @@ def _render(template: str, messages: list[dict[str, str]], add_generation_prompt
                                             add_generation_prompt=add_generation_prompt)
 
 
-class Loopback:
-    """A real HTTP server on 127.0.0.1 (a free port) in a thread, stopped on exit or after
-    `deadline` seconds whatever the test does; subclasses give `_handler()`."""
+class Background:
+    """A server's thread, started on entering the `with` and stopped on leaving it or after
+    `deadline` seconds whatever the test does; subclasses give `_close()`."""
 
-    def serve(self, deadline: float) -> None:
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+    def _start_on_enter(self, target: Any, deadline: float) -> None:
+        self.thread = threading.Thread(target=target, daemon=True)
         self.timer = threading.Timer(deadline, self.stop)
         self.timer.daemon = True
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        raise NotImplementedError
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def __enter__(self) -> Any:
         self.thread.start()
@@ -58,6 +49,28 @@ class Loopback:
 
     def stop(self) -> None:
         self.timer.cancel()
+        self._close()
+
+    def _close(self) -> None:
+        raise NotImplementedError
+
+
+class Loopback(Background):
+    """A real HTTP server on 127.0.0.1 (a free port) in a thread; subclasses give `_handler()`."""
+
+    def serve(self, deadline: float) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self._start_on_enter(self.server.serve_forever, deadline)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def _close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
 
@@ -148,7 +161,7 @@ class FakeServer(Loopback):
         return Handler
 
 
-class Silent:
+class Silent(Background):
     """Accepts every connection and never answers a byte."""
 
     def __init__(self, deadline: float = 60.0) -> None:
@@ -157,9 +170,7 @@ class Silent:
         self.sock.listen(16)
         self.held: list[socket.socket] = []
         self.stopped = threading.Event()
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.timer = threading.Timer(deadline, self.stop)
-        self.timer.daemon = True
+        self._start_on_enter(self._accept, deadline)
 
     @property
     def url(self) -> str:
@@ -174,17 +185,8 @@ class Silent:
                 continue
             self.held.append(conn)
 
-    def __enter__(self) -> Silent:
-        self.thread.start()
-        self.timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
+    def _close(self) -> None:
         self.stopped.set()
-        self.timer.cancel()
         for c in self.held:
             c.close()
         self.sock.close()
