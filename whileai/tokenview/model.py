@@ -34,6 +34,9 @@ FULL_KL = ("Σ_v p_sampler(v)·(log p_sampler(v) − log p_other(v)) over the fu
 
 
 class _Model(BaseModel):
+    """Every object of inspect's JSON, and of inspect --run's (whileai.tokenview.runmodel): no
+    key beyond those named."""
+
     model_config = ConfigDict(extra="forbid")
 
 
@@ -207,9 +210,13 @@ class InspectReport(_Model):
     notes: list[str] = Field(default_factory=list, description="Caveats about this report.")
 
 
+def schema_of(report: type[BaseModel]) -> dict[str, Any]:
+    """A report model's JSON Schema, with the draft it follows (this one and inspect --run's)."""
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **report.model_json_schema()}
+
+
 def json_schema() -> dict[str, Any]:
-    schema = InspectReport.model_json_schema()
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+    return schema_of(InspectReport)
 
 
 def schema_text() -> str:

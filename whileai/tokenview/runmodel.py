@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from whileai.tokenview.model import _Model, schema_of
 
 SCHEMA_ID = "https://whileai.dev/schemas/inspect-run.schema.json"
 SIGNALS = {
@@ -30,10 +32,6 @@ SIGNALS = {
            "exports carry no teacher log-probs (prime-rl 559b447 writes no ref_logprobs), so the "
            "teacher-minus-student signal cannot be computed from them.",
 }
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class StepStats(_Model):
@@ -154,5 +152,5 @@ class RunReport(_Model):
 
 
 def json_schema() -> dict[str, Any]:
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **RunReport.model_json_schema()}
+    return schema_of(RunReport)
 
