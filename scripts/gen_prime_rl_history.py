@@ -166,6 +166,18 @@ def catalogue(tree: Path, tag: str, verifiers: Path | None = None, stubs: list[s
             "entries": entries}
 
 
+def write_or_check(out: Path, text: str, check: bool) -> int:
+    """Write a generated file under the repository; with `check`, write nothing and return 1 where
+    the file on disk differs (gen_prime_rl_renames.py writes its file through this too)."""
+    if check:
+        same = out.exists() and out.read_text() == text
+        print(f"{out.name}: {'up to date' if same else 'STALE'}")
+        return 0 if same else 1
+    out.write_text(text)
+    print(f"wrote {out.relative_to(ROOT)}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", type=Path, required=True, help="`git archive TAG` of prime-rl")
@@ -179,13 +191,7 @@ def main() -> int:
     out = ROOT / "schemas" / f"prime-rl-{args.tag}.keys.json"
     text = json.dumps(catalogue(args.tree, args.tag, args.verifiers,
                                 [m for m in args.stub.split(",") if m]), indent=1, sort_keys=False) + "\n"
-    if args.check:
-        same = out.exists() and out.read_text() == text
-        print(f"{out.name}: {'up to date' if same else 'STALE'}")
-        return 0 if same else 1
-    out.write_text(text)
-    print(f"wrote {out.relative_to(ROOT)}")
-    return 0
+    return write_or_check(out, text, args.check)
 
 
 if __name__ == "__main__":

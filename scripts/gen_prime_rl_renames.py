@@ -28,6 +28,9 @@ from typing import Any
 
 import tomllib
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_prime_rl_history import write_or_check  # noqa: E402  (the sibling that writes the key catalogues)
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "schemas"
 OUT = SCHEMAS / "prime-rl-renames.json"
@@ -151,14 +154,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
-    text = json.dumps(build(), indent=1) + "\n"
-    if args.check:
-        same = OUT.exists() and OUT.read_text() == text
-        print(f"{OUT.name}: {'up to date' if same else 'STALE'}")
-        return 0 if same else 1
-    OUT.write_text(text)
-    print(f"wrote {OUT.relative_to(ROOT)}")
-    return 0
+    return write_or_check(OUT, json.dumps(build(), indent=1) + "\n", args.check)
 
 
 if __name__ == "__main__":
