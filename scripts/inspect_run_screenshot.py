@@ -34,19 +34,12 @@ CHROMIUM = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background
 def tokenizer(folder: Path) -> tuple[object, list[int]]:
     """A 600-token BPE over reverse-text's texts, saved as folder/tokenizer.json; and the ids of
     those texts, joined, as the export's corpus."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from helpers import train_bpe
 
     from whileai.launch.tiny import default_texts
 
     texts = default_texts()
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(texts, trainers.BpeTrainer(
-        vocab_size=600, special_tokens=["<|pad|>", "<|im_start|>", "<|im_end|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
-    folder.mkdir(parents=True, exist_ok=True)
-    tok.save(str(folder / "tokenizer.json"))
+    tok = train_bpe(folder, texts, vocab=600, specials=["<|pad|>", "<|im_start|>", "<|im_end|>"])
     corpus = [i for t in texts[3:400] for i in tok.encode(t + "\n").ids]
     return tok, corpus
 

@@ -1,9 +1,13 @@
-"""Shared test helpers: the seed arms, the reference folder beside the checkout, golden files."""
+"""Shared test helpers: the seed arms, the reference folder beside the checkout, golden files, small
+local tokenizers."""
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +24,11 @@ EXAMPLES = ROOT / "examples"
 STUDENT = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
 TEACHER = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL"
 UPDATE_GOLDEN = os.environ.get("WHILEAI_UPDATE_GOLDEN") == "1"
+# a small tokenizer's ChatML template, texts and special tokens (PAD, start, end)
+TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+            "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+TEXTS = ["reverse the text character by character", "hello world", "def f(x): return x ** 2", "42 3.14"]
+SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
 
 
 def seed_methods() -> dict[str, object]:
@@ -47,3 +56,31 @@ def golden(path: Path, text: str) -> None:
         return
     assert path.exists(), f"missing golden {path}: run WHILEAI_UPDATE_GOLDEN=1 pytest {path.parent}"
     assert text == path.read_text(), f"{path} differs; review, then WHILEAI_UPDATE_GOLDEN=1 to update"
+
+
+def train_bpe(folder: Path, texts: Iterable[str], *, vocab: int, specials: Sequence[str] = SPECIALS) -> Any:
+    """A byte-level BPE (the `tokenizers` package) trained on `texts`, its special tokens first,
+    saved as folder/tokenizer.json; returned as a `tokenizers.Tokenizer`."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(texts, trainers.BpeTrainer(
+        vocab_size=vocab, special_tokens=list(specials),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    folder.mkdir(parents=True, exist_ok=True)
+    tok.save(str(folder / "tokenizer.json"))
+    return tok
+
+
+def save_tokenizer(folder: Path, *, texts: list[str] = TEXTS, vocab: int = 300, template: str = TEMPLATE,
+                   eos: str = "<|im_end|>", rows: int | None = None) -> Path:
+    """A model's tokenizer files in `folder`: train_bpe's tokenizer.json, a tokenizer_config.json
+    (EOS, PAD, chat template) and, with `rows`, a config.json of that many embedding rows."""
+    train_bpe(folder, texts, vocab=vocab)
+    config: dict[str, Any] = {"eos_token": eos, "pad_token": SPECIALS[0], "chat_template": template}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    if rows is not None:
+        (folder / "config.json").write_text(json.dumps({"vocab_size": rows}))
+    return folder

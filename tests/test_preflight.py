@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from fake_openai import FakeServer, Silent, refused_url
+from helpers import TEMPLATE, save_tokenizer
 from typer.testing import CliRunner
 
 import whileai as wai
@@ -22,26 +23,7 @@ pytest.importorskip("tokenizers", reason="the trl extra (pip install -e '.[trl]'
 pytest.importorskip("jinja2", reason="jinja2 (with the trl extra): chat templates")
 
 STUDENT, TEACHER = "org/student", "org/teacher"
-TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-            "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-TEXTS = ["reverse the text character by character", "hello world", "def f(x): return x ** 2", "42 3.14"]
 TIMEOUT = 3.0
-
-
-def save_tokenizer(folder: Path, texts: list[str], template: str = TEMPLATE) -> Path:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(texts, trainers.BpeTrainer(
-        vocab_size=300, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
-    folder.mkdir(parents=True, exist_ok=True)
-    tok.save(str(folder / "tokenizer.json"))
-    (folder / "tokenizer_config.json").write_text(json.dumps(
-        {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "chat_template": template}))
-    return folder
 
 
 @pytest.fixture
@@ -49,7 +31,7 @@ def tok(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The student's tokenizer in a local HF cache (as the hub lays it out); returns its folder."""
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     monkeypatch.delenv("VLLM_API_KEY", raising=False)
-    return save_tokenizer(tmp_path / "hub" / "models--org--student" / "snapshots" / "r1", TEXTS)
+    return save_tokenizer(tmp_path / "hub" / "models--org--student" / "snapshots" / "r1")
 
 
 def opd(url: str, tmp_path: Path, **fields: Any) -> wai.RunSpec:
@@ -163,7 +145,7 @@ def test_malformed_json_is_not_a_vllm_server(tok: Path, tmp_path: Path) -> None:
 
 
 def test_a_different_tokenizer_fails_the_tokenizer_check(tok: Path, tmp_path: Path) -> None:
-    other = save_tokenizer(tmp_path / "other", ["completely other words", "zebra 9999 quux"])
+    other = save_tokenizer(tmp_path / "other", texts=["completely other words", "zebra 9999 quux"])
     with FakeServer(TEACHER, other) as server:
         report, _ = timed(opd(server.url, tmp_path))
     line = only_failure(report)
@@ -171,7 +153,7 @@ def test_a_different_tokenizer_fails_the_tokenizer_check(tok: Path, tmp_path: Pa
 
 
 def test_a_different_chat_template_fails_the_tokenizer_check(tok: Path, tmp_path: Path) -> None:
-    other = save_tokenizer(tmp_path / "other", TEXTS, TEMPLATE.replace("<|im_start|>{{", "<|im_start|> {{"))
+    other = save_tokenizer(tmp_path / "other", template=TEMPLATE.replace("<|im_start|>{{", "<|im_start|> {{"))
     with FakeServer(TEACHER, other) as server:
         line = only_failure(preflight(opd(server.url, tmp_path), timeout=TIMEOUT))
     assert "chat template renders the probe conversation to other ids" in line

@@ -3,11 +3,11 @@ layout), the family heuristic otherwise, and the compile report says which."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import TEMPLATE, TEXTS
+from helpers import save_tokenizer as save
 
 import whileai as wai
 from whileai.rules.facts import Facts
@@ -15,29 +15,7 @@ from whileai.rules.research import RULES
 from whileai.vocab import compare as tokcheck
 
 tokenizers = pytest.importorskip("tokenizers", reason="the trl extra (pip install -e '.[trl]'): tokenizers")
-TEMPLATE = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
-            "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
-TEXTS = ["reverse the text character by character", "hello world", "def f(x): return x ** 2", "42 3.14"]
 RULE = next(r for r in RULES if r.id == "tokenizer-mismatch")
-
-
-def save(folder: Path, *, texts: list[str] = TEXTS, vocab: int = 300, template: str = TEMPLATE,
-         eos: str = "<|im_end|>", rows: int | None = None) -> Path:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(texts, trainers.BpeTrainer(
-        vocab_size=vocab, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
-    folder.mkdir(parents=True, exist_ok=True)
-    tok.save(str(folder / "tokenizer.json"))
-    config: dict[str, Any] = {"eos_token": eos, "pad_token": "<|endoftext|>", "chat_template": template}
-    (folder / "tokenizer_config.json").write_text(json.dumps(config))
-    if rows is not None:
-        (folder / "config.json").write_text(json.dumps({"vocab_size": rows}))
-    return folder
 
 
 def test_the_same_tokenizer_is_identical(tmp_path: Path) -> None:
