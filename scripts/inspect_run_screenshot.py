@@ -27,8 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
-CHROMIUM = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"]
+sys.path.insert(0, str(ROOT / "scripts"))
+from inspect_screenshot import find_chromium, screenshot  # noqa: E402  (the sibling: Chromium, the shot)
 
 
 def tokenizer(folder: Path) -> tuple[object, list[int]]:
@@ -49,9 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "inspect-run.png")
     args = ap.parse_args(argv)
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    browser = find_chromium()
     if browser is None:
-        print("needs chromium (Debian: apt-get install -y chromium)", file=sys.stderr)
         return 1
     from token_export_gen import write_run
 
@@ -70,9 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run([sys.executable, "-m", "whileai", "inspect", "--run", str(run.relative_to(work)),
                     "--tokenizer", "tokenizer", "-o", str(out), "--force"], check=True, env=env, cwd=work)
     print(f"whileai inspect --run: {time.perf_counter() - t:.1f}s", file=sys.stderr)
-    subprocess.run([browser, *CHROMIUM, f"--user-data-dir={work / 'profile'}", "--window-size=1360,1500",
-                    f"--screenshot={args.out.resolve()}", (out / "inspect-run.html").as_uri()],
-                   check=True, capture_output=True)
+    screenshot(browser, out / "inspect-run.html", args.out, work, "1360,1500")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

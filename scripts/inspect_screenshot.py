@@ -32,6 +32,22 @@ CHROMIUM = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background
             "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"]
 
 
+def find_chromium() -> str | None:
+    """Debian's `chromium` (or a `chromium-browser`) on PATH; None, after saying what to install."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        print("needs chromium (Debian: apt-get install -y chromium)", file=sys.stderr)
+    return browser
+
+
+def screenshot(browser: str, page: Path, out: Path, work: Path, window: str) -> None:
+    """The page in headless Chromium (a profile under `work`), `window` ("W,H") wide, as the PNG `out`
+    (inspect_run_screenshot.py takes its screenshot through this too)."""
+    subprocess.run([browser, *CHROMIUM, f"--user-data-dir={work / 'profile'}", f"--window-size={window}",
+                    f"--screenshot={out.resolve()}", page.resolve().as_uri()],
+                   check=True, capture_output=True)
+
+
 def train(path: str, steps: int, data: list[tuple[list[int], list[int]]], pad: int, seed: int) -> float:
     """Plain next-token cross-entropy on the answers only, then save over the model."""
     import torch
@@ -87,9 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--student-steps", type=int, default=80)
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "inspect.png")
     args = ap.parse_args(argv)
-    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    browser = find_chromium()
     if browser is None:
-        print("needs chromium (Debian: apt-get install -y chromium)", file=sys.stderr)
         return 2
     work = args.work or Path(tempfile.mkdtemp(prefix="whileai-shot-"))
     paths = models(work, args.teacher_steps, args.student_steps)
@@ -99,9 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     subprocess.run(command, cwd=ROOT, check=True, env=os.environ | {"COLUMNS": "110"})
     print(f"inspect took {time.perf_counter() - start:.1f} s (fresh process, imports included)")
-    page = (work / "page" / "inspect.html").resolve()
-    subprocess.run([browser, *CHROMIUM, f"--user-data-dir={work / 'profile'}", "--window-size=1360,1320",
-                    f"--screenshot={args.out.resolve()}", page.as_uri()], check=True, capture_output=True)
+    screenshot(browser, work / "page" / "inspect.html", args.out, work, "1360,1320")
     print(f"wrote {args.out}")
     return 0
 
