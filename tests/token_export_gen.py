@@ -7,7 +7,7 @@ dependencies do not carry, so this generator writes its records instead, field f
 - `<root>/token_exports/step_<n>/rank_<r>.jsonl`, one record per sequence with a trained token,
   `json.dumps(record, separators=(",", ":"), allow_nan=False)` plus a newline;
 - the header (schema_version 1, step, rank, micro_step, micro_sequence_idx, export_sequence_idx,
-  env_name) then the per-token columns in the exporter's order (COLUMNS);
+  env_name) then the per-token columns in the exporter's order;
 - floats through float32 (the exporter's `.to(torch.float32).tolist()`), non-finite as null;
 - ratio fields as `_compute_export_tensors`: log r = trainer − inference, r = exp(log r),
   mismatch_kl = r − log r − 1, prob_delta = exp(trainer) − exp(inference); DPPO masks with
@@ -16,8 +16,8 @@ dependencies do not carry, so this generator writes its records instead, field f
   rl_weights 0 everywhere, ref_kl_weights 1 on the loss mask;
 - `STABLE` touched in a step's folder once the step is complete.
 
-tests/test_inspect_run.py checks COLUMNS and HEADER against the pin's source when the pinned
-git mirror is on the machine.
+tests/test_inspect_run.py checks a record's keys, in order, against the pin's own exporter and
+the reader's HEADER and COLUMNS (whileai.tokenview.exports) when the pinned tree is on the machine.
 """
 
 from __future__ import annotations
@@ -29,12 +29,6 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-HEADER = ("schema_version", "step", "rank", "micro_step", "micro_sequence_idx",
-          "export_sequence_idx", "env_name")
-COLUMNS = ("token_ids", "position_ids", "loss_mask", "advantages", "inference_logprobs",
-           "trainer_logprobs", "entropy", "mismatch_kl", "log_importance_ratio", "importance_ratio",
-           "prob_delta", "is_masked", "is_masked_high", "is_masked_low", "rl_weights", "ce_weights",
-           "ref_kl_weights")
 MASK = 0.2  # DefaultLossConfig.dppo_mask_low / dppo_mask_high
 
 
