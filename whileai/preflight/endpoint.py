@@ -21,11 +21,13 @@ import os
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from whileai.preflight.http import Answer, HttpFailure, request
 from whileai.preflight.report import Check, fail, ok, skip
 from whileai.preflight.tokens import Student
+
+T = TypeVar("T")
 
 GENERATE = "/inference/v1/generate"
 
@@ -105,7 +107,7 @@ def probe(t: Target, deadline: float, student: Student) -> list[Check]:
         if models.status not in (401, 403):
             why += " (not an OpenAI-compatible server at this base URL?)"
         return [fail(f"{n}: reachable", why, models.seconds), *_rest(t, f"not probed: HTTP {models.status}")]
-    listed = _listed(models)
+    listed = _list_of(models, "data", dict)
     if listed is None:
         return [fail(f"{n}: reachable", f"GET /v1/models answered {_start(models.body)}, not an "
                      "OpenAI model list (JSON with data[].id): not a vLLM server", models.seconds),
@@ -130,13 +132,15 @@ def _rest(t: Target, why: str, start: int = 1) -> list[Check]:
     return [skip(f"{t.name}: {x}", why) for x in names[start:]]
 
 
-def _listed(a: Answer) -> list[dict[str, Any]] | None:
+def _list_of(a: Answer, key: str, kind: type[T]) -> list[T] | None:
+    """The answer's JSON object's `key` when it is a list of `kind` (GET /v1/models' data, of
+    dicts; POST /tokenize's tokens, of ints); None for anything else."""
     try:
         data = a.json()
     except ValueError:
         return None
-    items = data.get("data") if isinstance(data, dict) else None
-    if not isinstance(items, list) or not all(isinstance(m, dict) for m in items):
+    items = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(items, list) or not all(isinstance(x, kind) for x in items):
         return None
     return items
 
@@ -176,7 +180,8 @@ def _tokenizer(p: _Probe, student: Student) -> tuple[list[int] | None, Check]:
                                             "add_generation_prompt": False})
     except HttpFailure as e:
         return None, fail(n, f"POST /tokenize: {e}")
-    served, served_chat = _tokens(text), _tokens(chat) if chat.status == 200 else None
+    served = _list_of(text, "tokens", int)
+    served_chat = _list_of(chat, "tokens", int) if chat.status == 200 else None
     if served is None:
         return None, fail(n, f"POST /tokenize answered {_start(text.body)}, not vLLM's {{tokens: "
                           "[...]}}", text.seconds)
@@ -203,17 +208,6 @@ def _tokenizer(p: _Probe, student: Student) -> tuple[list[int] | None, Check]:
     return probe_ids, ok(n, f"the probe text ({len(mine)} ids) and a chat-templated conversation "
                          f"({len(mine_chat)} ids) tokenize exactly as the student's tokenizer "
                          f"({student.where})")
-
-
-def _tokens(a: Answer) -> list[int] | None:
-    try:
-        data = a.json()
-    except ValueError:
-        return None
-    toks = data.get("tokens") if isinstance(data, dict) else None
-    if not isinstance(toks, list) or not all(isinstance(t, int) for t in toks):
-        return None
-    return toks
 
 
 def _route(p: _Probe, ids: list[int] | None) -> Check:
