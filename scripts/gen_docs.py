@@ -295,27 +295,26 @@ def json_type(node: Node) -> str:
 
 
 def inspect_json_md() -> str:
-    schema = generate("inspect")
-    models = [("InspectReport", schema)] + sorted(schema.get("$defs", {}).items())
-    out = [STAMP.format(src="whileai/tokenview/model.py"), "# `whileai inspect` JSON\n\n",
-           "Every field of `inspect.json` (JSON Schema: `schemas/inspect.schema.json`, also "
-           "`whileai schema inspect`). What the page and the command show is described in "
-           "[inspect.md](inspect.md).\n"]
-    return _models_md(out, models)
+    return _models_md("inspect", "InspectReport", [
+        STAMP.format(src="whileai/tokenview/model.py"), "# `whileai inspect` JSON\n\n",
+        "Every field of `inspect.json` (JSON Schema: `schemas/inspect.schema.json`, also "
+        "`whileai schema inspect`). What the page and the command show is described in "
+        "[inspect.md](inspect.md).\n"])
 
 
 def inspect_run_json_md() -> str:
-    schema = generate("inspect-run")
-    models = [("RunReport", schema)] + sorted(schema.get("$defs", {}).items())
-    out = [STAMP.format(src="whileai/tokenview/runmodel.py"), "# `whileai inspect --run` JSON\n\n",
-           "Every field of `inspect-run.json` (JSON Schema: `schemas/inspect-run.schema.json`, also "
-           "`whileai schema inspect-run`), read from prime-rl's token exports. What the page shows "
-           "is described in [inspect.md](inspect.md#a-training-run-inspect---run).\n"]
-    return _models_md(out, models)
+    return _models_md("inspect-run", "RunReport", [
+        STAMP.format(src="whileai/tokenview/runmodel.py"), "# `whileai inspect --run` JSON\n\n",
+        "Every field of `inspect-run.json` (JSON Schema: `schemas/inspect-run.schema.json`, also "
+        "`whileai schema inspect-run`), read from prime-rl's token exports. What the page shows "
+        "is described in [inspect.md](inspect.md#a-training-run-inspect---run).\n"])
 
 
-def _models_md(out: list[str], models: list[tuple[str, Node]]) -> str:
-    for name, node in models:
+def _models_md(which: str, root: str, out: list[str]) -> str:
+    """After `out` (the page's head), a table per model of the schema `which`: its root model
+    (named `root`) first, then its $defs by name."""
+    schema = generate(which)
+    for name, node in [(root, schema), *sorted(schema.get("$defs", {}).items())]:
         rows = [[code(f), json_type(p), cell(p.get("description", ""))]
                 for f, p in node.get("properties", {}).items()]
         about = cell(node["description"]) + "\n\n" if node.get("description") else ""
