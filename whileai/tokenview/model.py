@@ -16,7 +16,6 @@ read these descriptions. Two per-token quantities, never mixed:
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -218,6 +217,3 @@ def schema_of(report: type[BaseModel]) -> dict[str, Any]:
 def json_schema() -> dict[str, Any]:
     return schema_of(InspectReport)
 
-
-def schema_text() -> str:
-    return json.dumps(json_schema(), indent=2) + "\n"
