@@ -82,6 +82,9 @@ def test_rich_report_keeps_field_path_and_value_visible(width: int) -> None:
     for row, r in zip(rows, reads, strict=True):
         assert bare(row[2]) == bare(fmt(r.value)), (r.field, row[2])
         assert bare(row[1]) == bare(r.path + r.note), (r.field, row[1])
+    segments = {s for r in reads for p in r.path.split(", ") for s in p.split(".")}
+    split = [s for s in segments if not any(s in line for line in table)]
+    assert not split, split  # a path breaks after a dot, never inside a key (source[0].nam / e)
     for line in text.splitlines()[:3]:  # the seed's first lines keep their form
         assert line.startswith(("prime-rl config: opd.toml", "  method opd, model", "    "))
 

@@ -45,12 +45,19 @@ def print_report(c: Compiled) -> None:
     reads = Table(box=None, pad_edge=False, title="reads", title_justify="left",
                   title_style="bold green")
     # field, target path and value stay visible at 80 columns: each folds rather than being
-    # cut; a read's note wraps under its target path
-    reads.add_column("field", overflow="fold", max_width=24)
-    reads.add_column("target path", overflow="fold", ratio=3, min_width=16)
-    reads.add_column("value", overflow="fold", ratio=2, min_width=12)
-    for r in grouped_reads(c.reads):
-        where = _text(r.path.replace(", ", "\n"))
+    # cut; a read's note wraps under its target path, which is as wide as its longest path
+    # where the width allows (a path folds only when it must)
+    rows = grouped_reads(c.reads)
+    field_w = min(24, max((len(r.field) for r in rows), default=5))
+    path_w = max((len(p) for r in rows for p in r.path.split(", ")), default=11)
+    value_w = max((len(fmt(r.value)) for r in rows), default=5)
+    room = con.width - field_w - 4  # two gaps of two columns between three columns
+    path_w = min(path_w, max(16, room - min(value_w, 24)))
+    reads.add_column("field", overflow="fold", width=field_w)
+    reads.add_column("target path", overflow="fold", width=path_w)
+    reads.add_column("value", overflow="fold", width=max(10, room - path_w))
+    for r in rows:
+        where = _text("\n".join(line for p in r.path.split(", ") for line in _fold_path(p, path_w)))
         if r.note:
             where.append("\n" + _text(r.note).plain, style="dim")
         reads.add_row(_text(r.field), where, _text(fmt(r.value)))
@@ -73,6 +80,18 @@ def print_report(c: Compiled) -> None:
         for cmd in c.commands:
             con.print(Text("\n".join(command(clean(cmd), con.width))))
     con.print()
+
+
+def _fold_path(path: str, width: int) -> list[str]:
+    """A dotted key path in lines of at most `width`, broken after a dot where it can be (the
+    rest indented two), so a narrow terminal shows `orchestrator.train.` / `  source[0].name`."""
+    lines, rest, lead = [], path, ""
+    while len(lead) + len(rest) > width:
+        room = max(width - len(lead), 8)
+        cut = rest.rfind(".", 0, room) + 1 or room  # after the last dot that fits, else fold
+        lines.append(lead + rest[:cut])
+        rest, lead = rest[cut:], "  "
+    return [*lines, lead + rest]
 
 
 def _hanging(line: str, width: int, styles: dict[tuple[int, int], str] | None = None,
