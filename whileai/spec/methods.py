@@ -37,6 +37,9 @@ MAX_SAMPLES = 1024
 def src(text: str, source: str, **kw: Any) -> Any:
     """A field description plus the source of its default (shown by `whileai methods`)."""
     extra: dict[str, Any] = {"source": source} if source else {}
+    if "default_factory" in kw:  # pydantic reads each factory's signature when it builds the
+        make = kw["default_factory"]  # model: a Python function's is at hand, a builtin's (dict,
+        kw["default_factory"] = lambda: make()  # list) is parsed from text with tokenize
     return Field(description=text, json_schema_extra=extra, **kw)
 
 
