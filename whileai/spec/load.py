@@ -22,11 +22,6 @@ from whileai.spec.validation import from_validation
 if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 SPEC_LIMIT = 1 << 20  # a spec or a hand-written config: 1 MiB is far beyond any real one
 
 
@@ -70,6 +65,10 @@ def _kind(mode: int) -> str:
 
 
 def loads_toml(text: str, where: str = "TOML") -> dict[str, Any]:
+    if sys.version_info >= (3, 11):  # imported here: a spec built in Python reads no TOML
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
