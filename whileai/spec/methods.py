@@ -5,7 +5,6 @@ these descriptions, and `source` names where each default comes from. The run sp
 wraps a method is in whileai.spec.run.
 """
 
-from __future__ import annotations
 
 import contextvars
 import re

@@ -4,7 +4,6 @@ assembles them into RunSpec and re-exports them; every field is described once, 
 default's source.
 """
 
-from __future__ import annotations
 
 import re
 from typing import Any
