@@ -9,25 +9,35 @@
 May import everything below it. The entry point stays `whileai.cli:main`.
 """
 
+import gc
 import sys
 
 
 def main() -> None:
     """The `whileai` console script. A hot command given plain input runs without typer (whose
-    import and parse cost more than a compile); help, errors and anything unusual go to typer."""
+    import and parse cost more than a compile), and as one short run: the cycle collector is
+    off (its passes over every module and model built at start-up cost more than they free;
+    the memory goes back at exit). Help, errors, anything unusual and every other command go
+    to typer, collector on."""
+    collecting = gc.isenabled()
+    gc.disable()
     from whileai.cli.commands import HOT
     from whileai.cli.params import parse
 
     words = sys.argv[1:]
-    if words and words[0] in HOT:
-        params, body = HOT[words[0]]
-        kwargs = parse(params, words[1:])
-        if kwargs is not None:
-            try:
-                body(**kwargs)
-            except KeyboardInterrupt:
-                raise SystemExit(130) from None  # as typer ends on Ctrl-C
-            return
-    from whileai.cli.app import main as run
+    kwargs = parse(HOT[words[0]][0], words[1:]) if words and words[0] in HOT else None
+    if kwargs is None:
+        if collecting:
+            gc.enable()
+        from whileai.cli.app import main as run
 
-    run()
+        run()
+        return
+    try:
+        HOT[words[0]][1](**kwargs)
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None  # as typer ends on Ctrl-C
+    finally:
+        gc.freeze()  # what the run made is not walked again at exit either
+        if collecting:
+            gc.enable()
