@@ -71,3 +71,12 @@ def test_compile_imports_no_typer_or_rich(tmp_path) -> None:  # type: ignore[no-
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
     assert (tmp_path / "opsd.toml").is_file()
+
+
+def test_check_imports_no_pydantic() -> None:
+    config = str(EXAMPLES.parent / "tests" / "golden" / "prime-rl" / "opsd.toml")
+    code = ("import sys\nfrom whileai.cli import main\n"
+            f"sys.argv = ['whileai', 'check', {config!r}]\nmain()\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'typer', 'rich')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
