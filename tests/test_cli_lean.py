@@ -80,3 +80,23 @@ def test_check_imports_no_pydantic() -> None:
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'typer', 'rich')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("argv", [
+    ["compile", str(EXAMPLES / "opd.toml"), "--json"], ["explain", str(EXAMPLES / "opd.toml")],
+    ["compile", str(EXAMPLES / "grpo.toml"), str(EXAMPLES / "opsd.toml")],
+])
+def test_lean_path_ends_quietly_on_a_closed_pipe(argv: list[str]) -> None:
+    code = ("import os, sys\nr, w = os.pipe()\nos.close(r)\nos.dup2(w, 1)\n"
+            f"sys.argv = ['whileai', *{argv!r}]\nfrom whileai.cli import main\nmain()\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("argv,code", [
+    (["compile", "no-such-spec.toml"], 2), (["check", "no-such-file.toml"], 2),
+    (["compile", SPEC, "--backend", "nope"], 2), (["compile", SPEC, "--bogus"], 2),
+])
+def test_lean_path_exit_codes_are_typers(argv: list[str], code: int) -> None:
+    r = subprocess.run([sys.executable, "-m", "whileai", *argv], capture_output=True, text=True)
+    assert r.returncode == code and r.stderr.count("\n") >= 1 and "Traceback" not in r.stderr
