@@ -1,6 +1,6 @@
 """Start-up and compile speed, measured side by side (a benchmark, not a timed test).
 
-    python benchmarks/bench_startup.py [--rounds 15] [--no-anchor] [--instructions]
+    python benchmarks/bench_startup.py [--rounds 15] [--no-anchor] [--anchor-venv DIR] [--instructions]
 
 Reports medians of interleaved rounds:
   floor      a minimal pydantic program: import pydantic, define one BaseModel, validate once
