@@ -15,7 +15,7 @@ from whileai.secretscan import find, mask
 VALUE_LIMIT = 100  # characters of a value shown in a message
 FIELD_LIMIT = 160
 LINE_LIMIT = 1200
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_UNPRINTABLE = r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]"  # compiled on first use (re's cache)
 
 
 class SpecError(ValueError):
@@ -49,8 +49,10 @@ def raw(text: str) -> _Raw:
 
 def escape(text: str) -> str:
     """Control characters, line separators and lone surrogates as escapes: one printable line."""
-    return _UNPRINTABLE.sub(lambda m: m.group(0).encode("unicode_escape", "backslashreplace")
-                            .decode("ascii"), text)
+    if text.isascii() and text.isprintable():  # nothing to escape (most text): no pattern needed
+        return text
+    return re.sub(_UNPRINTABLE, lambda m: m.group(0).encode("unicode_escape", "backslashreplace")
+                  .decode("ascii"), text)
 
 
 def bound(text: str, limit: int) -> str:

@@ -48,7 +48,7 @@ _URL_QUERY = re.compile(
     r"credential|session)[A-Za-z0-9_\-]*=[^&#\s]+"
 )
 _CHUNK = re.compile(r"[A-Za-z0-9+=]{16,}")  # separators (- _ . / : @ ...) split a chunk
-_HEX = re.compile(r"[0-9a-f]+|[0-9A-F]+")
+_HEX = r"[0-9a-f]+|[0-9A-F]+"
 MARK = "[redacted]"
 
 # target-key words that name a secret (the key's last word), and env-table names
@@ -57,7 +57,7 @@ _SECRET_WORDS = {"token", "secret", "password", "passwd", "pwd", "credential", "
 _SECRET_PAIRS = {("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"),
                  ("auth", "key"), ("client", "secret")}
 _ENV_WORDS = _SECRET_WORDS | {"key"}
-_ENV_NAME = re.compile(r"\$?\{?[A-Z_][A-Z0-9_]*\}?")
+_ENV_NAME = r"\$?\{?[A-Z_][A-Z0-9_]*\}?"
 
 
 def _body_ok(body: str) -> bool:
@@ -70,13 +70,13 @@ def _classes(text: str) -> int:
     return sum(any(f(c) for c in text) for f in (str.isupper, str.islower, str.isdigit))
 
 
-_PIECE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|.")
+_PIECE = r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+|."
 
 
 def _piece_rate(text: str) -> float:
     """Pieces (a capitalised word, an acronym, a number) per character: about 0.5 for a
     random token, under 0.3 for names made of words ('MiniMaxM2RendererConfig': 6 in 23)."""
-    return len(_PIECE.findall(text)) / len(text)
+    return len(re.findall(_PIECE, text)) / len(text)
 
 
 def _entropy(text: str) -> float:
@@ -87,7 +87,7 @@ def _entropy(text: str) -> float:
 def is_random(chunk: str) -> bool:
     """A long run that reads like a random token, not like words, versions or a hex digest
     (hex digests such as commit SHAs are allowed)."""
-    if len(chunk) < 16 or _HEX.fullmatch(chunk):
+    if len(chunk) < 16 or re.fullmatch(_HEX, chunk):
         return False
     digits = sum(c.isdigit() for c in chunk)
     if _classes(chunk) == 3:
@@ -173,4 +173,4 @@ def sensitive(segments: list[str]) -> bool:
 
 def names_a_variable(value: str) -> bool:
     """A value that names an environment variable (HF_TOKEN, $HF_TOKEN, ${HF_TOKEN}) or is empty."""
-    return value == "" or bool(_ENV_NAME.fullmatch(value))
+    return value == "" or bool(re.fullmatch(_ENV_NAME, value))

@@ -27,6 +27,11 @@ def _bad(key: str, why: str, where: str) -> SpecError:
 
 def parse(key: str, where: str = "overrides") -> tuple[Seg, ...]:
     """'a.source[0].b' or 'a.source.0.b' → ('a', 'source', 0, 'b')."""
+    if isinstance(key, str) and key.isascii() and key.isprintable() and " " not in key \
+            and "[" not in key and "]" not in key:  # names and dots only: most keys
+        names = key.split(".")
+        if all(names) and not any(n.isdigit() for n in names[1:]):
+            return tuple(names)  # what the tokens below make of it, without them
     if not isinstance(key, str) or not key:
         raise _bad(str(key), "an empty key", where)
     segs: list[Seg] = []

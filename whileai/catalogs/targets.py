@@ -11,12 +11,13 @@ with `jsonschema` (Draft 2020-12).
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from whileai.catalogs import defs
 from whileai.catalogs.paths import join, parse
 from whileai.errors import close_matches
 
@@ -51,9 +52,16 @@ _LAX: ContextVar[bool] = ContextVar("_LAX", default=True)
 
 class Catalog:
     def __init__(self, schema: Node, name: str) -> None:
-        self.schema = schema
+        self.top = schema  # the node a document is checked against; its $defs may read lazily
         self.name = name
-        self.defs: dict[str, Node] = schema.get("$defs", {})
+        self.defs: Mapping[str, Node] = schema.get("$defs", {})
+
+    @property
+    def schema(self) -> Node:
+        """The catalogue as one JSON document, every $defs entry read (whileai.catalogs.defs)."""
+        if isinstance(self.defs, dict):
+            return self.top
+        return {**self.top, "$defs": dict(self.defs)}
 
     # -- structure -------------------------------------------------------------------------
     def resolve(self, node: Node) -> Node:
@@ -81,7 +89,7 @@ class Catalog:
 
     def lookup(self, path: str | tuple[str | int, ...]) -> list[Node]:
         """Schemas a path (`a.source[0].b`, or its segments) may hold; [] when it does not exist."""
-        nodes = [self.schema]
+        nodes = [self.top]
         for seg in parse(path) if isinstance(path, str) else path:
             nxt: list[Node] = []
             for n in nodes:
@@ -131,7 +139,7 @@ class Catalog:
                     out.append(p)
                     walk(v, p, d + 1)
 
-        walk(self.schema, "", 0)
+        walk(self.top, "", 0)
         return sorted(set(out))
 
     def suggest(self, path: str) -> list[str]:
@@ -141,7 +149,7 @@ class Catalog:
             if i == 1 or self.lookup(tuple(segs[: i - 1])):
                 if isinstance(segs[i - 1], int):
                     break
-                nodes = self.lookup(tuple(segs[: i - 1])) if i > 1 else [self.schema]
+                nodes = self.lookup(tuple(segs[: i - 1])) if i > 1 else [self.top]
                 keys = sorted({k for n in nodes for k in self.children(n)})
                 near = close_matches(str(segs[i - 1]), keys, n=3, cutoff=0.6)
                 if near:
@@ -242,11 +250,11 @@ class Catalog:
         return out
 
     def validate(self, doc: dict[str, Any]) -> list[Problem]:
-        return self.check(doc, self.schema)
+        return self.check(doc, self.top)
 
     def rooted(self, root: str) -> Catalog:
         """The catalogue rooted at an entry point's class (`x-prime-rl.roots`: rl, sft, ...)."""
-        meta = self.schema.get("x-prime-rl", {})
+        meta = self.top.get("x-prime-rl", {})
         ref = meta.get("roots", {}).get(root, f"#/$defs/{root}")
         return Catalog({"$ref": ref, "$defs": self.defs, "x-prime-rl": meta}, f"{self.name} ({root})")
 
@@ -325,7 +333,7 @@ def prime_rl() -> Catalog:
     files = sorted(schemas_dir().glob("prime-rl-*.catalog.json"))
     if not files:
         raise FileNotFoundError(f"no prime-rl catalogue in {schemas_dir()}")
-    return Catalog(json.loads(files[-1].read_text()), files[-1].name)
+    return Catalog(defs.read(files[-1].read_text()), files[-1].name)
 
 
 # booleans prime-rl's loader reads in pydantic's lax mode (its config classes are not strict)

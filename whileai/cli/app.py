@@ -10,10 +10,12 @@ from typing import Annotated, Any
 
 import typer
 
+from whileai.cli.commands import HOT
 from whileai.cli.fail import err_line as _err
 from whileai.cli.fail import fail as _fail
 from whileai.cli.fail import quiet_pipe as _stdout
-from whileai.errors import SpecError, clean
+from whileai.cli.params import typer_command
+from whileai.errors import SpecError
 
 SETTINGS: dict[str, Any] = dict(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -21,169 +23,8 @@ SETTINGS: dict[str, Any] = dict(
 )
 app = typer.Typer(**SETTINGS)
 
-SpecArg = Annotated[list[Path], typer.Argument(help="Run spec TOML file(s).", show_default=False)]
-Backend = Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")]
-Sets = Annotated[
-    list[str] | None,
-    typer.Option("--set", help="Override a target key: dotted.key=value, list items as a.b[0].c "
-                 "or a.b.0.c (checked). Repeatable."),
-]
-
-
-def _compile_all(specs: list[Path], backend: str, sets: list[str] | None, out: Path | None,
-                 force: bool, cpu: bool, strict: bool = False) -> list[Any]:
-    from functools import partial
-
-    from whileai.api import compile_all
-    from whileai.files.writable import named
-    from whileai.spec.load import load_spec, parse_sets
-
-    overrides = parse_sets(sets or [])
-    runs = [named(specs, p, partial(load_spec, p, overrides)) for p in specs]  # all valid first
-    try:
-        return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu,
-                           strict=strict)
-    except SpecError:
-        if len(specs) > 1:  # which spec: compile each alone (the error path only)
-            for p, r in zip(specs, runs, strict=True):
-                named(specs, p, partial(compile_all, [r], backend, cpu=cpu, strict=strict))
-        raise
-
-
-@app.command("compile")
-def compile_cmd(
-    specs: SpecArg,
-    backend: Backend = "prime-rl",
-    out: Annotated[Path | None, typer.Option("--out", "-o", help="prime-rl: the .toml (or a folder "
-                   "for <spec>.toml); trl: the run directory itself; several specs: a folder for "
-                   "all. Without it nothing is written.")] = None,
-    sets: Sets = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
-    force: Annotated[bool, typer.Option(help="Overwrite a file whileai did not write, or one "
-                     "changed since it did.")] = False,
-    check: Annotated[bool, typer.Option(help="Also run the target's own parser (trl).")] = False,
-    cpu: Annotated[bool, typer.Option(help="trl: a CPU run (use_cpu, bf16 false).")] = False,
-    plain: Annotated[bool | None, typer.Option("--plain/--rich", help="Plain text report "
-                     "(the default when stdout is not a terminal) or rich tables.")] = None,
-    strict: Annotated[bool, typer.Option(help="Every warning is an error: exit 2 naming the "
-                      "first, and nothing is written.")] = False,
-) -> None:
-    """Compile run spec(s) for a backend and print what the target reads, ignores and warns."""
-    try:
-        results = _compile_all(specs, backend, sets, out, force, cpu, strict)
-    except SpecError as e:
-        _fail(e)
-    with _stdout():
-        if as_json:
-            data = [c.to_dict() for c in results]
-            print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
-        elif plain or (plain is None and not sys.stdout.isatty()):
-            from whileai.report.compiled import render_text
-            from whileai.report.wrap import width
-
-            print("\n\n".join(render_text(c, width()) for c in results))
-        else:
-            from whileai.report.render import print_report
-
-            for c in results:
-                print_report(c)
-        if check:
-            _check_target(backend, results)
-
-
-def _check_target(backend: str, results: list[Any]) -> None:
-    if backend == "prime-rl":
-        print("checked: every file (each stage of a two-stage run) passed the pinned prime-rl "
-              "catalogue and loader rules")
-        return
-    from whileai.targets.trl import check as trl_check
-
-    for c in [s for r in results for s in (r.stages or (r,))]:  # a two-stage run: each stage
-        if c.out is None:
-            _fail(SpecError("--check", True, "a written run directory: pass -o DIR"))
-        try:
-            problems = trl_check.check_dir(Path(c.out).parent)
-        except SpecError as e:
-            _fail(e)
-        if problems:
-            for p in problems:
-                _err(f"error: {p}")
-            raise typer.Exit(2)
-        print(f"checked: {Path(c.out).parent} parses with TRL's own parser (no unknown keys)")
-
-
-@app.command()
-def explain(specs: SpecArg, backend: Backend = "prime-rl", sets: Sets = None) -> None:
-    """Each key of the compiled file and what produced it."""
-    try:
-        results = _compile_all(specs, backend, sets, None, False, False)
-    except SpecError as e:
-        _fail(e)
-    from whileai.report.render import print_explain
-
-    with _stdout():
-        for c in results:
-            print_explain(c)
-
-
-ENTRY_POINTS = ("rl", "sft", "evals", "inference", "orchestrator", "trainer", "env-server")
-
-
-@app.command()
-def check(
-    configs: Annotated[list[Path], typer.Argument(help="prime-rl TOML file(s) written by hand.",
-                                                  show_default=False)],
-    entry: Annotated[str, typer.Option(help="The entry point the files are for: auto (the first "
-                     f"that accepts, as prime-rl's own test does) or one of {', '.join(ENTRY_POINTS)}.")]
-    = "auto",
-) -> None:
-    """Check prime-rl TOMLs against the pinned schema, loader rules and known renames."""
-    from whileai.spec.load import loads_toml, read_text
-    from whileai.targets.prime_rl.check import check_document, detect, looks_like_spec, notes, taskset_typos
-
-    if entry != "auto" and entry not in ENTRY_POINTS:
-        _fail(SpecError("--entry", entry, f"auto or one of {', '.join(ENTRY_POINTS)}"))
-    failed = False
-    with _stdout():
-        for config in configs:
-            try:
-                doc = loads_toml(read_text(config, "config", 8 << 20, "TOML file"), where=str(config))
-            except SpecError as e:
-                _err(f"error: {e}")
-                failed = True
-                continue
-            if looks_like_spec(doc):
-                spec = SpecError("config", str(config), "a prime-rl TOML; this is a whileai spec",
-                                 hint=f"compile it: whileai compile {config}")
-                _err(f"error: {spec}")
-                failed = True
-                continue
-            try:
-                kind, problems = detect(doc) if entry == "auto" else (entry, check_document(doc, entry=entry))
-            except SpecError as e:  # a loader rule that crashed (RuleCrash): one line, never skipped
-                _err(f"error: {config}: {e}")
-                failed = True
-                continue
-            problems = [*problems, *taskset_typos(doc, kind)]
-            for note in notes(doc, kind):
-                print(clean(f"warning: {config}: {note}"))
-            how = f"uv run {kind} @ {config}"
-            for p in problems:
-                _err(f"error: {config}: {p}")
-            if problems:
-                guess = " (the likeliest entry point: none accepts it; --entry to choose)" \
-                    if entry == "auto" else ""
-                from whileai.targets.prime_rl.migrate.hint import old_release_hint
-
-                if (old := old_release_hint(doc, kind)) is not None:
-                    guess = f"; it {old}: run `whileai migrate {config}`"
-                _err(f"error: {config} is not a valid prime-rl {kind} config{guess}")
-                failed = True
-                continue
-            print(clean(f"ok: {config} is a prime-rl {kind} config ({how}) that passes the pinned "
-                        "schema and loader rules"))
-    if failed:
-        raise typer.Exit(2)
+for _name, (_params, _body) in HOT.items():  # compile, explain, check: whileai.cli.params
+    app.command(_name)(typer_command(_params, _body))
 
 
 @app.command()

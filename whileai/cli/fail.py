@@ -1,4 +1,7 @@
-"""What every command does with bad input: one line on stderr, exit code 2; and a quiet closed pipe."""
+"""What every command does with bad input: one line on stderr, exit code 2; and a quiet closed pipe.
+
+It exits with SystemExit, which typer passes through as it does its own Exit: the lean path of
+the hot commands (whileai.cli.main) never imports typer."""
 
 from __future__ import annotations
 
@@ -8,15 +11,13 @@ import sys
 from collections.abc import Iterator
 from typing import NoReturn
 
-import typer
-
 from whileai.errors import SpecError, clean
 
 
 def fail(err: SpecError) -> NoReturn:
     """The one line for a bad input, then exit code 2."""
     err_line(f"error: {err}")
-    raise typer.Exit(2)
+    raise SystemExit(2)
 
 
 def err_line(line: str) -> None:
@@ -36,4 +37,4 @@ def quiet_pipe() -> Iterator[None]:
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the flush at exit cannot fail again
-        raise typer.Exit(0) from None
+        raise SystemExit(0) from None

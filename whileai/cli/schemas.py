@@ -40,9 +40,9 @@ ENDPOINT_STRING = r"^vllm:[^@\s]+@\S+$"
 # (the code matches them in full; a JSON Schema pattern searches, so each is anchored here)
 PATTERNS: dict[tuple[str, str], str] = {
     ("RunSpec", "taskset"): f"^(?:{_spec._TASKSET.pattern})$",
-    ("Endpoint", "url"): f"^(?:{_methods._URL.pattern})$",
-    ("Endpoint", "api_key_env"): f"^(?:{_methods._ENV_VAR.pattern})$",
-    ("OPSD", "privileged"): f"^(?:{_methods._KEY.pattern})$",
+    ("Endpoint", "url"): f"^(?:{_methods._URL})$",
+    ("Endpoint", "api_key_env"): f"^(?:{_methods._ENV_VAR})$",
+    ("OPSD", "privileged"): f"^(?:{_methods._KEY})$",
     ("OPSD", "anchor"): r"^(initial|live|ema:\d*\.?\d+([eE]-?\d+)?)$",
     ("OPSD", "template"): r"(^|[^{])(\{\{)*\{demonstration\}",  # not {{demonstration}}
 }

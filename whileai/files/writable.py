@@ -17,7 +17,7 @@ from typing import TypeVar
 from whileai.errors import SpecError
 
 T = TypeVar("T")
-_TEMP = re.compile(r"^\.(?P<name>.+)\.whileai-\d+-\d+\.(?:tmp|bak)$")
+_TEMP = r"^\.(?P<name>.+)\.whileai-\d+-\d+\.(?:tmp|bak)$"  # compiled on first use
 
 
 def probe(path: str | Path, field: str = "--out") -> None:
@@ -47,7 +47,7 @@ def typed(filename: str | None, fallback: str = "out") -> str:
     if not filename:
         return fallback
     p = Path(filename)
-    m = _TEMP.match(p.name)
+    m = re.match(_TEMP, p.name)
     return str(p.with_name(m.group("name"))) if m else str(filename)
 
 

@@ -44,6 +44,8 @@ class Fixed(NamedTuple):
 
 @dataclass(frozen=True)
 class Compiled:
+    """A compiled run: its files, what the target reads, ignores and fixes, and the report."""
+
     backend: str
     target: str
     run: RunSpec

@@ -15,6 +15,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Facts:
+    """What a target states its compiled file will do; None where it does not say."""
+
     # the method as the target runs it
     estimator: str | None = None  # policy_gradient, cross_entropy, sampled_token, full_vocab
     support_top_k: int | None = None  # the loss sees only the teacher's top k (None: full vocabulary)

@@ -8,6 +8,10 @@
 - `values`: bounds every value passes (no secrets, int64, finite floats, ports);
 - `validation`: pydantic's errors as one whileai line; `load`: TOML and `--set` into a spec.
 
+The model modules (methods, tables, layout, run) do without `from __future__ import
+annotations`: their annotations are objects as the class is read, where pydantic would compile
+each one's text when it builds the model (a name defined later is quoted, "RunSpec").
+
 May import: `whileai.catalogs`, `whileai.errors`, `whileai.secretscan`.
 
 `from whileai.spec import RunSpec` (and every public spec name) still works: the names are looked

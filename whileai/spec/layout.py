@@ -7,7 +7,6 @@ backend, the report and the cost estimate read:
     lay = layout(run)   # Layout(nodes=4, gpus_per_node=8, gpus=32, trainer_nodes=2, ...)
 """
 
-from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, NamedTuple
@@ -111,7 +110,7 @@ class Layout(NamedTuple):
                 f"({self.trainer_nodes} trainer, {infer})")
 
 
-def layout(run: RunSpec) -> Layout:
+def layout(run: "RunSpec") -> Layout:
     nodes, per = run.nodes or 1, run.gpus_per_node
     if nodes == 1:
         gpus = run.gpus or DEFAULT_GPUS
@@ -124,7 +123,7 @@ def layout(run: RunSpec) -> Layout:
                   infer_nodes // replicas if infer_nodes else 0)
 
 
-def check(run: RunSpec) -> None:
+def check(run: "RunSpec") -> None:
     """The rules between the layout fields; raises one SpecError naming the field."""
     nodes, per = run.nodes or 1, run.gpus_per_node
     if nodes == 1:

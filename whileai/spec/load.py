@@ -2,7 +2,9 @@
 turned into one SpecError line (with a did-you-mean that knows which model it is in).
 
 Files are read only when they are regular files (a FIFO or a device is refused before it is
-opened, so nothing hangs or reads forever) and only up to a size limit.
+opened, so nothing hangs or reads forever) and only up to a size limit. Reading files and TOML
+needs no pydantic (`whileai check` reads prime-rl files through here): it is imported where a
+spec is built.
 """
 
 from __future__ import annotations
@@ -13,19 +15,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
-
 from whileai.catalogs import paths
 from whileai.errors import SpecError, raw
-from whileai.spec.validation import from_validation
 
 if TYPE_CHECKING:
-    from whileai.spec.run import RunSpec
+    from pydantic import BaseModel
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+    from whileai.spec.run import RunSpec
 
 SPEC_LIMIT = 1 << 20  # a spec or a hand-written config: 1 MiB is far beyond any real one
 
@@ -70,6 +66,10 @@ def _kind(mode: int) -> str:
 
 
 def loads_toml(text: str, where: str = "TOML") -> dict[str, Any]:
+    if sys.version_info >= (3, 11):  # imported here: a spec built in Python reads no TOML
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -127,7 +127,10 @@ def parse_set(text: str) -> tuple[str, Any]:
 
 def build(model: type[BaseModel], data: Any) -> Any:
     """Validate `data` into `model`, turning pydantic's errors into one SpecError."""
+    from pydantic import ValidationError
+
     from whileai.spec.methods import validate_raw
+    from whileai.spec.validation import from_validation
 
     try:
         return validate_raw(model, data)

@@ -5,7 +5,6 @@ these descriptions, and `source` names where each default comes from. The run sp
 wraps a method is in whileai.spec.run.
 """
 
-from __future__ import annotations
 
 import contextvars
 import re
@@ -25,10 +24,11 @@ from whileai.spec import values
 from whileai.spec.validation import from_validation
 
 Divergence = Literal["reverse_kl", "forward_kl", "jsd"]
-# every pattern is matched in full (re.fullmatch): a trailing newline is not a match
-_URL = re.compile(r"https?://[A-Za-z0-9.\-]+(?::(\d{1,5}))?(?:/[^\s@]*)?")
-_ENV_VAR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+# every pattern is matched in full (re.fullmatch): a trailing newline is not a match; each is
+# compiled on first use (re's own cache), so a run that never meets one never compiles it
+_URL = r"https?://[A-Za-z0-9.\-]+(?::(\d{1,5}))?(?:/[^\s@]*)?"
+_ENV_VAR = r"[A-Za-z_][A-Za-z0-9_]*"
+_KEY = r"[A-Za-z_][A-Za-z0-9_.\-]*"
 MAX_TOKENS = 1 << 20  # no served model reads more than a million tokens of context
 MAX_SAMPLES = 1024
 
@@ -36,6 +36,9 @@ MAX_SAMPLES = 1024
 def src(text: str, source: str, **kw: Any) -> Any:
     """A field description plus the source of its default (shown by `whileai methods`)."""
     extra: dict[str, Any] = {"source": source} if source else {}
+    if "default_factory" in kw:  # pydantic reads each factory's signature when it builds the
+        make = kw["default_factory"]  # model: a Python function's is at hand, a builtin's (dict,
+        kw["default_factory"] = lambda: make()  # list) is parsed from text with tokenize
     return Field(description=text, json_schema_extra=extra, **kw)
 
 
@@ -99,7 +102,7 @@ class Endpoint(_Spec):
     @field_validator("url")
     @classmethod
     def _url(cls, v: str) -> str:
-        m = _URL.fullmatch(v)
+        m = re.fullmatch(_URL, v)
         if not m:
             raise ValueError("expected http(s)://host[:port]/v1 with no credentials in it")
         if m.group(1) is not None and not 1 <= int(m.group(1)) <= 65535:
@@ -112,13 +115,13 @@ class Endpoint(_Spec):
     @field_validator("api_key_env")
     @classmethod
     def _env(cls, v: str) -> str:
-        if not _ENV_VAR.fullmatch(v):
+        if not re.fullmatch(_ENV_VAR, v):
             raise ValueError("expected the NAME of an environment variable, like VLLM_API_KEY")
         return v
 
     @property
     def port(self) -> int | None:
-        m = _URL.fullmatch(self.url)
+        m = re.fullmatch(_URL, self.url)
         return int(m.group(1)) if m and m.group(1) else None
 
 
@@ -288,7 +291,7 @@ class OPSD(_Method):
     @field_validator("privileged")
     @classmethod
     def _key(cls, v: str) -> str:
-        if not _KEY.fullmatch(v):
+        if not re.fullmatch(_KEY, v):
             raise ValueError("expected a field name such as 'answer'")
         return v
 

@@ -5,7 +5,6 @@ Every field is described once, here; `whileai methods`, the JSON schemas and the
 these descriptions, and `source` names where each default comes from.
 """
 
-from __future__ import annotations
 
 from typing import Any
 
@@ -213,12 +212,12 @@ class RunSpec(OnTaskset):
         return flatten_overrides(v)
 
     @model_validator(mode="after")
-    def _split(self) -> RunSpec:
+    def _split(self) -> "RunSpec":
         layout.check(self)
         return self
 
     @model_validator(mode="after")
-    def _taskset_tables(self) -> RunSpec:
+    def _taskset_tables(self) -> "RunSpec":
         """Taskset arguments and roles against the pinned taskset catalogue."""
         from whileai.catalogs import tasksets as tc
 
@@ -243,7 +242,7 @@ class RunSpec(OnTaskset):
         return self
 
     @model_validator(mode="after")
-    def _stages(self) -> RunSpec:
+    def _stages(self) -> "RunSpec":
         if self.then is not None and self.sources:
             raise SpecError("then", raw("a second stage"), "unset in a mixture (sources): a "
                             "two-stage run trains one taskset per stage; compile the mixture as "

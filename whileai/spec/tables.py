@@ -4,7 +4,6 @@ assembles them into RunSpec and re-exports them; every field is described once, 
 default's source.
 """
 
-from __future__ import annotations
 
 import re
 from typing import Any
@@ -22,7 +21,7 @@ MAX_NODES = 512
 PATH_LEN = 4096
 
 
-_ROLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ROLE = r"[A-Za-z_][A-Za-z0-9_]*"  # compiled on first use (re's cache)
 _ARGS = (
     "Written verbatim as the source's env.taskset table (prime-rl); checked against the pinned "
     "taskset catalogue, with a did-you-mean, where the taskset is known."
@@ -44,7 +43,7 @@ def leaves(table: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[tu
 
 
 def check_roles(v: list[str] | None) -> list[str] | None:
-    if v is not None and (any(not _ROLE.fullmatch(r) for r in v) or len(set(v)) < len(v)):
+    if v is not None and (any(not re.fullmatch(_ROLE, r) for r in v) or len(set(v)) < len(v)):
         raise ValueError("distinct role names such as 'agent' or 'player0' (letters, digits, _)")
     return v
 

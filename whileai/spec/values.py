@@ -23,8 +23,9 @@ from whileai.errors import SpecError, raw
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1  # TOML integers are signed 64-bit
 MAX_DEPTH = 24
 MAX_STRING = 65536
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
-_LINE_BREAK = re.compile(r"[\t\n\r\u2028\u2029\x85]")
+# compiled on first use (re's cache): printable ASCII, most text, never needs them
+_CONTROL = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]"
+_LINE_BREAK = r"[\t\n\r\u2028\u2029\x85]"
 TABLES = ("overrides", "taskset_args", "eval.taskset_args")  # written verbatim into the target
 SECRET_ADVICE = ("no secrets in a spec or config file: keep the value in an environment variable "
                  "and name the variable (e.g. api_key_env = \"VLLM_API_KEY\")")
@@ -67,7 +68,9 @@ def check_string(text: str, field: str, *, lines: bool) -> None:
     if len(text) > MAX_STRING:
         raise SpecError(field, raw(f"a text of {len(text)} characters"),
                         f"at most {MAX_STRING} characters")
-    bad = _CONTROL.search(text) or (None if lines else _LINE_BREAK.search(text))
+    if text.isascii() and text.isprintable():  # neither pattern can match
+        return
+    bad = re.search(_CONTROL, text) or (None if lines else re.search(_LINE_BREAK, text))
     if bad:
         raise SpecError(field, text, "text without control characters, NUL or lone surrogates"
                         + ("" if lines else " (one line)"))
@@ -90,7 +93,7 @@ def check_scalar(value: Any, field: str) -> None:
                         "a string, number, boolean, array or table")
 
 
-_PORT = re.compile(r"(?:^|_)port\Z")
+_PORT = r"(?:^|_)port\Z"  # compiled on first use (re's cache)
 
 
 def check_override(segs: tuple[str | int, ...], key: str, value: Any, *,
@@ -103,5 +106,5 @@ def check_override(segs: tuple[str | int, ...], key: str, value: Any, *,
         raise SpecError(f"{label}.{key}", raw("a secret's value"),
                         "the NAME of an environment variable that holds it (e.g. MY_PASSWORD): a "
                         "secret's value never goes into a config file")
-    if names and _PORT.search(names[-1]) and type(value) is int and not 1 <= value <= 65535:
+    if names and re.search(_PORT, names[-1]) and type(value) is int and not 1 <= value <= 65535:
         raise SpecError(f"{label}.{key}", value, "a port from 1 to 65535")

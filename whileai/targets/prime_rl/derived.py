@@ -17,14 +17,15 @@ from whileai.errors import SpecError
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
 
-_CAP = re.compile(r"^orchestrator\.train(?:\.source\[(\d+)\])?\.sampling\.max_completion_tokens$")
+# compiled on first use (re's cache): only a run with overrides reads it
+_CAP = r"^orchestrator\.train(?:\.source\[(\d+)\])?\.sampling\.max_completion_tokens$"
 DERIVED = "seq_len, the teacher server's max_model_len, the eval cap and the cost"
 
 
 def check(run: RunSpec) -> None:
     """SpecError for the first override of a derived-from value."""
     for path, value in run.overrides.items():
-        m = _CAP.match(path.replace(" ", ""))
+        m = re.match(_CAP, path.replace(" ", ""))
         if m is None:
             continue
         pos = int(m.group(1)) if m.group(1) is not None else 0

@@ -56,7 +56,7 @@ class Choice(NamedTuple):
 
 
 def model_map() -> dict[str, str]:
-    found: dict[str, str] = prime_rl().schema.get("x-prime-rl", {}).get("model_renderers", {})
+    found: dict[str, str] = prime_rl().top.get("x-prime-rl", {}).get("model_renderers", {})
     return found
 
 

@@ -63,7 +63,7 @@ def detect(doc: dict[str, Any]) -> tuple[str, list[Problem]]:
             return entry, []
 
     def unknown(entry: str) -> tuple[int, int]:
-        fields = set(entry_catalog(entry).children(entry_catalog(entry).schema))
+        fields = set(entry_catalog(entry).children(entry_catalog(entry).top))
         return len(set(doc) - fields), list(ENTRIES).index(entry)
 
     best = min(ENTRIES, key=unknown)

@@ -39,7 +39,7 @@ class View:
 
     @classmethod
     def root(cls, doc: dict[str, Any], catalog: Catalog) -> View:
-        return cls(doc, catalog, catalog.schema)
+        return cls(doc, catalog, catalog.top)
 
     def path(self, rel: str = "") -> str:
         return join((*self.prefix, *parse(rel))) if rel else join(self.prefix)

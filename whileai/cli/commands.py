@@ -1,0 +1,154 @@
+"""The hot commands' bodies: `whileai compile`, `explain` and `check`. Their parameters are
+described in whileai.cli.params; whileai.cli.app registers them with typer, and whileai.cli.main
+runs them straight from plain input, so nothing here imports typer (or rich, unless the report
+is printed as rich tables)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from whileai.cli.fail import err_line as _err
+from whileai.cli.fail import fail as _fail
+from whileai.cli.fail import quiet_pipe as _stdout
+from whileai.cli.params import CHECK, COMPILE, ENTRY_POINTS, EXPLAIN, Param
+from whileai.errors import SpecError, clean
+
+
+def _compile_all(specs: list[Path], backend: str, sets: list[str] | None, out: Path | None,
+                 force: bool, cpu: bool, strict: bool = False) -> list[Any]:
+    from functools import partial
+
+    from whileai.api import compile_all
+    from whileai.files.writable import named
+    from whileai.spec.load import load_spec, parse_sets
+
+    overrides = parse_sets(sets or [])
+    runs = [named(specs, p, partial(load_spec, p, overrides)) for p in specs]  # all valid first
+    try:
+        return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu,
+                           strict=strict)
+    except SpecError:
+        if len(specs) > 1:  # which spec: compile each alone (the error path only)
+            for p, r in zip(specs, runs, strict=True):
+                named(specs, p, partial(compile_all, [r], backend, cpu=cpu, strict=strict))
+        raise
+
+
+def compile_cmd(specs: list[Path], backend: str, out: Path | None, sets: list[str] | None,
+                as_json: bool, force: bool, check: bool, cpu: bool, plain: bool | None,
+                strict: bool) -> None:
+    """Compile run spec(s) for a backend and print what the target reads, ignores and warns."""
+    try:
+        results = _compile_all(specs, backend, sets, out, force, cpu, strict)
+    except SpecError as e:
+        _fail(e)
+    with _stdout():
+        if as_json:
+            import json
+
+            data = [c.to_dict() for c in results]
+            print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
+        elif plain or (plain is None and not sys.stdout.isatty()):
+            from whileai.report.compiled import render_text
+            from whileai.report.wrap import width
+
+            print("\n\n".join(render_text(c, width()) for c in results))
+        else:
+            from whileai.report.render import print_report
+
+            for c in results:
+                print_report(c)
+        if check:
+            _check_target(backend, results)
+
+
+def _check_target(backend: str, results: list[Any]) -> None:
+    if backend == "prime-rl":
+        print("checked: every file (each stage of a two-stage run) passed the pinned prime-rl "
+              "catalogue and loader rules")
+        return
+    from whileai.targets.trl import check as trl_check
+
+    for c in [s for r in results for s in (r.stages or (r,))]:  # a two-stage run: each stage
+        if c.out is None:
+            _fail(SpecError("--check", True, "a written run directory: pass -o DIR"))
+        try:
+            problems = trl_check.check_dir(Path(c.out).parent)
+        except SpecError as e:
+            _fail(e)
+        if problems:
+            for p in problems:
+                _err(f"error: {p}")
+            raise SystemExit(2)
+        print(f"checked: {Path(c.out).parent} parses with TRL's own parser (no unknown keys)")
+
+
+def explain(specs: list[Path], backend: str, sets: list[str] | None) -> None:
+    """Each key of the compiled file and what produced it."""
+    try:
+        results = _compile_all(specs, backend, sets, None, False, False)
+    except SpecError as e:
+        _fail(e)
+    from whileai.report.render import print_explain
+
+    with _stdout():
+        for c in results:
+            print_explain(c)
+
+
+def check(configs: list[Path], entry: str) -> None:
+    """Check prime-rl TOMLs against the pinned schema, loader rules and known renames."""
+    from whileai.spec.load import loads_toml, read_text
+    from whileai.targets.prime_rl.check import check_document, detect, looks_like_spec, notes, taskset_typos
+
+    if entry != "auto" and entry not in ENTRY_POINTS:
+        _fail(SpecError("--entry", entry, f"auto or one of {', '.join(ENTRY_POINTS)}"))
+    failed = False
+    with _stdout():
+        for config in configs:
+            try:
+                doc = loads_toml(read_text(config, "config", 8 << 20, "TOML file"), where=str(config))
+            except SpecError as e:
+                _err(f"error: {e}")
+                failed = True
+                continue
+            if looks_like_spec(doc):
+                spec = SpecError("config", str(config), "a prime-rl TOML; this is a whileai spec",
+                                 hint=f"compile it: whileai compile {config}")
+                _err(f"error: {spec}")
+                failed = True
+                continue
+            try:
+                kind, problems = detect(doc) if entry == "auto" else (entry, check_document(doc, entry=entry))
+            except SpecError as e:  # a loader rule that crashed (RuleCrash): one line, never skipped
+                _err(f"error: {config}: {e}")
+                failed = True
+                continue
+            problems = [*problems, *taskset_typos(doc, kind)]
+            for note in notes(doc, kind):
+                print(clean(f"warning: {config}: {note}"))
+            how = f"uv run {kind} @ {config}"
+            for p in problems:
+                _err(f"error: {config}: {p}")
+            if problems:
+                guess = " (the likeliest entry point: none accepts it; --entry to choose)" \
+                    if entry == "auto" else ""
+                from whileai.targets.prime_rl.migrate.hint import old_release_hint
+
+                if (old := old_release_hint(doc, kind)) is not None:
+                    guess = f"; it {old}: run `whileai migrate {config}`"
+                _err(f"error: {config} is not a valid prime-rl {kind} config{guess}")
+                failed = True
+                continue
+            print(clean(f"ok: {config} is a prime-rl {kind} config ({how}) that passes the pinned "
+                        "schema and loader rules"))
+    if failed:
+        raise SystemExit(2)
+
+
+# command name → (its parameters, its body): what whileai.cli.app registers and main runs lean
+HOT: dict[str, tuple[tuple[Param, ...], Any]] = {
+    "compile": (COMPILE, compile_cmd), "explain": (EXPLAIN, explain), "check": (CHECK, check),
+}

@@ -1,0 +1,85 @@
+"""The built-in tasksets (data generators and reward functions) and the tasks a file-based backend
+trains on.
+
+`resolve(taskset_id)` names the built-in taskset for a spec's `taskset`, or raises SpecError
+listing what is available; `for_run(run)` and `rows(run)` are a run's tasks (its `data` file,
+else the built-in set); `source(taskset)` is a taskset module's text, shipped verbatim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from whileai.errors import SpecError
+from whileai.tasksets import local, reverse_text
+from whileai.tasksets.reverse_text import reverse_text_reward
+
+
+@dataclass(frozen=True)
+class Taskset:
+    name: str
+    module: str  # module file name under whileai/tasksets/ (shipped verbatim)
+    reward: str  # reward function name in that module
+    fields: tuple[str, ...]  # fields of each task (usable as OPSD privileged keys)
+    train_size: int
+    holdout_size: int
+    description: str
+
+
+BUILTIN: dict[str, Taskset] = {
+    "reverse-text": Taskset(
+        name="reverse-text",
+        module="reverse_text",
+        reward="reverse_text_reward",
+        fields=("answer",),
+        train_size=reverse_text.TRAIN_SIZE,
+        holdout_size=reverse_text.HOLDOUT_SIZE,
+        description="reverse a random phrase character by character; LCS-ratio reward",
+    ),
+}
+
+
+def name_of(taskset_id: str) -> str:
+    """'owner/reverse-text@0.1' → 'reverse-text'."""
+    return taskset_id.split("/")[-1].split("@")[0]
+
+
+def resolve(taskset_id: str, *, backend: str = "trl") -> Taskset:
+    found = BUILTIN.get(name_of(taskset_id))
+    if found is None:
+        raise SpecError(
+            "taskset", taskset_id,
+            f"the {backend} backend needs a taskset whose data whileai can generate locally: "
+            + ", ".join(sorted(BUILTIN)),
+        )
+    return found
+
+
+def for_run(run: Any) -> Taskset:
+    """The tasks a file-based backend trains on: the spec's `data` file, else the built-in set."""
+    if run.data is None:
+        return resolve(run.taskset)
+    tasks = local.load(run.data)
+    return Taskset(
+        name=local.display(tasks.path), module="", reward="", fields=tasks.fields,
+        train_size=len(tasks.train), holdout_size=len(tasks.test),
+        description=f"tasks from {local.display(tasks.path)}",
+    )
+
+
+def rows(run: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(train, holdout) rows for `run`, before any per-method columns are added."""
+    if run.data is not None:
+        tasks = local.load(run.data)
+        return tasks.train, tasks.test
+    return reverse_text.splits()
+
+
+def source(taskset: Taskset) -> str:
+    """The text of the taskset's self-contained module."""
+    return resources.files("whileai.tasksets").joinpath(f"{taskset.module}.py").read_text()
+
+
+__all__ = ["BUILTIN", "Taskset", "for_run", "name_of", "resolve", "reverse_text_reward", "rows", "source"]
