@@ -182,6 +182,21 @@ class _Method(_Spec):
         return self.LR[0 if lora else 1]
 
 
+class _Served(_Method):
+    """A method whose frozen teacher is served at an endpoint (OPD scores with it, SFT samples
+    from it); the teacher may be given first, `OPD(teacher)`. Each method declares its own
+    `teacher` field, with its own description."""
+
+    def __init__(self, teacher: Any = None, /, **data: Any) -> None:
+        if teacher is not None:
+            data["teacher"] = teacher
+        super().__init__(**data)
+
+    @property
+    def frozen_teacher(self) -> Endpoint:
+        return self.teacher  # type: ignore[attr-defined, no-any-return]
+
+
 _T = "Sampling temperature of the student's rollouts; 1.0 keeps the estimator on-policy."
 _T_SRC = "all frameworks (docs/research.md, defaults: student temperature)"
 _LR = (
@@ -190,7 +205,7 @@ _LR = (
 )
 
 
-class OPD(_Method):
+class OPD(_Served):
     """On-policy distillation: the student samples, a frozen teacher scores every token."""
 
     SCORER = "teacher"
@@ -225,15 +240,6 @@ class OPD(_Method):
         _LR, "LoRA 1e-4 (tinker-cookbook); full weights 1e-6 (TRL DistillationConfig)",
         default=None, gt=0.0, le=1.0,
     )
-
-    def __init__(self, teacher: Any = None, /, **data: Any) -> None:
-        if teacher is not None:
-            data["teacher"] = teacher
-        super().__init__(**data)
-
-    @property
-    def frozen_teacher(self) -> Endpoint:
-        return self.teacher
 
     @field_validator("top_k")
     @classmethod
@@ -352,7 +358,7 @@ class GRPO(_Method):
     )
 
 
-class SFT(_Method):
+class SFT(_Served):
     """Off-policy distillation: a frozen teacher samples, the student imitates it (cross-entropy)."""
 
     SAMPLER = "teacher"
@@ -379,15 +385,6 @@ class SFT(_Method):
         _LR, "LoRA 1e-4 (prime-rl sft_distill_lora.toml); full weights 3e-6 (prime-rl "
         "sft_distill.toml)", default=None, gt=0.0, le=1.0,
     )
-
-    def __init__(self, teacher: Any = None, /, **data: Any) -> None:
-        if teacher is not None:
-            data["teacher"] = teacher
-        super().__init__(**data)
-
-    @property
-    def frozen_teacher(self) -> Endpoint:
-        return self.teacher
 
 
 Method = Annotated[Union[OPD, OPSD, GRPO, SFT], Field(discriminator="type")]
