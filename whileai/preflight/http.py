@@ -64,18 +64,24 @@ def request(method: str, url: str, *, deadline: float, body: Any = None,
     state.done.wait(max(0.0, deadline - start))
     if not state.done.is_set():
         _shut(state.sock)
-        waited = time.monotonic() - start
-        if state.phase == "connecting":
-            raise HttpFailure("timeout", f"no connection to {parts.netloc} within {waited:.1f} s")
-        if state.phase == "waiting":
-            raise HttpFailure("timeout", f"accepted the connection but sent no answer within "
-                              f"{waited:.1f} s")
-        raise HttpFailure("slow", f"the answer was still arriving after {waited:.1f} s "
-                          f"({state.got} bytes of it): far too slow")
+        raise _timed_out(state, parts.netloc, time.monotonic() - start)
+    if isinstance(state.error, (socket.timeout, TimeoutError)):  # the socket's own deadline won
+        raise _timed_out(state, parts.netloc, time.monotonic() - start)
     if state.error is not None:
         raise _failure(state.error, parts.netloc)
     assert state.answer is not None
     return state.answer
+
+
+def _timed_out(state: _State, where: str, waited: float) -> HttpFailure:
+    """The deadline passed: what the server had done by then names the failure."""
+    if state.phase == "connecting":
+        return HttpFailure("timeout", f"no connection to {where} within {waited:.1f} s")
+    if state.phase == "waiting":
+        return HttpFailure("timeout", f"accepted the connection but sent no answer within "
+                           f"{waited:.1f} s")
+    return HttpFailure("slow", f"the answer was still arriving after {waited:.1f} s "
+                       f"({state.got} bytes of it): far too slow")
 
 
 def _run(state: _State, method: str, parts: urllib.parse.SplitResult, body: Any,
@@ -131,8 +137,6 @@ def _failure(e: BaseException, where: str) -> HttpFailure:
         return e
     if isinstance(e, ConnectionRefusedError):
         return HttpFailure("refused", f"connection refused at {where}: nothing is listening there")
-    if isinstance(e, (socket.timeout, TimeoutError)):
-        return HttpFailure("timeout", f"no answer from {where} in time")
     if isinstance(e, socket.gaierror):
         return HttpFailure("network", f"the host of {where} does not resolve ({e.strerror or e})")
     if isinstance(e, http.client.HTTPException):
