@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from whileai.spec import endpoint as _endpoint
 from whileai.spec import methods as _methods
 from whileai.spec import run as _spec
 
@@ -40,8 +41,8 @@ ENDPOINT_STRING = r"^vllm:[^@\s]+@\S+$"
 # (the code matches them in full; a JSON Schema pattern searches, so each is anchored here)
 PATTERNS: dict[tuple[str, str], str] = {
     ("RunSpec", "taskset"): f"^(?:{_spec._TASKSET.pattern})$",
-    ("Endpoint", "url"): f"^(?:{_methods._URL})$",
-    ("Endpoint", "api_key_env"): f"^(?:{_methods._ENV_VAR})$",
+    ("Endpoint", "url"): f"^(?:{_endpoint._URL})$",
+    ("Endpoint", "api_key_env"): f"^(?:{_endpoint._ENV_VAR})$",
     ("OPSD", "privileged"): f"^(?:{_methods._KEY})$",
     ("OPSD", "anchor"): r"^(initial|live|ema:\d*\.?\d+([eE]-?\d+)?)$",
     ("OPSD", "template"): r"(^|[^{])(\{\{)*\{demonstration\}",  # not {{demonstration}}

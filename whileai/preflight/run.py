@@ -84,8 +84,8 @@ def _probe_into(out: list[Check], t: Target, deadline: float, student: Student) 
 
 def _student(run: RunSpec, text: str | None, key_env: str) -> Any:
     """--student-endpoint as an Endpoint: a URL serving the spec's model, or vllm:<model>@<url>."""
+    from whileai.spec.endpoint import Endpoint, parse_endpoint
     from whileai.spec.load import build
-    from whileai.spec.methods import Endpoint, parse_endpoint
 
     if text is None:
         return None

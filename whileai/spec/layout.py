@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from pydantic import ValidationInfo, field_validator
 
 from whileai.errors import SpecError
-from whileai.spec.methods import _Spec, src
+from whileai.spec.base import _Spec, src
 
 if TYPE_CHECKING:
     from whileai.spec.run import RunSpec

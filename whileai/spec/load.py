@@ -129,7 +129,7 @@ def build(model: type[BaseModel], data: Any) -> Any:
     """Validate `data` into `model`, turning pydantic's errors into one SpecError."""
     from pydantic import ValidationError
 
-    from whileai.spec.methods import validate_raw
+    from whileai.spec.base import validate_raw
     from whileai.spec.validation import from_validation
 
     try:

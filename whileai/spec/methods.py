@@ -1,4 +1,4 @@
-"""The method specs: OPD, OPSD, GRPO and SFT (one discriminated union on `type`) and Endpoint.
+"""The method specs: OPD, OPSD, GRPO and SFT (one discriminated union on `type`).
 
 Every field is described once, here; `whileai methods`, the JSON schemas and the docs read
 these descriptions, and `source` names where each default comes from. The run spec that
@@ -6,131 +6,21 @@ wraps a method is in whileai.spec.run.
 """
 
 
-import contextvars
 import re
 import string
 from typing import Annotated, Any, ClassVar, Literal, Union
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, Field, field_validator
 
-from whileai.spec import values
-from whileai.spec.validation import from_validation
+from whileai.spec.base import _Spec, src, validate_raw  # noqa: F401  (validate_raw: re-exported)
+from whileai.spec.endpoint import Endpoint, parse_endpoint  # noqa: F401  (re-exported)
 
 Divergence = Literal["reverse_kl", "forward_kl", "jsd"]
 # every pattern is matched in full (re.fullmatch): a trailing newline is not a match; each is
 # compiled on first use (re's own cache), so a run that never meets one never compiles it
-_URL = r"https?://[A-Za-z0-9.\-]+(?::(\d{1,5}))?(?:/[^\s@]*)?"
-_ENV_VAR = r"[A-Za-z_][A-Za-z0-9_]*"
 _KEY = r"[A-Za-z_][A-Za-z0-9_.\-]*"
 MAX_TOKENS = 1 << 20  # no served model reads more than a million tokens of context
 MAX_SAMPLES = 1024
-
-
-def src(text: str, source: str, **kw: Any) -> Any:
-    """A field description plus the source of its default (shown by `whileai methods`)."""
-    extra: dict[str, Any] = {"source": source} if source else {}
-    if "default_factory" in kw:  # pydantic reads each factory's signature when it builds the
-        make = kw["default_factory"]  # model: a Python function's is at hand, a builtin's (dict,
-        kw["default_factory"] = lambda: make()  # list) is parsed from text with tokenize
-    return Field(description=text, json_schema_extra=extra, **kw)
-
-
-class _Spec(BaseModel):
-    # strict: "100" is not an int here, as the JSON Schema says; a spec file is typed TOML
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _values(cls, data: Any) -> Any:
-        """Secrets, control characters, 64-bit integers, finite floats: every value, raw."""
-        values.check_tree(data)
-        return data
-
-    def __init__(self, /, **data: Any) -> None:
-        # Called by users and, for nested models, by pydantic itself: convert only at the top.
-        if _NESTED.get():
-            super().__init__(**data)
-            return
-        token = _NESTED.set(True)
-        try:
-            super().__init__(**data)
-        except ValidationError as e:
-            raise from_validation(e, type(self)) from None
-        finally:
-            _NESTED.reset(token)
-
-
-_NESTED: contextvars.ContextVar[bool] = contextvars.ContextVar("whileai_nested", default=False)
-
-
-def validate_raw(model: type[BaseModel], data: Any) -> Any:
-    """model_validate with pydantic's own errors (the caller turns them into one SpecError)."""
-    token = _NESTED.set(True)
-    try:
-        return model.model_validate(data)
-    finally:
-        _NESTED.reset(token)
-
-
-class Endpoint(_Spec):
-    """An OpenAI-compatible server (vLLM) that serves a frozen teacher."""
-
-    url: str = src("Base URL of the server, e.g. http://localhost:8001/v1.", "", max_length=2048)
-    model: str = src("Model name the server serves (the Hugging Face id).", "", min_length=1,
-                     max_length=1024)
-    api_key_env: str = src(
-        "Name of the environment variable that holds the server's API key. Only the name is "
-        "written anywhere; the key itself never is.",
-        "prime-rl's teacher client default",
-        default="VLLM_API_KEY", max_length=256,
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_string(cls, data: Any) -> Any:
-        if isinstance(data, str):
-            return parse_endpoint(data)
-        return data
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, v: str) -> str:
-        m = re.fullmatch(_URL, v)
-        if not m:
-            raise ValueError("expected http(s)://host[:port]/v1 with no credentials in it")
-        if m.group(1) is not None and not 1 <= int(m.group(1)) <= 65535:
-            raise ValueError("expected a port from 1 to 65535")
-        if v.split("://", 1)[1].rstrip("/").count("/") == 0:
-            raise ValueError("expected the OpenAI-compatible base URL with its path, e.g. "
-                             "http://localhost:8001/v1 (requests to the bare host get 404 from vLLM)")
-        return v
-
-    @field_validator("api_key_env")
-    @classmethod
-    def _env(cls, v: str) -> str:
-        if not re.fullmatch(_ENV_VAR, v):
-            raise ValueError("expected the NAME of an environment variable, like VLLM_API_KEY")
-        return v
-
-    @property
-    def port(self) -> int | None:
-        m = re.fullmatch(_URL, self.url)
-        return int(m.group(1)) if m and m.group(1) else None
-
-
-def parse_endpoint(text: str) -> dict[str, str]:
-    """`vllm:<model>@<url>` → Endpoint fields."""
-    m = re.fullmatch(r"vllm:(?P<model>[^@\s]+)@(?P<url>\S+)", text)
-    if not m:
-        raise ValueError("expected 'vllm:<model>@<url>', e.g. 'vllm:Qwen/Qwen3-8B@http://localhost:8001/v1'")
-    return {"model": m.group("model"), "url": m.group("url")}
 
 
 class _Method(_Spec):

@@ -12,7 +12,8 @@ from pydantic import Field, field_validator
 
 from whileai.catalogs import paths
 from whileai.spec import values
-from whileai.spec.methods import Method, _Spec, src
+from whileai.spec.base import _Spec, src
+from whileai.spec.methods import Method
 
 _TASKSET = re.compile(r"(?:[a-z0-9][a-z0-9_.\-]*/)?[a-z0-9][a-z0-9_.\-]*(?:@[A-Za-z0-9_.\-]+)?")
 MAX_STEPS = 10_000_000  # sane upper bounds: far beyond any run, well inside every target's int
