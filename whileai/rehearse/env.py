@@ -23,9 +23,18 @@ from whileai.errors import SpecError
 ENV_VAR = "WHILEAI_REHEARSE_PYTHON"
 # what the launcher, the orchestrator, the env servers and the trainer stand-in import
 MODULES = (
-    "prime_rl.entrypoints.rl", "prime_rl.orchestrator.orchestrator", "prime_rl.entrypoints.env_server",
-    "prime_rl.configs.trainer", "prime_rl.trainer.rl.data", "prime_rl.transports.rollouts",
-    "verifiers.v1", "renderers", "tokenizers", "transformers", "torch", "zmq",
+    "prime_rl.entrypoints.rl",
+    "prime_rl.orchestrator.orchestrator",
+    "prime_rl.entrypoints.env_server",
+    "prime_rl.configs.trainer",
+    "prime_rl.trainer.rl.data",
+    "prime_rl.transports.rollouts",
+    "verifiers.v1",
+    "renderers",
+    "tokenizers",
+    "transformers",
+    "torch",
+    "zmq",
 )
 COMMANDS = ("rl", "orchestrator", "env-server", "uv")  # on the environment's bin/, by bare name
 FLASH = "flash_attn"
@@ -48,14 +57,22 @@ def find_python(flag: str | None = None, *, cwd: Path | None = None) -> Path:
         p = Path(value).expanduser()
         found = p if p.is_file() else _python_in(p)
         if found is None:
-            raise SpecError(where, value, "a Python 3.12 with prime-rl installed, its venv folder, or a "
-                            "prime-rl checkout with .venv (uv sync there)")
+            raise SpecError(
+                where,
+                value,
+                "a Python 3.12 with prime-rl installed, its venv folder, or a "
+                "prime-rl checkout with .venv (uv sync there)",
+            )
         return found
     here = cwd or Path.cwd()
     if (here / "src" / "prime_rl").is_dir() and (found := _python_in(here)) is not None:
         return found
-    raise SpecError("--python", None, f"a prime-rl environment: pass --python PATH or set {ENV_VAR} "
-                    "(a prime-rl checkout after `uv sync`, then `whileai rehearse --setup DIR` once)")
+    raise SpecError(
+        "--python",
+        None,
+        f"a prime-rl environment: pass --python PATH or set {ENV_VAR} "
+        "(a prime-rl checkout after `uv sync`, then `whileai rehearse --setup DIR` once)",
+    )
 
 
 def bin_dir(python: Path) -> Path:
@@ -80,13 +97,18 @@ def probe(python: Path, modules: tuple[str, ...] = MODULES, timeout: float = 300
     """Import each module in the environment's Python, on the CPU; what failed and why."""
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
     try:
-        r = subprocess.run([str(python), "-c", PROBE, *modules], capture_output=True, text=True,
-                           timeout=timeout, env=env)
+        r = subprocess.run(
+            [str(python), "-c", PROBE, *modules], capture_output=True, text=True, timeout=timeout, env=env
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         raise SpecError("--python", str(python), "a Python that starts", hint=str(e)) from None
     if r.returncode != 0 or not r.stdout.strip():
-        raise SpecError("--python", str(python), "a Python that starts",
-                        hint=(r.stderr.strip().splitlines() or ["no output"])[-1])
+        raise SpecError(
+            "--python",
+            str(python),
+            "a Python that starts",
+            hint=(r.stderr.strip().splitlines() or ["no output"])[-1],
+        )
     found: dict[str, object] = json.loads(r.stdout.strip().splitlines()[-1])
     return found
 
@@ -107,8 +129,11 @@ def install_flash_stub(site: Path) -> list[str]:
     write_text(pkg / "WHILEAI_STANDIN", "written by whileai rehearse --setup: import-only\n")
     info = site / "flash_attn-2.8.3.dist-info"
     info.mkdir(exist_ok=True)
-    write_text(info / "METADATA", "Metadata-Version: 2.1\nName: flash-attn\nVersion: 2.8.3\n"
-               "Summary: whileai rehearse's import-only stand-in (no kernels)\n")
+    write_text(
+        info / "METADATA",
+        "Metadata-Version: 2.1\nName: flash-attn\nVersion: 2.8.3\n"
+        "Summary: whileai rehearse's import-only stand-in (no kernels)\n",
+    )
     write_text(info / "INSTALLER", "whileai\n")
     write_text(info / "top_level.txt", f"{FLASH}\n")  # transformers maps the module to it
     write_text(info / "RECORD", "".join(f"{FLASH}/{n},,\n" for n in FILES))
@@ -123,8 +148,12 @@ def setup(target: Path, *, python_flag: str | None = None) -> tuple[list[str], b
     lines = [f"environment: {python}"]
     first = probe(python, ("sys",))
     if not str(first["version"]).startswith("3.12"):
-        raise SpecError("--setup", str(target), "a Python 3.12 environment (prime-rl requires ~=3.12)",
-                        hint=f"found Python {first['version']}")
+        raise SpecError(
+            "--setup",
+            str(target),
+            "a Python 3.12 environment (prime-rl requires ~=3.12)",
+            hint=f"found Python {first['version']}",
+        )
     site = Path(str(first["site"]))
     wrote = install_flash_stub(site)
     lines += [f"wrote {w}" for w in wrote] or ["flash_attn: present (left as it is)"]
@@ -133,13 +162,17 @@ def setup(target: Path, *, python_flag: str | None = None) -> tuple[list[str], b
     for cmd in COMMANDS:
         if not (bin_dir(python) / cmd).exists():
             missing[f"command {cmd}"] = f"not in {bin_dir(python)} (the launcher starts it by name; " + (
-                "verifiers runs its harness as a uv script: `pip install uv` there)" if cmd == "uv"
-                else "install prime-rl into this environment)")
+                "verifiers runs its harness as a uv script: `pip install uv` there)"
+                if cmd == "uv"
+                else "install prime-rl into this environment)"
+            )
     for name, why in missing.items():
         lines.append(f"missing: {name}: {why}")
     if not missing:
-        lines.append(f"ok: {len(MODULES)} imports and {len(COMMANDS)} commands resolve on the CPU; "
-                     f"rehearse with --python {python} or {ENV_VAR}={python}")
+        lines.append(
+            f"ok: {len(MODULES)} imports and {len(COMMANDS)} commands resolve on the CPU; "
+            f"rehearse with --python {python} or {ENV_VAR}={python}"
+        )
     return lines, not missing
 
 

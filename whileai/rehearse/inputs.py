@@ -42,7 +42,7 @@ def inference_args(command: str) -> list[str] | None:
     words = [w for w in words if w != "&"]
     if "inference" not in words:
         return None
-    return words[words.index("inference") + 1:]
+    return words[words.index("inference") + 1 :]
 
 
 def _handoff(command: str) -> tuple[str, tuple[str, str]] | None:
@@ -65,7 +65,9 @@ def from_compiled(c: Any) -> list[Stage]:
     if len(stages) == 2:
         found = next((h for cmd in c.commands if (h := _handoff(cmd)) is not None), None)
         if found is None:
-            raise SpecError("then", None, "a two-stage run with its hand-off command (whileai bug: none found)")
+            raise SpecError(
+                "then", None, "a two-stage run with its hand-off command (whileai bug: none found)"
+            )
         stages[1].code, stages[1].handoff = found
     return stages
 
@@ -78,16 +80,19 @@ def from_toml(text: str, name: str, serve: list[str] | None = None) -> list[Stag
     for line in serve or []:
         args = inference_args(line if "inference" in line else f"inference {line}")
         if args is None:
-            raise SpecError("--serve", line, "a teacher's run line: [uv run] inference --vllm.model M "
-                            "--server.port P ...")
+            raise SpecError(
+                "--serve", line, "a teacher's run line: [uv run] inference --vllm.model M --server.port P ..."
+            )
         stage.serve.append(args)
     if serve is None:
         doc = loads_toml(text, where=name)
         for t in teachers(doc):
             port = urlparse(t["base_url"]).port or 80
             stage.serve.append(["--vllm.model", t["name"], "--server.port", str(port)])
-            stage.notes.append(f"teacher {t['name']} stood in at port {port} as the config names it (no "
-                               "run line: --serve gives the command you will run)")
+            stage.notes.append(
+                f"teacher {t['name']} stood in at port {port} as the config names it (no "
+                "run line: --serve gives the command you will run)"
+            )
     return [stage]
 
 

@@ -6,8 +6,8 @@ a hub cannot have replaced, each replacement named (`Substitution`).
 
 Replaced: the policy model (a tiny local model of the same architecture family), the output
 folder (inside the rehearsal's folder), `max_steps`, the taskset's dataset (local rows, for a
-taskset that reads `dataset_name`), the batch (two groups per source, so a step is seconds on a
-CPU, not minutes), evals (two examples, at the last step), and the first in-flight bound. Kept:
+taskset that reads `dataset_name`), the batch (whole groups, every source, so a step is seconds on
+a CPU, not minutes), evals (two examples, at the last step), and the in-flight bounds. Kept:
 everything else, in particular every teacher's name, URL and port, the LoRA adapter, seq_len,
 group_size, the renderer, the taskset arguments and the env-server wiring. Standard library only.
 """
@@ -75,8 +75,35 @@ def family(doc: dict[str, Any]) -> str:
     for hint, fam in FAMILY_HINTS:
         if hint in renderer.lower() or hint in name.lower().replace("-", ""):
             return fam
-    raise SpecError("model.name", name or None, "a model of a family whileai rehearse has a tiny stand-in "
-                    f"for ({', '.join(f for _, f in FAMILY_HINTS)}; found by the renderer or the name)")
+    raise SpecError(
+        "model.name",
+        name or None,
+        "a model of a family whileai rehearse has a tiny stand-in "
+        f"for ({', '.join(f for _, f in FAMILY_HINTS)}; found by the renderer or the name)",
+    )
+
+
+READY_S = 60
+CPU_INFLIGHT = 8
+
+
+def _clients(o: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every client the orchestrator waits on: the policy's and each frozen model's."""
+    out = [("orchestrator.model.client", o.setdefault("model", {}).setdefault("client", {}))]
+    algos = [("orchestrator.algo", o.get("algo"))] + [
+        (f"orchestrator.{split}.source[{s.get('name') or i}].algo", s.get("algo"))
+        for split in ("train", "eval")
+        for i, s in enumerate((o.get(split) or {}).get("source") or [])
+    ]
+    for key, a in algos:
+        if not isinstance(a, dict):
+            continue
+        if isinstance(a.get("teacher"), dict):
+            out.append((f"{key}.teacher", a["teacher"]))
+        src = (a.get("sampling") or {}).get("source")
+        if isinstance(src, dict):
+            out.append((f"{key}.sampling.source", src))
+    return out
 
 
 def _sources(o: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -100,17 +127,28 @@ def needs(doc: dict[str, Any]) -> list[str]:
     return sorted(wanted)
 
 
-def offline_copy(doc: dict[str, Any], *, steps: int, where: Path, model_dir: Path, data_dir: Path,
-                 vocab: int) -> Plan:
+def offline_copy(
+    doc: dict[str, Any], *, steps: int, where: Path, model_dir: Path, data_dir: Path, vocab: int
+) -> Plan:
     d = copy.deepcopy(doc)
     plan = Plan(d)
     sub = plan.subs.append
     model = d.setdefault("model", {})
-    sub(Substitution("model.name", model.get("name"), str(model_dir),
-                     f"a tiny {family(doc)} model built here: no weights are loaded"))
+    sub(
+        Substitution(
+            "model.name",
+            model.get("name"),
+            str(model_dir),
+            f"a tiny {family(doc)} model built here: no weights are loaded",
+        )
+    )
     model["name"] = str(model_dir)
     if "tokenizer" in d and isinstance(d["tokenizer"], dict) and d["tokenizer"].get("name"):
-        sub(Substitution("tokenizer.name", d["tokenizer"]["name"], str(model_dir), "the tiny model's tokenizer"))
+        sub(
+            Substitution(
+                "tokenizer.name", d["tokenizer"]["name"], str(model_dir), "the tiny model's tokenizer"
+            )
+        )
         d["tokenizer"]["name"] = str(model_dir)
     out = where / "outputs"
     sub(Substitution("output_dir", d.get("output_dir"), str(out), "inside the rehearsal's folder"))
@@ -122,37 +160,81 @@ def offline_copy(doc: dict[str, Any], *, steps: int, where: Path, model_dir: Pat
     n_train = max(1, len((o.get("train") or {}).get("source") or []))
     group = int(o.get("group_size") or 1)
     if o.get("token_batch_size") is None:
-        small = 2 * group * n_train
+        per = 2 if group * n_train <= 8 else 1  # whole groups, every train source, few rollouts
+        small = per * group * n_train
         if o.get("batch_size") != small:
-            sub(Substitution("orchestrator.batch_size", o.get("batch_size"), small,
-                             f"two groups of {group} per train source: a step in seconds on a CPU"))
+            why = f"{per} group(s) of {group} per train source: a step in seconds on a CPU"
+            sub(Substitution("orchestrator.batch_size", o.get("batch_size"), small, why))
             o["batch_size"] = small
     conc = o.setdefault("concurrency", {})
-    if conc.get("initial_inflight") is None:
-        conc["initial_inflight"] = min(2 * group * n_train, int(conc.get("max_inflight") or 1 << 30))
-        sub(Substitution("orchestrator.concurrency.initial_inflight", None, conc["initial_inflight"],
-                         "the stand-in server reports no KV capacity to ramp from"))
+    few = max(group, CPU_INFLIGHT)  # prime-rl requires at least a group in flight
+    for key, now in (("initial_inflight", few), ("max_inflight", few)):
+        was = conc.get(key)
+        if was is None or int(was) > now:
+            conc[key] = now
+            sub(Substitution(f"orchestrator.concurrency.{key}", was, now, "a few rollouts at a time: each "
+                             "is a harness process on this CPU (the stand-in reports no KV capacity)"))
+    for key, client in _clients(o):
+        was = client.get("wait_for_ready_timeout")
+        if was is None or int(was) > READY_S:
+            client["wait_for_ready_timeout"] = READY_S
+            sub(
+                Substitution(
+                    f"{key}.wait_for_ready_timeout",
+                    was,
+                    READY_S,
+                    "a stand-in answers within "
+                    "seconds: a server still silent then is the failure, not a slow start",
+                )
+            )
     ev = o.get("eval")
     if isinstance(ev, dict) and ev.get("source"):
-        sub(Substitution("orchestrator.eval", {k: ev.get(k) for k in ("interval", "num_examples")},
-                         {"interval": steps, "num_examples": 2}, "evaluated once, at the last step"))
+        sub(
+            Substitution(
+                "orchestrator.eval",
+                {k: ev.get(k) for k in ("interval", "num_examples")},
+                {"interval": steps, "num_examples": 2},
+                "evaluated once, at the last step",
+            )
+        )
         ev["interval"], ev["num_examples"] = steps, 2
     for split, s in _sources(o):
         env = s.setdefault("env", {})
         ts = env.get("taskset") or {}
         name = str(s.get("name") or ts.get("id") or "source")
         if str(ts.get("id")) not in ROWS:
-            raise SpecError(f"orchestrator.{split}.source[{name}].env.taskset.id", ts.get("id"),
-                            f"a taskset whileai rehearse has local rows for ({', '.join(ROWS)}): any other "
-                            "loads its data from a hub, which a rehearsal never reaches")
+            raise SpecError(
+                f"orchestrator.{split}.source[{name}].env.taskset.id",
+                ts.get("id"),
+                f"a taskset whileai rehearse has local rows for ({', '.join(ROWS)}): any other "
+                "loads its data from a hub, which a rehearsal never reaches",
+            )
         split_name = str(ts.get("dataset_split") or "train")
         rows = data_dir / name
-        plan.sources.append({"split": split, "name": name, "taskset": ts.get("id"), "dataset_split": split_name,
-                             "rows": str(rows)})
-        sub(Substitution(f"orchestrator.{split}.source[{name}].env.taskset.dataset_name",
-                         ts.get("dataset_name"), str(rows), f"local rows for split {split_name!r}"))
+        plan.sources.append(
+            {
+                "split": split,
+                "name": name,
+                "taskset": ts.get("id"),
+                "dataset_split": split_name,
+                "rows": str(rows),
+            }
+        )
+        sub(
+            Substitution(
+                f"orchestrator.{split}.source[{name}].env.taskset.dataset_name",
+                ts.get("dataset_name"),
+                str(rows),
+                f"local rows for split {split_name!r}",
+            )
+        )
         ts["dataset_name"] = str(rows)
         env["taskset"] = ts
-    plan.expect = {"vocab": vocab, "needs": needs(doc), "steps": steps,
-                   "batch_size": o.get("batch_size"), "train_sources": n_train}
+    plan.expect = {
+        "vocab": vocab,
+        "needs": needs(doc),
+        "steps": steps,
+        "batch_size": o.get("batch_size"),
+        "train_sources": n_train,
+    }
     return plan

@@ -17,8 +17,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,12 +45,21 @@ class Result:
 
     @property
     def ok(self) -> bool:
-        return bool(self.verdicts) and all(v.ok for v in self.verdicts) and len(self.verdicts) == len(self.stages)
+        return (
+            bool(self.verdicts)
+            and all(v.ok for v in self.verdicts)
+            and len(self.verdicts) == len(self.stages)
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "folder": self.folder, "stages": [
-            {"name": n, "substitutions": s, **v.to_dict()}
-            for n, s, v in zip(self.stages, self.subs, self.verdicts)]}
+        return {
+            "ok": self.ok,
+            "folder": self.folder,
+            "stages": [
+                {"name": n, "substitutions": s, **v.to_dict()}
+                for n, s, v in zip(self.stages, self.subs, self.verdicts, strict=False)
+            ],
+        }
 
 
 def _shims(folder: Path, python: Path) -> Path:
@@ -64,13 +75,19 @@ def _shims(folder: Path, python: Path) -> Path:
 def _env(python: Path, shims: Path, where: Path, tokenizer: Path, gpus: int) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("VIRTUAL_ENV", None)
-    env.update({
-        "PATH": os.pathsep.join([str(shims), str(python.parent), env.get("PATH", "")]),
-        "WHILEAI_REHEARSE_DIR": str(where), "WHILEAI_REHEARSE_TOKENIZER": str(tokenizer),
-        "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-        "WANDB_MODE": "disabled", "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in range(gpus)),
-        "PYTHONUNBUFFERED": "1",
-    })
+    env.update(
+        {
+            "PATH": os.pathsep.join([str(shims), str(python.parent), env.get("PATH", "")]),
+            "WHILEAI_REHEARSE_DIR": str(where),
+            "WHILEAI_REHEARSE_TOKENIZER": str(tokenizer),
+            "HF_HUB_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "WANDB_MODE": "disabled",
+            "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in range(gpus)),
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     return env
 
 
@@ -82,17 +99,30 @@ def tiny_model(python: Path, fam: str, folder: Path, timeout: float) -> dict[str
         return facts
     from whileai.tasksets import reverse_text as rt
 
-    texts = [rt.SYSTEM_PROMPT, "<reversed_text>", "</reversed_text>", "system user assistant",
-             "Reverse the text character-by-character. Put your answer in <reversed_text> tags."]
+    texts = [
+        rt.SYSTEM_PROMPT,
+        "<reversed_text>",
+        "</reversed_text>",
+        "system user assistant",
+        "Reverse the text character-by-character. Put your answer in <reversed_text> tags.",
+    ]
     for p in rt.phrases(400):
         texts += [p, p[::-1]]
     folder.parent.mkdir(parents=True, exist_ok=True)
     (folder.parent / "texts.json").write_text(json.dumps(texts))
-    r = subprocess.run([str(python), str(STANDINS / "tinymodel.py"), str(folder), fam,
-                        str(folder.parent / "texts.json")], capture_output=True, text=True, timeout=timeout)
+    r = subprocess.run(
+        [str(python), str(STANDINS / "tinymodel.py"), str(folder), fam, str(folder.parent / "texts.json")],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if r.returncode != 0:
-        raise SpecError("--python", str(python), "an environment that builds the tiny model (tokenizers, "
-                        "transformers)", hint=(r.stderr.strip().splitlines() or ["no output"])[-1])
+        raise SpecError(
+            "--python",
+            str(python),
+            "an environment that builds the tiny model (tokenizers, transformers)",
+            hint=(r.stderr.strip().splitlines() or ["no output"])[-1],
+        )
     facts = json.loads(done.read_text())
     return facts
 
@@ -114,17 +144,32 @@ def policy_ports(doc: dict[str, Any]) -> set[int]:
     return {port, int(inf.get("backend_port") or port + 100)}
 
 
-def rehearse_stage(stage: Stage, *, python: Path, steps: int, where: Path, sup: Supervisor,
-                   model_dir: Path | None, tiny: dict[str, Any], say: Callable[[str], None]) -> tuple[Verdict, Plan]:
+def rehearse_stage(
+    stage: Stage,
+    *,
+    python: Path,
+    steps: int,
+    where: Path,
+    sup: Supervisor,
+    model_dir: Path | None,
+    tiny: dict[str, Any],
+    say: Callable[[str], None],
+) -> tuple[Verdict, Plan]:
+    import tomli_w
+
     from whileai.files.atomic import atomic_write
     from whileai.spec.load import loads_toml
 
-    import tomli_w
-
     t0 = time.monotonic()
     doc = loads_toml(stage.text, where=stage.name)
-    plan = offline_copy(doc, steps=steps, where=where, model_dir=model_dir or Path(tiny["dir"]),
-                        data_dir=where / "rows", vocab=int(tiny["vocab_size"]))
+    plan = offline_copy(
+        doc,
+        steps=steps,
+        where=where,
+        model_dir=model_dir or Path(tiny["dir"]),
+        data_dir=where / "rows",
+        vocab=int(tiny["vocab_size"]),
+    )
     write_rows(plan.sources)
     atomic_write(where / "run.toml", tomli_w.dumps(plan.doc), durable=False)
     atomic_write(where / "expect.json", json.dumps(plan.expect), durable=False)
@@ -134,26 +179,46 @@ def rehearse_stage(stage: Stage, *, python: Path, steps: int, where: Path, sup: 
     pol, teach = policy_ports(doc), {_port_of(a) for a in stage.serve}
     taken = sorted(p for p in pol | teach | {5555, 5556} if busy(p))
     if taken:
-        return Verdict(False, 0.0, cause=Cause("(ports)", 0, f"port(s) {taken} already in use on 127.0.0.1"),
-                       summary=f"failed: port(s) {taken} already in use (another server or rehearsal)"), plan
+        return Verdict(
+            False,
+            0.0,
+            cause=Cause("(ports)", 0, f"port(s) {taken} already in use on 127.0.0.1"),
+            summary=f"failed: port(s) {taken} already in use (another server or rehearsal)",
+        ), plan
     for args in stage.serve:
         port = _port_of(args)
         say(f"  teacher stand-in: inference {' '.join(args)}")
-        sup.start(f"{stage.name}-teacher-{port}", [str(where / "bin" / "inference"), *args], env=env,
-                  log=where / f"teacher-{port}.log")
+        sup.start(
+            f"{stage.name}-teacher-{port}",
+            [str(where / "bin" / "inference"), *args],
+            env=env,
+            log=where / f"teacher-{port}.log",
+        )
     for args in stage.serve:
         port = _port_of(args)
         if not wait_port(port, time.monotonic() + min(60.0, max(1.0, sup.left()))):
-            cause = Cause(f"teacher-{port}.log", 0, (where / f"teacher-{port}.log").read_text()[-400:].strip())
-            return Verdict(False, time.monotonic() - t0, cause=cause,
-                           summary=f"failed: the teacher stand-in did not start on port {port}"), plan
+            cause = Cause(
+                f"teacher-{port}.log", 0, (where / f"teacher-{port}.log").read_text()[-400:].strip()
+            )
+            return Verdict(
+                False,
+                time.monotonic() - t0,
+                cause=cause,
+                summary=f"failed: the teacher stand-in did not start on port {port}",
+            ), plan
     say(f"  rl @ {where / 'run.toml'} ({steps} steps, {sup.left():.0f} s left)")
-    rc = sup.run(f"{stage.name}-rl", [str(python.parent / "rl"), "@", str(where / "run.toml")], env=env,
-                 log=where / "rl.log", cwd=where)
+    rc = sup.run(
+        f"{stage.name}-rl",
+        [str(python.parent / "rl"), "@", str(where / "run.toml")],
+        env=env,
+        log=where / "rl.log",
+        cwd=where,
+    )
     for args in stage.serve:
         sup.stop(f"{stage.name}-teacher-{_port_of(args)}")
-    return read(where, steps=steps, rc=rc, seconds=time.monotonic() - t0, policy_ports=pol,
-                teacher_ports=teach), plan
+    return read(
+        where, steps=steps, rc=rc, seconds=time.monotonic() - t0, policy_ports=pol, teacher_ports=teach
+    ), plan
 
 
 def handoff(stage: Stage, first: Plan, steps: int, tiny_dir: Path, python: Path, where: Path) -> Path:
@@ -171,16 +236,30 @@ def handoff(stage: Stage, first: Plan, steps: int, tiny_dir: Path, python: Path,
     if os.path.normpath(named) != expected:
         raise SpecError("model.name (stage 2)", named, f"stage 1's final weights, {expected}")
     folder = Path(d["output_dir"]) / str(run_name) / "broadcasts" / f"step_{steps}"
-    r = subprocess.run([str(python), "-c", stage.code, str(tiny_dir), str(folder)], capture_output=True,
-                       text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    r = subprocess.run(
+        [str(python), "-c", stage.code, str(tiny_dir), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     (where / "handoff.log").write_text(r.stdout + r.stderr)
     if r.returncode != 0:
-        raise SpecError("then", named, "a hand-off that runs", hint=(r.stderr.strip().splitlines() or ["?"])[-1])
+        raise SpecError(
+            "then", named, "a hand-off that runs", hint=(r.stderr.strip().splitlines() or ["?"])[-1]
+        )
     return folder
 
 
-def rehearse(stages: list[Stage], *, python: Path, steps: int = 2, timeout: float = 900.0,
-             keep: Path | None = None, say: Callable[[str], None] = print) -> Result:
+def rehearse(
+    stages: list[Stage],
+    *,
+    python: Path,
+    steps: int = 2,
+    timeout: float = 900.0,
+    keep: Path | None = None,
+    say: Callable[[str], None] = print,
+) -> Result:
     if steps < 1:
         raise SpecError("--steps", steps, "a whole number of steps, at least 1")
     if timeout <= 0:
@@ -192,6 +271,7 @@ def rehearse(stages: list[Stage], *, python: Path, steps: int = 2, timeout: floa
     fam = family(_doc(stages[0]))
     tiny = tiny_model(python, fam, root / "tiny", timeout)
     tiny["dir"] = str(root / "tiny")
+    old = _on_sigterm()
     try:
         with Supervisor(deadline) as sup:
             prev: Plan | None = None
@@ -206,22 +286,53 @@ def rehearse(stages: list[Stage], *, python: Path, steps: int = 2, timeout: floa
                     try:
                         model_dir = handoff(stage, prev, steps, Path(tiny["dir"]), python, where)
                     except SpecError as e:
-                        result.verdicts.append(Verdict(False, 0.0, cause=Cause("handoff.log", 0, str(e)),
-                                                       summary=f"failed: the hand-off: {e}"))
+                        result.verdicts.append(
+                            Verdict(
+                                False,
+                                0.0,
+                                cause=Cause("handoff.log", 0, str(e)),
+                                summary=f"failed: the hand-off: {e}",
+                            )
+                        )
                         result.subs.append([])
                         break
                     say(f"  hand-off: stage 1's final folder {model_dir} -> stage 2's student")
-                verdict, plan = rehearse_stage(stage, python=python, steps=steps, where=where, sup=sup,
-                                               model_dir=model_dir, tiny=tiny, say=say)
+                verdict, plan = rehearse_stage(
+                    stage,
+                    python=python,
+                    steps=steps,
+                    where=where,
+                    sup=sup,
+                    model_dir=model_dir,
+                    tiny=tiny,
+                    say=say,
+                )
                 result.verdicts.append(verdict)
                 result.subs.append([*stage.notes, *(s.line() for s in plan.subs)])
                 if not verdict.ok:
                     break
                 prev = plan
     finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+        if result.verdicts:
+            from whileai.files.atomic import atomic_write
+
+            atomic_write(root / "verdict.json", json.dumps(result.to_dict(), indent=1) + "\n", durable=False)
         if keep is None and result.ok:
             shutil.rmtree(root, ignore_errors=True)
     return result
+
+
+def _on_sigterm() -> Any:
+    """SIGTERM ends a rehearsal as Ctrl-C does: every process it started is stopped first."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, stop)
 
 
 def _doc(stage: Stage) -> dict[str, Any]:

@@ -27,23 +27,41 @@ class Supervisor:
     def __enter__(self) -> Supervisor:
         return self
 
-    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop_all()
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
-    def start(self, name: str, argv: list[str], *, env: dict[str, str], log: Path,
-              cwd: Path | None = None) -> subprocess.Popen[bytes]:
+    def start(
+        self, name: str, argv: list[str], *, env: dict[str, str], log: Path, cwd: Path | None = None
+    ) -> subprocess.Popen[bytes]:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "wb") as f:
-            p = subprocess.Popen(argv, env=env, cwd=cwd, stdout=f, stderr=subprocess.STDOUT,
-                                 stdin=subprocess.DEVNULL, start_new_session=True)
+            p = subprocess.Popen(
+                argv,
+                env=env,
+                cwd=cwd,
+                stdout=f,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         self.procs[name] = p
         return p
 
-    def run(self, name: str, argv: list[str], *, env: dict[str, str], log: Path,
-            cwd: Path | None = None, poll: float = 0.5) -> int | None:
+    def run(
+        self,
+        name: str,
+        argv: list[str],
+        *,
+        env: dict[str, str],
+        log: Path,
+        cwd: Path | None = None,
+        poll: float = 0.5,
+    ) -> int | None:
         """Start and wait until it exits (its code) or the deadline (None; it is then stopped)."""
         p = self.start(name, argv, env=env, log=log, cwd=cwd)
         while p.poll() is None:

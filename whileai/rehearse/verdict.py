@@ -45,9 +45,14 @@ class Verdict:
     summary: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "seconds": round(self.seconds, 1), "timed_out": self.timed_out,
-                "summary": self.summary, "steps": self.steps,
-                "cause": None if self.cause is None else vars(self.cause)}
+        return {
+            "ok": self.ok,
+            "seconds": round(self.seconds, 1),
+            "timed_out": self.timed_out,
+            "summary": self.summary,
+            "steps": self.steps,
+            "cause": None if self.cause is None else vars(self.cause),
+        }
 
 
 def lines_of(path: Path) -> list[str]:
@@ -65,8 +70,11 @@ def first_exception(path: Path, where: Path) -> Cause | None:
         m = EXC.match(text)
         if not m or text.startswith(("Traceback", "During handling")):
             continue
-        more = [x.strip() for x in lines[i + 1:i + 4] if x.strip()] if (
-            "validation error" in text or text.endswith(":")) else []
+        more = (
+            [x.strip() for x in lines[i + 1 : i + 4] if x.strip()]
+            if ("validation error" in text or text.endswith(":"))
+            else []
+        )
         return Cause(_rel(path, where), i + 1, " ".join([text, *more])[:600])
     return None
 
@@ -79,10 +87,14 @@ def line_with(path: Path, where: Path, needle: str, *, last: bool = False) -> Ca
     return Cause(_rel(path, where), i + 1, text.strip()[:600])
 
 
-def level_line(path: Path, where: Path, level: str, *, last: bool = False,
-               skip: Iterable[str] = ()) -> Cause | None:
-    found = [(i, m.group(2)) for i, x in enumerate(lines_of(path)) if (m := LEVEL.match(x.strip()))
-             and m.group(1) == level and not any(s in x for s in skip)]
+def level_line(
+    path: Path, where: Path, level: str, *, last: bool = False, skip: Iterable[str] = ()
+) -> Cause | None:
+    found = [
+        (i, m.group(2))
+        for i, x in enumerate(lines_of(path))
+        if (m := LEVEL.match(x.strip())) and m.group(1) == level and not any(s in x for s in skip)
+    ]
     if not found:
         return None
     i, text = found[-1] if last else found[0]
@@ -112,19 +124,31 @@ def step_facts(where: Path, policy_ports: set[int], teacher_ports: set[int]) -> 
     for s in steps:
         mine = [c for c in calls if prev < c["t"] <= s["t"]]
         prev = s["t"]
-        s["adapters_loaded"] = sum(1 for c in mine if c["route"].endswith("load_lora_adapter")
-                                   and "unload" not in c["route"] and c["status"] == 200)
+        s["adapters_loaded"] = sum(
+            1
+            for c in mine
+            if c["route"].endswith("load_lora_adapter") and "unload" not in c["route"] and c["status"] == 200
+        )
         s["weight_updates"] = sum(1 for c in mine if c["route"] == "/update_weights" and c["status"] == 200)
-        s["teacher_calls"] = sum(1 for c in mine if c["port"] in teacher_ports
-                                 and c["route"] == "/inference/v1/generate")
-        s["policy_generations"] = sum(1 for c in mine if c["port"] in policy_ports
-                                      and c["route"] == "/inference/v1/generate")
+        s["teacher_calls"] = sum(
+            1 for c in mine if c["port"] in teacher_ports and c["route"] == "/inference/v1/generate"
+        )
+        s["policy_generations"] = sum(
+            1 for c in mine if c["port"] in policy_ports and c["route"] == "/inference/v1/generate"
+        )
         s.pop("t", None)
     return steps
 
 
-def read(where: Path, *, steps: int, rc: int | None, seconds: float, policy_ports: set[int],
-         teacher_ports: set[int]) -> Verdict:
+def read(
+    where: Path,
+    *,
+    steps: int,
+    rc: int | None,
+    seconds: float,
+    policy_ports: set[int],
+    teacher_ports: set[int],
+) -> Verdict:
     facts = step_facts(where, policy_ports, teacher_ports)
     v = Verdict(ok=False, seconds=seconds, steps=facts, timed_out=rc is None)
     if rc == 0 and len(facts) >= steps:

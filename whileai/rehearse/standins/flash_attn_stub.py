@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "2.8.3"
-WHY = ("flash_attn here is whileai rehearse's import-only stand-in (a CPU rehearsal runs no "
-       "attention kernel); install the real flash-attn on a GPU machine")
+WHY = (
+    "flash_attn here is whileai rehearse's import-only stand-in (a CPU rehearsal runs no "
+    "attention kernel); install the real flash-attn on a GPU machine"
+)
 
 
 def _refuse(name: str) -> Any:

@@ -25,25 +25,48 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-ADMIN_ONLY = ("/pause", "/resume", "/update_weights", "/load_lora_adapter", "/unload_lora_adapter",
-              "/v1/load_lora_adapter", "/v1/unload_lora_adapter", "/init_broadcaster")
+ADMIN_ONLY = (
+    "/pause",
+    "/resume",
+    "/update_weights",
+    "/load_lora_adapter",
+    "/unload_lora_adapter",
+    "/v1/load_lora_adapter",
+    "/v1/unload_lora_adapter",
+    "/init_broadcaster",
+)
 
 
 class State:
-    def __init__(self, model: str, max_model_len: int | None, vocab: int, eos: int,
-                 decode: Any, encode: Any, log_dir: Path | None) -> None:
+    def __init__(
+        self,
+        model: str,
+        max_model_len: int | None,
+        vocab: int,
+        eos: int,
+        decode: Any,
+        encode: Any,
+        log_dir: Path | None,
+    ) -> None:
         self.model, self.max_model_len, self.vocab, self.eos = model, max_model_len, vocab, eos
         self.decode, self.encode, self.log_dir = decode, encode, log_dir
         self.adapters: dict[str, str] = {}
+        self.seen: set[tuple[int, str, int]] = set()  # (port, route, status) whose example is recorded
         self.lock = threading.Lock()
         self.rng = random.Random(0)
 
     def served(self) -> list[str]:
         return [self.model, *self.adapters]
 
-    def record(self, port: int, entry: dict[str, Any]) -> None:
+    def record(self, port: int, entry: dict[str, Any], example: Any = None) -> None:
+        """One line per call; the first call of each route and status also keeps its request
+        body (long lists cut to 16 items): the recorded shapes the default tests replay."""
         if self.log_dir is None:
             return
+        key = (port, entry["route"], entry["status"])
+        if key not in self.seen:
+            self.seen.add(key)
+            entry = {**entry, "example": trim(example)}
         with self.lock, open(self.log_dir / f"{port}.jsonl", "a") as f:
             f.write(json.dumps({"t": round(time.time(), 3), "port": port, **entry}) + "\n")
 
@@ -55,6 +78,14 @@ def shape(value: Any, depth: int = 0) -> Any:
     if isinstance(value, list):
         return [f"len={len(value)}", *([shape(value[0], depth + 1)] if value and depth < 4 else [])]
     return type(value).__name__ if not isinstance(value, (str, bool)) or depth == 0 else value
+
+
+def trim(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: trim(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [trim(v) for v in value[:16]]
+    return value
 
 
 def completion_text(prompt: str, rng: random.Random) -> str:
@@ -83,8 +114,16 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _reply(self, route: str, req: Any, status: int, body: Any, ctype: str = "application/json") -> None:
-        self.state.record(self.server.server_address[1], {"route": route, "request": shape(req),
-                          "status": status, "response": shape(body) if status < 400 else body})
+        self.state.record(
+            self.server.server_address[1],
+            {
+                "route": route,
+                "request": shape(req),
+                "status": status,
+                "response": shape(body) if status < 400 else body,
+            },
+            req,
+        )
         self._send(status, body, ctype)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
@@ -92,12 +131,20 @@ class Handler(BaseHTTPRequestHandler):
         if route == "/health":
             self._reply(route, None, 200, {})
         elif route == "/v1/models":
-            data = [{"id": m, "object": "model", "owned_by": "whileai-rehearse", "max_model_len":
-                     self.state.max_model_len} for m in self.state.served()]
+            data = [
+                {
+                    "id": m,
+                    "object": "model",
+                    "owned_by": "whileai-rehearse",
+                    "max_model_len": self.state.max_model_len,
+                }
+                for m in self.state.served()
+            ]
             self._reply(route, None, 200, {"object": "list", "data": data})
         elif route == "/metrics":
-            self._reply(route, None, 200, "vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n",
-                        "text/plain")
+            self._reply(
+                route, None, 200, "vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n", "text/plain"
+            )
         else:
             self._reply(route, None, 404, {"detail": "Not Found"})
 
@@ -110,8 +157,12 @@ class Handler(BaseHTTPRequestHandler):
             self._reply(route, None, 400, {"error": "body is not JSON"})
             return
         if route in ADMIN_ONLY and not self.admin:
-            self._reply(route, req, 404, {"detail": f"Not Found ({route} is served by the engine at "
-                                          "backend_port, not by the router)"})
+            self._reply(
+                route,
+                req,
+                404,
+                {"detail": f"Not Found ({route} is served by the engine at backend_port, not by the router)"},
+            )
             return
         handler = ROUTES.get(route)
         if handler is None:
@@ -161,13 +212,18 @@ def _generate(s: State, req: dict[str, Any]) -> tuple[int, Any]:
         return _error(400, f"Token id {over} is out of vocabulary (vocab size {s.vocab})")
     max_tokens = int(sp.get("max_tokens") or 16)
     if s.max_model_len is not None and len(ids) + max_tokens > s.max_model_len:
-        return _error(400, f"This model's maximum context length is {s.max_model_len} tokens. However, you "
-                      f"requested {len(ids) + max_tokens} tokens ({len(ids)} in the messages, {max_tokens} "
-                      "in the completion).")
+        return _error(
+            400,
+            f"This model's maximum context length is {s.max_model_len} tokens. However, you "
+            f"requested {len(ids) + max_tokens} tokens ({len(ids)} in the messages, {max_tokens} "
+            "in the completion).",
+        )
     out: dict[str, Any] = {"model": req.get("model"), "created": int(time.time())}
     if sp.get("prompt_logprobs"):
-        out["prompt_logprobs"] = [None, *({str(t): {"logprob": -1.0 - (t % 7) / 10, "rank": 1,
-                                                    "decoded_token": None}} for t in ids[1:])]
+        out["prompt_logprobs"] = [
+            None,
+            *({str(t): {"logprob": -1.0 - (t % 7) / 10, "rank": 1, "decoded_token": None}} for t in ids[1:]),
+        ]
     with s.lock:
         text = completion_text(s.decode(ids), s.rng)
     stop = [int(t) for t in sp.get("stop_token_ids") or []] or [s.eos]
@@ -177,9 +233,14 @@ def _generate(s: State, req: dict[str, Any]) -> tuple[int, Any]:
     else:
         toks, finish = enc[:max_tokens], "length"
     content = [{"token": f"token_id:{t}", "logprob": -0.5, "bytes": None, "top_logprobs": []} for t in toks]
-    out["choices"] = [{"index": 0, "token_ids": toks, "finish_reason": finish,
-                       "logprobs": {"content": content}}]
-    out["usage"] = {"prompt_tokens": len(ids), "completion_tokens": len(toks), "total_tokens": len(ids) + len(toks)}
+    out["choices"] = [
+        {"index": 0, "token_ids": toks, "finish_reason": finish, "logprobs": {"content": content}}
+    ]
+    out["usage"] = {
+        "prompt_tokens": len(ids),
+        "completion_tokens": len(toks),
+        "total_tokens": len(ids) + len(toks),
+    }
     return 200, out
 
 
@@ -191,16 +252,32 @@ def _chat(s: State, req: dict[str, Any]) -> tuple[int, Any]:
     with s.lock:
         text = completion_text(f"user\n{last if isinstance(last, str) else 'rehearsal'}", s.rng)
     n = len(s.encode(text))
-    return 200, {"id": "chatcmpl-rehearsal", "object": "chat.completion", "created": int(time.time()),
-                 "model": req.get("model"), "choices": [{"index": 0, "finish_reason": "stop", "message":
-                 {"role": "assistant", "content": text}, "logprobs": None}],
-                 "usage": {"prompt_tokens": 1, "completion_tokens": n, "total_tokens": n + 1}}
+    return 200, {
+        "id": "chatcmpl-rehearsal",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": req.get("model"),
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": text},
+                "logprobs": None,
+            }
+        ],
+        "usage": {"prompt_tokens": 1, "completion_tokens": n, "total_tokens": n + 1},
+    }
 
 
 ROUTES = {
-    "/pause": lambda s, r: (200, {"status": "paused"}), "/resume": lambda s, r: (200, {"status": "resumed"}),
-    "/update_weights": _update_weights, "/load_lora_adapter": _load_lora, "/v1/load_lora_adapter": _load_lora,
-    "/unload_lora_adapter": _unload_lora, "/v1/unload_lora_adapter": _unload_lora, "/inference/v1/generate": _generate,
+    "/pause": lambda s, r: (200, {"status": "paused"}),
+    "/resume": lambda s, r: (200, {"status": "resumed"}),
+    "/update_weights": _update_weights,
+    "/load_lora_adapter": _load_lora,
+    "/v1/load_lora_adapter": _load_lora,
+    "/unload_lora_adapter": _unload_lora,
+    "/v1/unload_lora_adapter": _unload_lora,
+    "/inference/v1/generate": _generate,
     "/v1/chat/completions": _chat,
 }
 
@@ -208,13 +285,22 @@ ROUTES = {
 def _tokenizer(vocab_default: int) -> tuple[Any, Any, int, int]:
     path = os.environ.get("WHILEAI_REHEARSE_TOKENIZER")
     if not path:
-        return (lambda ids: ""), (lambda text: [1 + (ord(c) % (vocab_default - 2)) for c in text]), vocab_default, 0
+        return (
+            (lambda ids: ""),
+            (lambda text: [1 + (ord(c) % (vocab_default - 2)) for c in text]),
+            vocab_default,
+            0,
+        )
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
     facts = json.loads((Path(path) / "config.json").read_text())
-    return ((lambda ids: tok.decode(ids, skip_special_tokens=False)), (lambda text: tok.encode(text).ids),
-            int(facts["vocab_size"]), int(facts["eos_token_id"]))
+    return (
+        (lambda ids: tok.decode(ids, skip_special_tokens=False)),
+        (lambda text: tok.encode(text).ids),
+        int(facts["vocab_size"]),
+        int(facts["eos_token_id"]),
+    )
 
 
 def serve(argv: list[str]) -> None:
@@ -238,7 +324,9 @@ def serve(argv: list[str]) -> None:
     for srv in servers[1:]:
         threading.Thread(target=srv.serve_forever, daemon=True).start()
     ports = ", ".join(str(s.server_address[1]) for s in servers)
-    print(f"whileai rehearse: inference stand-in serving {config.vllm.model!r} on 127.0.0.1:{ports}", flush=True)
+    print(
+        f"whileai rehearse: inference stand-in serving {config.vllm.model!r} on 127.0.0.1:{ports}", flush=True
+    )
     servers[0].serve_forever()
 
 

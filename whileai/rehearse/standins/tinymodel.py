@@ -16,10 +16,21 @@ from pathlib import Path
 # per family: the special tokens its renderers look up, the architecture and its model_type
 FAMILIES: dict[str, dict[str, object]] = {
     "qwen3": {
-        "special": ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>",
-                    "<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"],
-        "eos": "<|im_end|>", "pad": "<|endoftext|>",
-        "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+        "special": [
+            "<|endoftext|>",
+            "<|im_start|>",
+            "<|im_end|>",
+            "<think>",
+            "</think>",
+            "<tool_call>",
+            "</tool_call>",
+            "<tool_response>",
+            "</tool_response>",
+        ],
+        "eos": "<|im_end|>",
+        "pad": "<|endoftext|>",
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
     },
 }
 CHAT_TEMPLATE = (
@@ -39,20 +50,38 @@ def build(out: Path, family: str, texts: list[str], vocab_size: int = 512) -> di
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=special,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
     tok.train_from_iterator(texts, trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=fam["eos"], pad_token=fam["pad"],
-                                   chat_template=CHAT_TEMPLATE, model_max_length=1 << 17)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token=fam["eos"],
+        pad_token=fam["pad"],
+        chat_template=CHAT_TEMPLATE,
+        model_max_length=1 << 17,
+    )
     out.mkdir(parents=True, exist_ok=True)
     fast.save_pretrained(str(out))
     vocab = len(fast)
     config = {
-        "architectures": fam["architectures"], "model_type": fam["model_type"],
-        "vocab_size": vocab, "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
-        "max_position_embeddings": 1 << 17, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
-        "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+        "architectures": fam["architectures"],
+        "model_type": fam["model_type"],
+        "vocab_size": vocab,
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "max_position_embeddings": 1 << 17,
+        "rms_norm_eps": 1e-6,
+        "rope_theta": 1000000.0,
+        "tie_word_embeddings": True,
+        "torch_dtype": "bfloat16",
         "eos_token_id": fast.convert_tokens_to_ids(fam["eos"]),
         "pad_token_id": fast.convert_tokens_to_ids(fam["pad"]),
         "bos_token_id": None,

@@ -28,9 +28,9 @@ PREFIX = "whileai rehearse: trainer check failed:"
 def _argv_config(argv: list[str]) -> list[str]:
     """torchrun's arguments → the trainer's own (`@ FILE` and what follows the module)."""
     if "-m" in argv:
-        rest = argv[argv.index("-m") + 2:]
+        rest = argv[argv.index("-m") + 2 :]
         return rest
-    return argv[argv.index("@"):] if "@" in argv else argv
+    return argv[argv.index("@") :] if "@" in argv else argv
 
 
 def check_micro_batch(mb: dict[str, Any], *, seq_len: int, vocab: int, needs: list[str]) -> list[str]:
@@ -76,8 +76,12 @@ def _fail(line: str) -> None:
 
 
 def main() -> None:
-    os.environ.update({k: os.environ.get(k, v) for k, v in (("RANK", "0"), ("WORLD_SIZE", "1"),
-                       ("LOCAL_RANK", "0"), ("LOCAL_WORLD_SIZE", "1"))})
+    os.environ.update(
+        {
+            k: os.environ.get(k, v)
+            for k, v in (("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0"), ("LOCAL_WORLD_SIZE", "1"))
+        }
+    )
     from prime_rl.configs.trainer import TrainerConfig
     from prime_rl.trainer.rl.data import DataLoader
     from prime_rl.utils.config import cli
@@ -88,8 +92,11 @@ def main() -> None:
     expect = json.loads((where / "expect.json").read_text())
     run_dir, lora = Path(config.output_dir), config.model.lora is not None
     seq_len, vocab = int(config.model.seq_len), int(expect["vocab"])
-    print(f"whileai rehearse: trainer stand-in for {run_dir} (seq_len {seq_len}, vocab {vocab}, "
-          f"lora {lora}, transport {config.rollout_transport.type})", flush=True)
+    print(
+        f"whileai rehearse: trainer stand-in for {run_dir} (seq_len {seq_len}, vocab {vocab}, "
+        f"lora {lora}, transport {config.rollout_transport.type})",
+        flush=True,
+    )
     start = 1
     loader = DataLoader(run_dir, start, 1, config.rollout_transport)
     _broadcast(run_dir, start - 1, lora)
@@ -107,9 +114,16 @@ def main() -> None:
             trained += int(mb["loss_mask"].sum())
         if not batch or not trained:
             _fail(f"step {step}: the batch holds no trainable token ({len(batch)} micro batches)")
-        fact = {"step": step, "t": round(time.time(), 3), "micro_batches": len(batch), "samples": samples, "tokens": tokens,
-                "trained_tokens": trained, "wait_s": round(time.time() - t0, 2),
-                "envs": sorted({e for mb in batch for e in mb["env_names"]})}
+        fact = {
+            "step": step,
+            "t": round(time.time(), 3),
+            "micro_batches": len(batch),
+            "samples": samples,
+            "tokens": tokens,
+            "trained_tokens": trained,
+            "wait_s": round(time.time() - t0, 2),
+            "envs": sorted({e for mb in batch for e in mb["env_names"]}),
+        }
         with open(where / "trainer-steps.jsonl", "a") as f:
             f.write(json.dumps(fact) + "\n")
         print(f"whileai rehearse: step {step}: {json.dumps(fact)}", flush=True)
