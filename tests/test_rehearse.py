@@ -185,7 +185,7 @@ def test_offline_copy_replaces_only_what_it_names(tmp_path: Path) -> None:
     )
     assert d["orchestrator"]["model"]["lora"] == doc["orchestrator"]["model"]["lora"]
     assert d["orchestrator"]["batch_size"] == 2 * doc["orchestrator"]["group_size"]
-    assert plan.expect["needs"] == ["ref_logprobs"]
+    assert plan.expect["needs"] == {"*": ["ref_logprobs"], "reverse-text": ["ref_logprobs"]}
     changed = {s.key for s in plan.subs}
     assert "orchestrator.algo.teacher.wait_for_ready_timeout" in changed and "model.name" in changed
     assert doc["model"]["name"] == "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"  # the input is untouched
@@ -319,3 +319,21 @@ def test_rehearse_modules_import_no_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_trainer_checks_each_micro_batch() -> None:
+    torch = pytest.importorskip("torch")
+    from whileai.rehearse.standins import trainer
+
+    n = 6
+    mb = {"input_ids": torch.tensor([[1, 2, 3, 4, 5, 6]]), "position_ids": torch.arange(n)[None],
+          "loss_mask": torch.tensor([[0, 0, 1, 1, 1, 1]]).bool(), "advantages": torch.zeros(1, n),
+          "inference_logprobs": torch.zeros(1, n), "temperatures": torch.ones(1, n),
+          "sequence_lengths": [2, 4], "ref_logprobs": None, "env_names": ["a"] * 2 + ["b"] * 4}
+    expect = {"needs": {"*": [], "a": [], "b": ["ref_logprobs"]}}
+    assert trainer.needed(expect, ["a"]) == [] and trainer.needed(expect, mb["env_names"]) == ["ref_logprobs"]
+    assert trainer.check_micro_batch(mb, seq_len=8, vocab=10, needs=[]) == []
+    problems = trainer.check_micro_batch(mb, seq_len=4, vocab=6, needs=["ref_logprobs"])
+    assert problems == ["a packed micro batch holds 6 tokens, more than seq_len = 4",
+                        "token id 6 is outside the vocabulary (size 6)",
+                        "ref_logprobs is missing (the method trains on it)"]

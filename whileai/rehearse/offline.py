@@ -114,17 +114,22 @@ def _sources(o: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def needs(doc: dict[str, Any]) -> list[str]:
-    """The streams a batch must carry for the run's algorithms (each source may have its own)."""
+def needs(doc: dict[str, Any]) -> dict[str, list[str]]:
+    """Per training source (its env name; "*" for any other), the streams its samples must carry
+    for its algorithm: the teacher's log-probs for OPD and OPSD (a mixture's sources differ)."""
     o = doc.get("orchestrator", {})
-    types = {str((o.get("algo") or {}).get("type") or "grpo")}
-    for _, s in _sources(o):
-        if isinstance(s.get("algo"), dict) and s["algo"].get("type"):
-            types.add(str(s["algo"]["type"]))
-    wanted = set()
-    if types & {"opd", "opsd"}:
-        wanted.add("ref_logprobs")
-    return sorted(wanted)
+    top = str((o.get("algo") or {}).get("type") or "grpo")
+    out = {"*": _streams(top)}
+    for split, s in _sources(o):
+        if split == "train":
+            algo: dict[str, Any] = s["algo"] if isinstance(s.get("algo"), dict) else {}
+            name = str(s.get("name") or ((s.get("env") or {}).get("taskset") or {}).get("id") or "source")
+            out[name] = _streams(str(algo.get("type") or top))
+    return out
+
+
+def _streams(algo: str) -> list[str]:
+    return ["ref_logprobs"] if algo in ("opd", "opsd") else []
 
 
 def offline_copy(

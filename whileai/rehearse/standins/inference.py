@@ -105,6 +105,10 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
         pass
 
+    def port(self) -> int:
+        addr: Any = self.server.server_address
+        return int(addr[1])
+
     def _send(self, status: int, body: Any, ctype: str = "application/json") -> None:
         data = (json.dumps(body) if ctype == "application/json" else str(body)).encode()
         self.send_response(status)
@@ -115,7 +119,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _reply(self, route: str, req: Any, status: int, body: Any, ctype: str = "application/json") -> None:
         self.state.record(
-            self.server.server_address[1],
+            self.port(),
             {
                 "route": route,
                 "request": shape(req),
@@ -232,7 +236,9 @@ def _generate(s: State, req: dict[str, Any]) -> tuple[int, Any]:
         toks, finish = [*enc, stop[0]], "stop"
     else:
         toks, finish = enc[:max_tokens], "length"
-    content = [{"token": f"token_id:{t}", "logprob": -0.5, "bytes": None, "top_logprobs": []} for t in toks]
+    content: list[dict[str, Any]] = [
+        {"token": f"token_id:{t}", "logprob": -0.5, "bytes": None, "top_logprobs": []} for t in toks
+    ]
     out["choices"] = [
         {"index": 0, "token_ids": toks, "finish_reason": finish, "logprobs": {"content": content}}
     ]

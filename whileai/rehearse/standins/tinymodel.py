@@ -82,8 +82,8 @@ def build(out: Path, family: str, texts: list[str], vocab_size: int = 512) -> di
         "rope_theta": 1000000.0,
         "tie_word_embeddings": True,
         "torch_dtype": "bfloat16",
-        "eos_token_id": fast.convert_tokens_to_ids(fam["eos"]),
-        "pad_token_id": fast.convert_tokens_to_ids(fam["pad"]),
+        "eos_token_id": fast.convert_tokens_to_ids(str(fam["eos"])),
+        "pad_token_id": fast.convert_tokens_to_ids(str(fam["pad"])),
         "bos_token_id": None,
     }
     (out / "config.json").write_text(json.dumps(config, indent=1))

@@ -62,6 +62,12 @@ def check_micro_batch(mb: dict[str, Any], *, seq_len: int, vocab: int, needs: li
     return problems
 
 
+def needed(expect: dict[str, Any], env_names: list[str]) -> list[str]:
+    """The streams a micro batch must carry: those of every source whose samples it packs."""
+    by_env: dict[str, list[str]] = expect.get("needs", {})
+    return sorted({n for e in set(env_names) for n in by_env.get(e, by_env.get("*", []))})
+
+
 def _broadcast(run_dir: Path, step: int, lora: bool) -> None:
     d = run_dir / "broadcasts" / f"step_{step}"
     d.mkdir(parents=True, exist_ok=True)
@@ -107,7 +113,8 @@ def main() -> None:
         batch = loader.get_batch()
         samples = tokens = trained = 0
         for i, mb in enumerate(batch):
-            for p in check_micro_batch(mb, seq_len=seq_len, vocab=vocab, needs=list(expect.get("needs", []))):
+            need = needed(expect, mb["env_names"])
+            for p in check_micro_batch(mb, seq_len=seq_len, vocab=vocab, needs=need):
                 _fail(f"step {step}, micro batch {i}: {p}")
             samples += len(mb["sequence_lengths"])
             tokens += int(mb["input_ids"].shape[-1])
