@@ -76,7 +76,7 @@ BROKEN = [
             '[orchestrator.train.source.env.taskset]\nid = "reverse-text"\n',
             '[orchestrator.train.source.env.taskset]\nid = "reverse-text"\ndataset_splt = "train"\n',
         ),
-        expect="dataset_splt",
+        expect="dataset-splt",
     ),
     Case("seq-len", "examples/grpo.toml", sets=("seq_len=64",), expect="seq_len"),
 ]

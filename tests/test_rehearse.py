@@ -337,3 +337,29 @@ def test_trainer_checks_each_micro_batch() -> None:
     assert problems == ["a packed micro batch holds 6 tokens, more than seq_len = 4",
                         "token id 6 is outside the vocabulary (size 6)",
                         "ref_logprobs is missing (the method trains on it)"]
+
+
+def test_served_teachers_tokenizer_is_cached_under_its_id(tmp_path: Path) -> None:
+    from whileai.rehearse.run import hub_cache
+
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    (tiny / "tokenizer.json").write_text("{}")
+    assert hub_cache(tmp_path / "hf", ["Org/Teacher", "local-name"], tiny) == ["Org/Teacher"]
+    repo = tmp_path / "hf" / "hub" / "models--Org--Teacher"
+    assert (repo / "refs" / "main").read_text() == "rehearsal"
+    assert (repo / "snapshots" / "rehearsal" / "tokenizer.json").exists()
+
+
+def test_box_and_timeout_causes(tmp_path: Path) -> None:
+    (tmp_path / "rl.log").write_text(
+        "╭─ Config file error ─────╮\n│ Failed to validate config: │\n│ ────────── │\n"
+        "│ --orchestrator.x.dataset-splt │\n│ Extra inputs are not permitted │\n╰──────╯\n")
+    v = verdict.read(tmp_path, steps=2, rc=1, seconds=1.0, policy_ports=set(), teacher_ports=set())
+    assert v.cause == verdict.Cause("rl.log", 1, "Failed to validate config: --orchestrator.x.dataset-splt "
+                                    "Extra inputs are not permitted")
+    log = tmp_path / "o.log"
+    log.write_text("10:00:00 WARNING not reached on http://localhost:8002\nTimeoutError: not ready\n")
+    cause = verdict.first_exception(log, tmp_path)
+    assert cause is not None and cause.text.endswith("(the last warning before it: not reached on "
+                                                     "http://localhost:8002)")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from whileai.errors import SpecError
@@ -175,6 +174,3 @@ def setup(target: Path, *, python_flag: str | None = None) -> tuple[list[str], b
         )
     return lines, not missing
 
-
-def which_python() -> str:
-    return sys.executable

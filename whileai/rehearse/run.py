@@ -29,7 +29,7 @@ from typing import Any
 
 from whileai.errors import SpecError
 from whileai.rehearse.inputs import Stage
-from whileai.rehearse.offline import Plan, family, offline_copy, write_rows
+from whileai.rehearse.offline import Plan, Substitution, family, offline_copy, write_rows
 from whileai.rehearse.supervise import Supervisor, busy, wait_port
 from whileai.rehearse.verdict import Cause, Verdict, read
 
@@ -127,6 +127,35 @@ def tiny_model(python: Path, fam: str, folder: Path, timeout: float) -> dict[str
     return facts
 
 
+def _model_of(args: list[str]) -> str | None:
+    for i, a in enumerate(args):
+        if a.startswith("--vllm.model="):
+            return a.split("=", 1)[1]
+        if a == "--vllm.model" and i + 1 < len(args):
+            return args[i + 1]
+    return None
+
+
+def hub_cache(home: Path, ids: list[str], tiny_dir: Path) -> list[str]:
+    """The tiny model's tokenizer and config, cached under each served model's hub id in a
+    Hugging Face cache of the rehearsal's own (HF_HOME): what loads a teacher's tokenizer (the
+    env server, for a sampling teacher) finds it offline. Returns the ids cached."""
+    done = []
+    for model_id in ids:
+        if "/" not in model_id or Path(model_id).exists():
+            continue
+        repo = home / "hub" / ("models--" + model_id.replace("/", "--"))
+        snap = repo / "snapshots" / "rehearsal"
+        snap.mkdir(parents=True, exist_ok=True)
+        for f in tiny_dir.iterdir():
+            if f.is_file():
+                shutil.copyfile(f, snap / f.name)
+        (repo / "refs").mkdir(exist_ok=True)
+        (repo / "refs" / "main").write_text("rehearsal")
+        done.append(model_id)
+    return done
+
+
 def _port_of(args: list[str], default: int = 8000) -> int:
     for i, a in enumerate(args):
         if a.startswith("--server.port="):
@@ -176,6 +205,11 @@ def rehearse_stage(
     dep = doc.get("deployment") or {}
     gpus = int(dep.get("num_train_gpus") or 1) + int(dep.get("num_infer_gpus") or 1)
     env = _env(python, _shims(where, python), where, Path(tiny["dir"]), gpus)
+    env["HF_HOME"] = str(where / "hf")
+    served = [m for a in stage.serve if (m := _model_of(a))]
+    for model_id in hub_cache(where / "hf", served, Path(tiny["dir"])):
+        plan.subs.append(Substitution(f"{model_id} (served)", "the hub's tokenizer", "the tiny model's",
+                                      "cached under its id in the rehearsal's own HF_HOME, offline"))
     pol, teach = policy_ports(doc), {_port_of(a) for a in stage.serve}
     taken = sorted(p for p in pol | teach | {5555, 5556} if busy(p))
     if taken:
@@ -264,6 +298,8 @@ def rehearse(
         raise SpecError("--steps", steps, "a whole number of steps, at least 1")
     if timeout <= 0:
         raise SpecError("--timeout", timeout, "seconds, more than 0")
+    if keep is not None and keep.is_dir() and any(keep.iterdir()) and not (keep / "tiny").exists():
+        raise SpecError("--keep", str(keep), "an empty or new folder, or one a rehearsal kept before")
     root = keep if keep is not None else Path(tempfile.mkdtemp(prefix="whileai-rehearse-"))
     root.mkdir(parents=True, exist_ok=True)
     result = Result(folder=str(root))

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from whileai.errors import clean
+
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 EXC = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Timeout)(?::\s*(?P<msg>.*))?$")
 TRAINER_CHECK = "whileai rehearse: trainer check failed:"
@@ -30,6 +32,9 @@ class Cause:
     file: str
     line: int
     text: str
+
+    def __post_init__(self) -> None:  # a quoted log line never carries a secret into a report
+        object.__setattr__(self, "text", clean(self.text))
 
     def quote(self) -> str:
         return f"{self.file}:{self.line}: {self.text}"
@@ -75,8 +80,32 @@ def first_exception(path: Path, where: Path) -> Cause | None:
             if ("validation error" in text or text.endswith(":"))
             else []
         )
+        if "Timeout" in text.split(":", 1)[0] and (warned := last_warning_before(path, i + 1)):
+            more.append(f"(the last warning before it: {warned})")  # what it was waiting for
         return Cause(_rel(path, where), i + 1, " ".join([text, *more])[:600])
     return None
+
+
+def box_error(path: Path, where: Path) -> Cause | None:
+    """An error prime-rl's config loader prints in a box (`╭─ Config file error ─╮`), as one line."""
+    lines = lines_of(path)
+    for i, raw in enumerate(lines):
+        if raw.lstrip().startswith("╭") and "error" in raw.lower():
+            inner = []
+            for x in lines[i + 1:]:
+                if x.lstrip().startswith("╰"):
+                    break
+                text = x.strip().strip("│").strip()
+                if text and set(text) - set("─"):
+                    inner.append(text)
+            return Cause(_rel(path, where), i + 1, " ".join(inner)[:600])
+    return None
+
+
+def last_warning_before(path: Path, line: int) -> str | None:
+    found = [m.group(2) for x in lines_of(path)[: line - 1] if (m := LEVEL.match(x.strip()))
+             and m.group(1) == "WARNING"]
+    return found[-1] if found else None
 
 
 def line_with(path: Path, where: Path, needle: str, *, last: bool = False) -> Cause | None:
@@ -165,8 +194,14 @@ def read(
     if logs is not None:
         order.append((logs / "inference.log", "exc"))
     order += [(p, "exc") for p in sorted(where.glob("teacher-*.log"))]
+    order.insert(0, (where / "rl.log", "box"))
     for path, kind in order:
-        cause = line_with(path, where, TRAINER_CHECK) if kind == "check" else first_exception(path, where)
+        if kind == "box":
+            cause = box_error(path, where)
+        elif kind == "check":
+            cause = line_with(path, where, TRAINER_CHECK)
+        else:
+            cause = first_exception(path, where)
         if cause is not None:
             break
     else:
