@@ -363,3 +363,11 @@ def test_box_and_timeout_causes(tmp_path: Path) -> None:
     cause = verdict.first_exception(log, tmp_path)
     assert cause is not None and cause.text.endswith("(the last warning before it: not reached on "
                                                      "http://localhost:8002)")
+
+
+def test_trainer_says_seq_len_cut_every_completion() -> None:
+    from whileai.rehearse.standins import trainer
+
+    line = trainer.no_trainable(1, [{"sequence_lengths": [64]}, {"sequence_lengths": [64]}], 64)
+    assert "seq_len = 64" in line and "too small" in line
+    assert "seq_len" not in trainer.no_trainable(1, [{"sequence_lengths": [10]}], 64)

@@ -53,7 +53,7 @@ def test_rehearsal_passes(case: Case, tmp_path: Path) -> None:
         steps = stage["steps"]
         assert [s["step"] for s in steps] == [1, 2]
         assert all(s["samples"] > 0 and s["trained_tokens"] > 0 for s in steps)
-        if "lora" in Path(ROOT / case.spec).read_text() or case.name in ("opd", "opsd", "grpo", "sft"):
+        if case.name in ("opd", "opsd", "grpo", "sft"):  # the bundled arms train LoRA adapters
             assert sum(s["adapters_loaded"] for s in steps) >= 1
     if case.name == "mixture":
         envs = {e for s in verdict["stages"][0]["steps"] for e in s["envs"]}

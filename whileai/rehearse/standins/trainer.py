@@ -68,6 +68,16 @@ def needed(expect: dict[str, Any], env_names: list[str]) -> list[str]:
     return sorted({n for e in set(env_names) for n in by_env.get(e, by_env.get("*", []))})
 
 
+def no_trainable(step: int, batch: list[dict[str, Any]], seq_len: int) -> str:
+    """Why a step holds nothing to train on; samples as long as seq_len mean it cut them."""
+    longest = max((n for mb in batch for n in mb["sequence_lengths"]), default=0)
+    why = f"step {step}: the batch holds no trainable token ({len(batch)} micro batches"
+    if longest >= seq_len:
+        return (f"{why}; its samples are cut at seq_len = {seq_len} tokens, the prompt alone fills "
+                "it: seq_len is too small for the data)")
+    return f"{why}, the longest sample {longest} tokens)"
+
+
 def _broadcast(run_dir: Path, step: int, lora: bool) -> None:
     d = run_dir / "broadcasts" / f"step_{step}"
     d.mkdir(parents=True, exist_ok=True)
@@ -120,7 +130,7 @@ def main() -> None:
             tokens += int(mb["input_ids"].shape[-1])
             trained += int(mb["loss_mask"].sum())
         if not batch or not trained:
-            _fail(f"step {step}: the batch holds no trainable token ({len(batch)} micro batches)")
+            _fail(no_trainable(step, batch, seq_len))
         fact = {
             "step": step,
             "t": round(time.time(), 3),
