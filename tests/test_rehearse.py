@@ -340,7 +340,7 @@ def test_trainer_checks_each_micro_batch() -> None:
 
 
 def test_served_teachers_tokenizer_is_cached_under_its_id(tmp_path: Path) -> None:
-    from whileai.rehearse.run import hub_cache
+    from whileai.rehearse.prepare import hub_cache
 
     tiny = tmp_path / "tiny"
     tiny.mkdir()

@@ -70,8 +70,8 @@ def rehearse_cmd(
         if setup is not None:
             from whileai.rehearse.env import setup as do_setup
 
-            lines, ok = do_setup(setup, python_flag=python)
-            print("\n".join(clean(x) for x in lines))
+            found, ok = do_setup(setup, python_flag=python)
+            print("\n".join(clean(x) for x in found))
             raise typer.Exit(0 if ok else 1)
         if config is None:
             raise SpecError("CONFIG", None, "a run spec or a prime-rl TOML (or --setup DIR)")

@@ -30,10 +30,9 @@ from typing import Any
 from whileai.errors import SpecError
 from whileai.rehearse.inputs import Stage
 from whileai.rehearse.offline import Plan, Substitution, family, offline_copy, write_rows
+from whileai.rehearse.prepare import hub_cache, model_of, policy_ports, port_of, shims, stage_env, tiny_model
 from whileai.rehearse.supervise import Supervisor, busy, wait_port
 from whileai.rehearse.verdict import Cause, Verdict, read
-
-STANDINS = Path(__file__).parent / "standins"
 
 
 @dataclass
@@ -60,117 +59,6 @@ class Result:
                 for n, s, v in zip(self.stages, self.subs, self.verdicts, strict=False)
             ],
         }
-
-
-def _shims(folder: Path, python: Path) -> Path:
-    bin_ = folder / "bin"
-    bin_.mkdir(parents=True, exist_ok=True)
-    for cmd, script in (("inference", "inference.py"), ("torchrun", "trainer.py")):
-        p = bin_ / cmd
-        p.write_text(f'#!/bin/sh\nexec "{python}" "{STANDINS / script}" "$@"\n')
-        p.chmod(0o755)
-    return bin_
-
-
-def _env(python: Path, shims: Path, where: Path, tokenizer: Path, gpus: int) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("VIRTUAL_ENV", None)
-    env.update(
-        {
-            "PATH": os.pathsep.join([str(shims), str(python.parent), env.get("PATH", "")]),
-            "WHILEAI_REHEARSE_DIR": str(where),
-            "WHILEAI_REHEARSE_TOKENIZER": str(tokenizer),
-            "HF_HUB_OFFLINE": "1",
-            "HF_DATASETS_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "WANDB_MODE": "disabled",
-            "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in range(gpus)),
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    return env
-
-
-def tiny_model(python: Path, fam: str, folder: Path, timeout: float) -> dict[str, Any]:
-    """Build (once per folder) the tiny stand-in model in the prime-rl environment."""
-    done = folder / "WHILEAI_TINY.json"
-    if done.exists():
-        facts: dict[str, Any] = json.loads(done.read_text())
-        return facts
-    from whileai.tasksets import reverse_text as rt
-
-    texts = [
-        rt.SYSTEM_PROMPT,
-        "<reversed_text>",
-        "</reversed_text>",
-        "system user assistant",
-        "Reverse the text character-by-character. Put your answer in <reversed_text> tags.",
-    ]
-    for p in rt.phrases(400):
-        texts += [p, p[::-1]]
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    (folder.parent / "texts.json").write_text(json.dumps(texts))
-    r = subprocess.run(
-        [str(python), str(STANDINS / "tinymodel.py"), str(folder), fam, str(folder.parent / "texts.json")],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if r.returncode != 0:
-        raise SpecError(
-            "--python",
-            str(python),
-            "an environment that builds the tiny model (tokenizers, transformers)",
-            hint=(r.stderr.strip().splitlines() or ["no output"])[-1],
-        )
-    facts = json.loads(done.read_text())
-    return facts
-
-
-def _model_of(args: list[str]) -> str | None:
-    for i, a in enumerate(args):
-        if a.startswith("--vllm.model="):
-            return a.split("=", 1)[1]
-        if a == "--vllm.model" and i + 1 < len(args):
-            return args[i + 1]
-    return None
-
-
-def hub_cache(home: Path, ids: list[str], tiny_dir: Path) -> list[str]:
-    """The tiny model's tokenizer and config, cached under each served model's hub id in a
-    Hugging Face cache of the rehearsal's own (HF_HOME): what loads a teacher's tokenizer (the
-    env server, for a sampling teacher) finds it offline. Returns the ids cached."""
-    done = []
-    for model_id in ids:
-        if "/" not in model_id or Path(model_id).exists():
-            continue
-        repo = home / "hub" / ("models--" + model_id.replace("/", "--"))
-        snap = repo / "snapshots" / "rehearsal"
-        snap.mkdir(parents=True, exist_ok=True)
-        for f in tiny_dir.iterdir():
-            if f.is_file():
-                shutil.copyfile(f, snap / f.name)
-        (repo / "refs").mkdir(exist_ok=True)
-        (repo / "refs" / "main").write_text("rehearsal")
-        done.append(model_id)
-    return done
-
-
-def _port_of(args: list[str], default: int = 8000) -> int:
-    for i, a in enumerate(args):
-        if a.startswith("--server.port="):
-            return int(a.split("=", 1)[1])
-        if a == "--server.port" and i + 1 < len(args):
-            return int(args[i + 1])
-    return default
-
-
-def policy_ports(doc: dict[str, Any]) -> set[int]:
-    inf = doc.get("inference")
-    if not isinstance(inf, dict):
-        return set()
-    port = int((inf.get("server") or {}).get("port") or 8000)
-    return {port, int(inf.get("backend_port") or port + 100)}
 
 
 def rehearse_stage(
@@ -204,13 +92,13 @@ def rehearse_stage(
     atomic_write(where / "expect.json", json.dumps(plan.expect), durable=False)
     dep = doc.get("deployment") or {}
     gpus = int(dep.get("num_train_gpus") or 1) + int(dep.get("num_infer_gpus") or 1)
-    env = _env(python, _shims(where, python), where, Path(tiny["dir"]), gpus)
+    env = stage_env(python, shims(where, python), where, Path(tiny["dir"]), gpus)
     env["HF_HOME"] = str(where / "hf")
-    served = [m for a in stage.serve if (m := _model_of(a))]
+    served = [m for a in stage.serve if (m := model_of(a))]
     for model_id in hub_cache(where / "hf", served, Path(tiny["dir"])):
         plan.subs.append(Substitution(f"{model_id} (served)", "the hub's tokenizer", "the tiny model's",
                                       "cached under its id in the rehearsal's own HF_HOME, offline"))
-    pol, teach = policy_ports(doc), {_port_of(a) for a in stage.serve}
+    pol, teach = policy_ports(doc), {port_of(a) for a in stage.serve}
     taken = sorted(p for p in pol | teach | {5555, 5556} if busy(p))
     if taken:
         return Verdict(
@@ -220,7 +108,7 @@ def rehearse_stage(
             summary=f"failed: port(s) {taken} already in use (another server or rehearsal)",
         ), plan
     for args in stage.serve:
-        port = _port_of(args)
+        port = port_of(args)
         say(f"  teacher stand-in: inference {' '.join(args)}")
         sup.start(
             f"{stage.name}-teacher-{port}",
@@ -229,7 +117,7 @@ def rehearse_stage(
             log=where / f"teacher-{port}.log",
         )
     for args in stage.serve:
-        port = _port_of(args)
+        port = port_of(args)
         if not wait_port(port, time.monotonic() + min(60.0, max(1.0, sup.left()))):
             cause = Cause(
                 f"teacher-{port}.log", 0, (where / f"teacher-{port}.log").read_text()[-400:].strip()
@@ -249,7 +137,7 @@ def rehearse_stage(
         cwd=where,
     )
     for args in stage.serve:
-        sup.stop(f"{stage.name}-teacher-{_port_of(args)}")
+        sup.stop(f"{stage.name}-teacher-{port_of(args)}")
     return read(
         where, steps=steps, rc=rc, seconds=time.monotonic() - t0, policy_ports=pol, teacher_ports=teach
     ), plan
