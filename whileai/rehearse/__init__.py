@@ -7,9 +7,9 @@ GPU is paid for (docs/rehearse.md).
     result.ok, result.verdicts[0].summary
 
 One module per job: `env` (find and check the prime-rl environment; `--setup`), `inputs` (the
-stages and the teachers' run lines), `offline` (the offline copy, each replacement named), `prepare` (stand-in commands on PATH,
-the environment, the tiny model, teachers' tokenizers cached offline),
-`supervise` (process groups under one deadline), `verdict` (ok with per-step facts, or the
+stages and the teachers' run lines), `offline` (the offline copy, each replacement named),
+`prepare` (stand-in commands on PATH, the environment, the tiny model, teachers' tokenizers
+cached offline), `supervise` (process groups under one deadline), `verdict` (ok with per-step facts, or the
 first cause quoted from its log), `run` (a rehearsal, stage by stage, and a two-stage run's
 hand-off), `report` (the verdict as lines); `standins/` holds the scripts that run inside the
 prime-rl environment. Importing the package is cheap: the names below load on first use.
