@@ -93,6 +93,8 @@ def rehearse_stage(
     dep = doc.get("deployment") or {}
     gpus = int(dep.get("num_train_gpus") or 1) + int(dep.get("num_infer_gpus") or 1)
     env = stage_env(python, shims(where, python), where, Path(tiny["dir"]), gpus)
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE"):
+        env.pop(var, None)  # the rehearsal's own cache, whatever the caller's points at
     env["HF_HOME"] = str(where / "hf")
     served = [m for a in stage.serve if (m := model_of(a))]
     for model_id in hub_cache(where / "hf", served, Path(tiny["dir"])):
