@@ -371,3 +371,10 @@ def test_trainer_says_seq_len_cut_every_completion() -> None:
     line = trainer.no_trainable(1, [{"sequence_lengths": [64]}, {"sequence_lengths": [64]}], 64)
     assert "seq_len = 64" in line and "too small" in line
     assert "seq_len" not in trainer.no_trainable(1, [{"sequence_lengths": [10]}], 64)
+
+
+def test_cli_steps_and_timeout_are_one_line(tmp_path: Path) -> None:
+    for flag, value in (("--steps", "0"), ("--timeout", "-1")):
+        argv = ["rehearse", str(EXAMPLES / "opd.toml"), flag, value, "--python", sys.executable]
+        r = CliRunner().invoke(app, argv)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1 and flag in r.stderr, r.output

@@ -18,7 +18,7 @@ def rehearse_cmd(
     config: Annotated[
         Path | None, typer.Argument(help="A run spec, or a prime-rl TOML.", show_default=False)
     ] = None,
-    steps: Annotated[int, typer.Option(min=1, help="Steps to run.")] = 2,
+    steps: Annotated[int, typer.Option(help="Steps to run (at least 1).")] = 2,
     timeout: Annotated[
         float,
         typer.Option(
