@@ -29,22 +29,7 @@ pytestmark = [
 ]
 
 
-# datasets' data-file resolution builds tqdm bars on threads; tqdm can drop its class lock under
-# a concurrent close (a race of those libraries, in real runs too): a mixture's sources load
-# together and once in a few runs meet it. Such a run is repeated once, and says so.
-UPSTREAM_RACE = "'tqdm' object has no attribute '_lock'"
-
-
 def _rehearse(case: Case, tmp_path: Path) -> tuple[dict, float]:  # type: ignore[type-arg]
-    verdict, seconds = _once(case, tmp_path)
-    cause = (verdict["stages"][-1].get("cause") or {}).get("text", "")
-    if not verdict["ok"] and UPSTREAM_RACE in cause:
-        print(f"{case.name}: met the datasets/tqdm race ({cause[:120]}); once more")
-        verdict, seconds = _once(case, tmp_path)
-    return verdict, seconds
-
-
-def _once(case: Case, tmp_path: Path) -> tuple[dict, float]:  # type: ignore[type-arg]
     root = Path(os.environ["WHILEAI_REHEARSE_KEEP"]) if os.environ.get("WHILEAI_REHEARSE_KEEP") else tmp_path
     keep = root / case.name
     cmd = [sys.executable, "-m", "whileai", "rehearse", *case.args(tmp_path), "--keep", str(keep), "--json",

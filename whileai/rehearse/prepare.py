@@ -46,6 +46,10 @@ def stage_env(python: Path, shims: Path, where: Path, tokenizer: Path, gpus: int
             "PYTHONUNBUFFERED": "1",
         }
     )
+    site = where / "site"  # the rehearsal's sitecustomize (standins/sitecustomize.py says why)
+    site.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(STANDINS / "sitecustomize.py", site / "sitecustomize.py")
+    env["PYTHONPATH"] = os.pathsep.join(x for x in (str(site), env.get("PYTHONPATH", "")) if x)
     return env
 
 
