@@ -9,7 +9,7 @@ broken case's cause was quoted from. Needs the rehearsal environment (docs/rehea
 Runs `whileai rehearse` on the OPD arm (LoRA, a teacher, evals) and the GRPO+OPD mixture (full
 weights: /update_weights), then the broken cases of tests/test_rehearse_real.py; keeps, per
 (server, route, status), the first request body (long lists cut to 16 items) and the response's
-shape, and per broken case the quoted cause with the five log lines around it.
+shape, and per broken case the quoted cause with the log it was quoted from.
 """
 
 from __future__ import annotations
@@ -53,10 +53,12 @@ def calls(keep: Path) -> dict[str, dict]:  # type: ignore[type-arg]
 
 
 def excerpt(keep: Path, cause: dict) -> dict:  # type: ignore[type-arg]
+    """The cause with the whole log it was quoted from (colour codes dropped)."""
+    import re
+
     stage = next(p for p in keep.iterdir() if (p / cause["file"]).exists())
-    lines = (stage / cause["file"]).read_text(errors="replace").splitlines()
-    i = max(0, cause["line"] - 6)
-    return {**cause, "excerpt": lines[i : cause["line"] + 5], "first": i + 1}
+    text = (stage / cause["file"]).read_text(errors="replace")
+    return {**cause, "log": re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text).splitlines()}
 
 
 def main(argv: list[str]) -> None:

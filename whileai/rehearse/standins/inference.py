@@ -278,6 +278,7 @@ def _chat(s: State, req: dict[str, Any]) -> tuple[int, Any]:
 ROUTES = {
     "/pause": lambda s, r: (200, {"status": "paused"}),
     "/resume": lambda s, r: (200, {"status": "resumed"}),
+    "/init_broadcaster": lambda s, r: (200, {"status": "ok"}),  # the real server's route; no transfer here
     "/update_weights": _update_weights,
     "/load_lora_adapter": _load_lora,
     "/v1/load_lora_adapter": _load_lora,
