@@ -307,6 +307,8 @@ def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
     assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "--python" in r.stderr, r.output
     r = CliRunner().invoke(app, ["rehearse"], env={"WHILEAI_REHEARSE_PYTHON": ""})
     assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.output
+    r = CliRunner().invoke(app, ["rehearse", "--setup", str(tmp_path)])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "--setup" in r.stderr, r.output
     cfg = tmp_path / "run.toml"
     cfg.write_text(wai.compile(load_spec(EXAMPLES / "opd.toml"), "prime-rl").text)
     r = CliRunner().invoke(app, ["rehearse", str(cfg), "--set", "seq_len=9"])

@@ -143,6 +143,9 @@ def setup(target: Path, *, python_flag: str | None = None) -> tuple[list[str], b
     """`--setup DIR`: find the environment in DIR (a prime-rl checkout's .venv or the venv
     itself), add whileai's own pieces, check every import and command. Lines to print, and
     whether the environment can rehearse."""
+    if python_flag is None and not (target.is_file() or _python_in(target)):
+        raise SpecError("--setup", str(target), "a prime-rl checkout with .venv (after `uv sync` there), its "
+                        "venv folder, or its python")
     python = find_python(python_flag or str(target))
     lines = [f"environment: {python}"]
     first = probe(python, ("sys",))
