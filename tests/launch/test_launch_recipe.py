@@ -112,3 +112,12 @@ def test_collect_before_any_launch_writes_nothing(tmp_path: Path) -> None:
     assert sorted(p.name for p in (tmp_path / "rt").iterdir()) == before  # no results.json
     manifest = json.loads((tmp_path / "rt" / "manifest.json").read_text())
     assert {a["state"] for a in manifest["arms"].values()} == {"planned"}
+
+
+def test_recipe_rehearse_needs_local_validate_and_the_environment(tmp_path: Path) -> None:
+    p = run("--rehearse", "--out", str(tmp_path))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "--validate" in p.stderr, p.stderr
+    env_less = {k: v for k, v in os.environ.items() if k != "WHILEAI_REHEARSE_PYTHON"}
+    argv = [sys.executable, str(RECIPE), "--validate", "--rehearse", "--arms", "grpo", "--out", str(tmp_path)]
+    p = subprocess.run(argv, capture_output=True, text=True, env=env_less, timeout=120, cwd=tmp_path)
+    assert p.returncode == 2 and "WHILEAI_REHEARSE_PYTHON" in p.stderr.splitlines()[-1], p.stderr

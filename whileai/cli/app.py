@@ -135,6 +135,9 @@ app.command("preflight")(preflight_cmd)
 from whileai.cli.migrate import migrate_cmd  # noqa: E402  (whileai migrate)
 
 app.command("migrate")(migrate_cmd)
+from whileai.cli.rehearse import rehearse_cmd  # noqa: E402  (whileai rehearse: a CPU run of prime-rl's launcher)
+
+app.command("rehearse")(rehearse_cmd)
 
 
 def main() -> None:

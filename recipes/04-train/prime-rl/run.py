@@ -6,6 +6,8 @@ GRPO arm, and OPD against SFT (the article's on- vs off-policy question).
     python recipes/04-train/prime-rl/run.py --validate    # offline: pinned schema, loader rules, resolve
     python recipes/04-train/prime-rl/run.py --validate --on modal   # prime-rl's own `rl @ cfg --dry-run`
                                                                     # in a Modal CPU container
+    python recipes/04-train/prime-rl/run.py --validate --rehearse   # and `whileai rehearse` each arm:
+                    # prime-rl's own rl for 2 steps on this CPU ($WHILEAI_REHEARSE_PYTHON, docs/rehearse.md)
     python recipes/04-train/prime-rl/run.py               # deploy the app, spawn one call per arm
     python recipes/04-train/prime-rl/run.py --collect     # exit 3 while any arm runs; then
                                                           # results.json + results.png in runs/<tag>/
@@ -84,6 +86,23 @@ def validate_offline(arms: dict[str, wai.Compiled]) -> int:
     return 1 if bad else 0
 
 
+def rehearse_arms(arms: dict[str, wai.Compiled], steps: int, timeout: float) -> int:
+    """`whileai rehearse` each arm, one after the other (the stand-ins share ports): 1 if any fails."""
+    from whileai.rehearse.env import find_python
+    from whileai.rehearse.inputs import from_compiled
+    from whileai.rehearse.report import lines
+    from whileai.rehearse.run import rehearse
+
+    python, bad = find_python(None), 0
+    for name, c in arms.items():
+        print(f"\nrehearsing {name} ({steps} steps on the CPU)")
+        result = rehearse(from_compiled(c), python=python, steps=steps, timeout=timeout, keep=None,
+                          say=lambda line: print(line, flush=True))
+        print("\n".join(lines(result)))
+        bad += not result.ok
+    return 1 if bad else 0
+
+
 def results(m: Manifest, out: Path, xs: tuple[str, ...]) -> None:
     res = mark_partial(build(m), m)
     write_results(out / "results.json", res)
@@ -117,8 +136,15 @@ def _main(argv: list[str] | None = None) -> int:
                     "probes of the arms' remote teachers")
     ap.add_argument("--on", choices=["local", "modal"], default="local",
                     help="--validate: offline here (default) or prime-rl itself on Modal")
+    ap.add_argument("--rehearse", action="store_true", help="--validate: also run prime-rl's own rl for "
+                    "--rehearse-steps steps on this CPU with stand-in servers and trainer (whileai rehearse)")
+    ap.add_argument("--rehearse-steps", type=positive, default=2, help="--rehearse: steps per arm")
+    ap.add_argument("--rehearse-timeout", type=positive, default=900, help="--rehearse: seconds per arm")
     args = ap.parse_args(argv)
     out = args.out / args.tag
+    if args.rehearse and not (args.validate and args.on == "local"):
+        print("error: --rehearse = True: allowed with --validate (on local) only", file=sys.stderr)
+        return 2
     try:
         if args.collect:
             m = manifest_to_collect(out, args.tag)
@@ -162,7 +188,14 @@ def _main(argv: list[str] | None = None) -> int:
             print(f"\n{render_text(as_written(c, m.arms[n].dir), width())}")
         return 0
     if args.validate and args.on == "local":
-        return validate_offline(compiled)
+        code = validate_offline(compiled)
+        if args.rehearse and code == 0:
+            try:
+                code = rehearse_arms(compiled, args.rehearse_steps, float(args.rehearse_timeout))
+            except SpecError as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 2
+        return code
     try:
         app = modal_module()
     except SpecError as e:

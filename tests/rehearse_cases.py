@@ -1,0 +1,82 @@
+"""The real rehearsals of tests/test_rehearse_real.py and scripts/gen_rehearse_fixture.py: each
+case's arguments to `whileai rehearse` and what its verdict must say."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+TWO_STAGE = """taskset = "reverse-text"
+model = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
+steps = 10
+prompts = 8
+lora = false
+
+[method]
+type = "sft"
+teacher = "vllm:PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL@http://localhost:8001/v1"
+
+[then.method]
+type = "opd"
+teacher = "vllm:PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL@http://localhost:8001/v1"
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    spec: str  # a path under the repository, or "twostage" (written to the folder given)
+    sets: tuple[str, ...] = ()
+    toml_edit: tuple[str, str] | None = None  # a compiled TOML with this text replaced (a hand edit)
+    expect: str = ""  # in the verdict's cause (broken cases)
+
+    def args(self, tmp: Path) -> list[str]:
+        if self.spec == "twostage":
+            p = tmp / "twostage.toml"
+            p.write_text(TWO_STAGE)
+            return [str(p)]
+        if self.toml_edit is not None:
+            import whileai as wai
+            from whileai.spec.load import load_spec
+
+            text = wai.compile(load_spec(ROOT / self.spec), "prime-rl").text
+            old, new = self.toml_edit
+            assert old in text, old
+            p = tmp / f"{self.name}.toml"
+            p.write_text(text.replace(old, new))
+            return [
+                str(p),
+                "--serve",
+                "inference --vllm.model PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL --server.port 8001",
+            ]
+        return [str(ROOT / self.spec), *(a for s in self.sets for a in ("--set", s))]
+
+
+ARMS = [Case(k, f"examples/{k}.toml") for k in ("opd", "opsd", "grpo", "sft")]  # LoRA, as bundled
+GOOD = [*ARMS, Case("mixture", "examples/mixtures/grpo-opd.toml"), Case("twostage", "twostage")]
+BROKEN = [
+    Case(
+        "wrong-teacher",
+        "examples/opd.toml",
+        sets=("orchestrator.algo.teacher.name=PrimeIntellect/Qwen3-0.6B-Reverse-Text-RLL",),
+        expect="was not found in the inference pool",
+    ),
+    Case(
+        "teacher-port",
+        "examples/opd.toml",
+        sets=("orchestrator.algo.teacher.base_url=http://localhost:8002/v1",),
+        expect="8002",
+    ),
+    Case(
+        "taskset-typo",
+        "examples/grpo.toml",
+        toml_edit=(
+            '[orchestrator.train.source.env.taskset]\nid = "reverse-text"\n',
+            '[orchestrator.train.source.env.taskset]\nid = "reverse-text"\ndataset_splt = "train"\n',
+        ),
+        expect="dataset-splt",
+    ),
+    Case("seq-len", "examples/grpo.toml", sets=("seq_len=64",), expect="seq_len"),
+]

@@ -1,0 +1,385 @@
+"""whileai rehearse without the rehearsal environment: the stand-in servers answer the requests
+recorded from real rehearsals (tests/fixtures/rehearse/, scripts/gen_rehearse_fixture.py) with
+responses of the recorded shapes; the offline copy replaces only what it names; the inputs come
+from whileai's run lines; the supervisor stops every process by the deadline; the verdict
+quotes the recorded causes; bad input is one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+import urllib.request
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import EXAMPLES
+from typer.testing import CliRunner
+
+import whileai as wai
+from whileai.cli.app import app
+from whileai.errors import SpecError
+from whileai.rehearse import inputs, offline, verdict
+from whileai.rehearse.standins import inference as inf
+from whileai.rehearse.supervise import Supervisor, busy
+from whileai.spec.load import load_spec, loads_toml
+
+FIX = Path(__file__).parent / "fixtures" / "rehearse"
+CALLS: dict[str, dict[str, Any]] = json.loads((FIX / "calls.json").read_text())
+CAUSES: dict[str, dict[str, Any]] = json.loads((FIX / "causes.json").read_text())
+
+
+def _server(
+    tmp_path: Path, admin: bool, model: str, max_len: int | None = None
+) -> tuple[ThreadingHTTPServer, Any]:
+    state = inf.State(
+        model,
+        max_len,
+        512,
+        2,
+        lambda ids: "user\nhello there<|im_end|>",
+        lambda text: [3 + (ord(c) % 500) for c in text],
+        tmp_path,
+    )
+    handler = type("H", (inf.Handler,), {"state": state, "admin": admin})
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, state
+
+
+GETS = ("/health", "/v1/models", "/metrics")
+
+
+def _call(port: int, route: str, body: Any) -> tuple[int, Any]:
+    """GET for the read routes, POST (with the body, `{}` for none) for the rest."""
+    data = None if route in GETS else json.dumps({} if body is None else body).encode()
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{port}{route}",
+        data=data,
+        headers={"Content-Type": "application/json"},
+        method="GET" if data is None else "POST",
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            raw = r.read().decode()
+            return r.status, json.loads(raw) if r.headers.get("Content-Type") == "application/json" else raw
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read().decode())
+
+
+def _keys(shape: Any) -> Any:
+    """A shape's structure: dict keys all the way down (values' types may vary by call)."""
+    if isinstance(shape, dict):
+        return {k: _keys(v) for k, v in shape.items()}
+    if isinstance(shape, list) and len(shape) > 1:
+        return [_keys(shape[1])]
+    return None
+
+
+def test_fixture_covers_every_route_the_orchestrator_called() -> None:
+    routes = {c["route"] for c in CALLS.values()}
+    assert routes >= {
+        "/health",
+        "/v1/models",
+        "/inference/v1/generate",
+        "/v1/chat/completions",
+        "/load_lora_adapter",
+        "/update_weights",
+        "/pause",
+        "/resume",
+        "/metrics",
+    }, routes
+    teacher = [c for c in CALLS.values() if c["port"] == 8001 and c["route"] == "/inference/v1/generate"]
+    assert teacher and teacher[0]["example"]["sampling_params"]["prompt_logprobs"] == 1
+
+
+@pytest.mark.parametrize("key", sorted(CALLS))
+def test_stand_in_answers_recorded_request_with_recorded_shape(tmp_path: Path, key: str) -> None:
+    c = CALLS[key]
+    admin = c["port"] in (8100, 8001)
+    model = (c["example"] or {}).get("model") if isinstance(c["example"], dict) else None
+    srv, state = _server(tmp_path, admin=admin, model=model or "m")
+    body = c["example"]
+    if c["route"] in ("/update_weights", "/load_lora_adapter") and isinstance(body, dict):
+        body = {**body, **{k: str(tmp_path) for k in ("weight_dir", "lora_path") if k in body}}
+    if c["route"] == "/inference/v1/generate" and isinstance(body, dict):
+        state.adapters[str(body.get("model"))] = str(tmp_path)
+    try:
+        status, got = _call(srv.server_address[1], c["route"], body)
+    finally:
+        srv.shutdown()
+    assert status == c["status"], got
+    if status < 400 and isinstance(got, dict):
+        assert _keys(inf.shape(got)) == _keys(c["response"])
+
+
+def test_generate_refuses_an_unknown_model_and_out_of_vocabulary_tokens(tmp_path: Path) -> None:
+    srv, _ = _server(tmp_path, admin=True, model="teacher/T", max_len=64)
+    port = srv.server_address[1]
+    try:
+        sp = {"max_tokens": 4, "logprobs": 1}
+        assert (
+            _call(
+                port,
+                "/inference/v1/generate",
+                {"model": "teacher/X", "token_ids": [1], "sampling_params": sp},
+            )[0]
+            == 404
+        )
+        status, body = _call(
+            port, "/inference/v1/generate", {"model": "teacher/T", "token_ids": [600], "sampling_params": sp}
+        )
+        assert status == 400 and "out of vocabulary" in body["error"]["message"]
+        status, body = _call(
+            port,
+            "/inference/v1/generate",
+            {"model": "teacher/T", "token_ids": [1] * 62, "sampling_params": sp},
+        )
+        assert status == 400 and "maximum context length is 64" in body["error"]["message"]
+        status, body = _call(
+            port,
+            "/inference/v1/generate",
+            {"model": "teacher/T", "token_ids": [1, 2, 3], "sampling_params": {**sp, "stop_token_ids": [7]}},
+        )
+        choice = body["choices"][0]
+        assert len(choice["token_ids"]) == len(choice["logprobs"]["content"]) <= 4
+        assert all(
+            e["token"] == f"token_id:{t}"
+            for e, t in zip(choice["logprobs"]["content"], choice["token_ids"], strict=True)
+        )
+    finally:
+        srv.shutdown()
+
+
+def test_router_port_refuses_admin_routes(tmp_path: Path) -> None:
+    srv, _ = _server(tmp_path, admin=False, model="m")
+    try:
+        assert _call(srv.server_address[1], "/pause", {})[0] == 404
+        assert _call(srv.server_address[1], "/health", None)[0] == 200
+    finally:
+        srv.shutdown()
+
+
+def _doc(spec: str, *sets: str) -> dict[str, Any]:
+    from whileai.spec.load import parse_sets
+
+    return loads_toml(wai.compile(load_spec(EXAMPLES / spec, parse_sets(list(sets))), "prime-rl").text)
+
+
+def test_offline_copy_replaces_only_what_it_names(tmp_path: Path) -> None:
+    doc = _doc("opd.toml")
+    plan = offline.offline_copy(
+        doc, steps=2, where=tmp_path, model_dir=tmp_path / "tiny", data_dir=tmp_path / "rows", vocab=512
+    )
+    d = plan.doc
+    assert d["model"]["name"] == str(tmp_path / "tiny") and d["max_steps"] == 2
+    assert d["orchestrator"]["algo"]["teacher"]["name"] == doc["orchestrator"]["algo"]["teacher"]["name"]
+    assert d["orchestrator"]["algo"]["teacher"]["base_url"] == "http://localhost:8001/v1"
+    assert (
+        d["seq_len"] == doc["seq_len"]
+        and d["orchestrator"]["group_size"] == doc["orchestrator"]["group_size"]
+    )
+    assert d["orchestrator"]["model"]["lora"] == doc["orchestrator"]["model"]["lora"]
+    assert d["orchestrator"]["batch_size"] == 2 * doc["orchestrator"]["group_size"]
+    assert plan.expect["needs"] == {"*": ["ref_logprobs"], "reverse-text": ["ref_logprobs"]}
+    changed = {s.key for s in plan.subs}
+    assert "orchestrator.algo.teacher.wait_for_ready_timeout" in changed and "model.name" in changed
+    assert doc["model"]["name"] == "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"  # the input is untouched
+
+
+def test_offline_copy_refuses_a_taskset_without_local_rows(tmp_path: Path) -> None:
+    doc = _doc("grpo.toml")
+    doc["orchestrator"]["train"]["source"][0]["env"]["taskset"]["id"] = "gsm8k"
+    with pytest.raises(SpecError, match="local rows"):
+        offline.offline_copy(doc, steps=2, where=tmp_path, model_dir=tmp_path, data_dir=tmp_path, vocab=9)
+
+
+def test_mixture_batch_covers_every_source(tmp_path: Path) -> None:
+    plan = offline.offline_copy(
+        _doc("mixtures/grpo-opd.toml"),
+        steps=2,
+        where=tmp_path,
+        model_dir=tmp_path,
+        data_dir=tmp_path / "rows",
+        vocab=512,
+    )
+    assert plan.expect["train_sources"] == 2 and plan.expect["batch_size"] == 16 * 2
+    assert [s["name"] for s in plan.sources if s["split"] == "train"] == [
+        "reverse-text-grpo",
+        "reverse-text-opd",
+    ]
+
+
+def test_inputs_take_teachers_from_the_run_lines() -> None:
+    c = wai.compile(load_spec(EXAMPLES / "sft.toml"), "prime-rl")
+    (stage,) = inputs.from_compiled(c)
+    assert stage.serve == [
+        [
+            "--vllm.model",
+            "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL",
+            "--server.port",
+            "8001",
+            "--vllm.gpu-memory-utilization",
+            "0.4",
+        ]
+    ]
+    (bare,) = inputs.from_toml(c.text, "sft")
+    assert bare.serve == [
+        ["--vllm.model", "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL", "--server.port", "8001"]
+    ]
+    assert bare.notes and "--serve" in bare.notes[0]
+
+
+def test_two_stage_inputs_carry_the_hand_off(tmp_path: Path) -> None:
+    from rehearse_cases import TWO_STAGE
+
+    p = tmp_path / "twostage.toml"
+    p.write_text(TWO_STAGE)
+    one, two = inputs.from_compiled(wai.compile(load_spec(p), "prime-rl"))
+    assert one.handoff is None and two.handoff is not None and two.code and "STABLE" in two.code
+    assert two.handoff[1].endswith("broadcasts/step_10")
+
+
+def test_supervisor_stops_a_tree_that_ignores_sigterm(tmp_path: Path) -> None:
+    code = (
+        "import signal, subprocess, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "c = subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)']); "
+        "open(sys.argv[1], 'w').write(str(c.pid)); time.sleep(600)"
+    )
+    t0 = time.monotonic()
+    with Supervisor(time.monotonic() + 2, grace=1) as sup:
+        rc = sup.run(
+            "tree",
+            [sys.executable, "-c", code, str(tmp_path / "child")],
+            env=dict(os.environ),
+            log=tmp_path / "tree.log",
+        )
+    assert rc is None and time.monotonic() - t0 < 15
+    child = int((tmp_path / "child").read_text())
+    time.sleep(0.3)
+    try:  # gone, or a zombie its new parent has yet to reap: either way it runs no more
+        state = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        state = "gone"
+    assert state in ("gone", "Z", "X"), state
+
+
+def test_busy_port() -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        assert busy(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("case", sorted(CAUSES))
+def test_verdict_quotes_the_recorded_cause(tmp_path: Path, case: str) -> None:
+    c = CAUSES[case]
+    path = tmp_path / c["file"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(c["log"]) + "\n")
+    (tmp_path / "rl.log").touch()
+    v = verdict.read(tmp_path, steps=2, rc=1, seconds=1.0, policy_ports={8000}, teacher_ports={8001})
+    assert not v.ok and v.cause is not None
+    assert (v.cause.file, v.cause.line) == (c["file"], c["line"]) and v.cause.text == c["text"]
+
+
+def test_verdict_ok_with_step_facts(tmp_path: Path) -> None:
+    (tmp_path / "calls").mkdir()
+    (tmp_path / "trainer-steps.jsonl").write_text(
+        "".join(json.dumps({"step": i, "t": 10.0 * i, "samples": 8}) + "\n" for i in (1, 2))
+    )
+    (tmp_path / "calls" / "8001.jsonl").write_text(
+        json.dumps({"t": 5.0, "port": 8001, "route": "/inference/v1/generate", "status": 200}) + "\n"
+    )
+    v = verdict.read(tmp_path, steps=2, rc=0, seconds=3.0, policy_ports={8000}, teacher_ports={8001})
+    assert v.ok and [s["teacher_calls"] for s in v.steps] == [1, 0]
+
+
+def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["rehearse", str(EXAMPLES / "opd.toml"), "--python", str(tmp_path / "none")])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "--python" in r.stderr, r.output
+    r = CliRunner().invoke(app, ["rehearse"], env={"WHILEAI_REHEARSE_PYTHON": ""})
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1, r.output
+    r = CliRunner().invoke(app, ["rehearse", "--setup", str(tmp_path)])
+    assert r.exit_code == 2 and r.stderr.count("\n") == 1 and "--setup" in r.stderr, r.output
+    cfg = tmp_path / "run.toml"
+    cfg.write_text(wai.compile(load_spec(EXAMPLES / "opd.toml"), "prime-rl").text)
+    r = CliRunner().invoke(app, ["rehearse", str(cfg), "--set", "seq_len=9"])
+    assert r.exit_code == 2 and "--set" in r.stderr and r.stderr.count("\n") == 1, r.output
+
+
+def test_rehearse_modules_import_no_torch() -> None:
+    import subprocess
+
+    code = (
+        "import sys, whileai.cli.rehearse, whileai.rehearse.run, whileai.rehearse.report; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'transformers', 'prime_rl'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_trainer_checks_each_micro_batch() -> None:
+    torch = pytest.importorskip("torch")
+    from whileai.rehearse.standins import trainer
+
+    n = 6
+    mb = {"input_ids": torch.tensor([[1, 2, 3, 4, 5, 6]]), "position_ids": torch.arange(n)[None],
+          "loss_mask": torch.tensor([[0, 0, 1, 1, 1, 1]]).bool(), "advantages": torch.zeros(1, n),
+          "inference_logprobs": torch.zeros(1, n), "temperatures": torch.ones(1, n),
+          "sequence_lengths": [2, 4], "ref_logprobs": None, "env_names": ["a"] * 2 + ["b"] * 4}
+    expect = {"needs": {"*": [], "a": [], "b": ["ref_logprobs"]}}
+    assert trainer.needed(expect, ["a"]) == [] and trainer.needed(expect, mb["env_names"]) == ["ref_logprobs"]
+    assert trainer.check_micro_batch(mb, seq_len=8, vocab=10, needs=[]) == []
+    problems = trainer.check_micro_batch(mb, seq_len=4, vocab=6, needs=["ref_logprobs"])
+    assert problems == ["a packed micro batch holds 6 tokens, more than seq_len = 4",
+                        "token id 6 is outside the vocabulary (size 6)",
+                        "ref_logprobs is missing (the method trains on it)"]
+
+
+def test_served_teachers_tokenizer_is_cached_under_its_id(tmp_path: Path) -> None:
+    from whileai.rehearse.prepare import hub_cache
+
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    (tiny / "tokenizer.json").write_text("{}")
+    assert hub_cache(tmp_path / "hf", ["Org/Teacher", "local-name"], tiny) == ["Org/Teacher"]
+    repo = tmp_path / "hf" / "hub" / "models--Org--Teacher"
+    assert (repo / "refs" / "main").read_text() == "rehearsal"
+    assert (repo / "snapshots" / "rehearsal" / "tokenizer.json").exists()
+
+
+def test_box_and_timeout_causes(tmp_path: Path) -> None:
+    (tmp_path / "rl.log").write_text(
+        "╭─ Config file error ─────╮\n│ Failed to validate config: │\n│ ────────── │\n"
+        "│ --orchestrator.x.dataset-splt │\n│ Extra inputs are not permitted │\n╰──────╯\n")
+    v = verdict.read(tmp_path, steps=2, rc=1, seconds=1.0, policy_ports=set(), teacher_ports=set())
+    assert v.cause == verdict.Cause("rl.log", 1, "Failed to validate config: --orchestrator.x.dataset-splt "
+                                    "Extra inputs are not permitted")
+    log = tmp_path / "o.log"
+    log.write_text("10:00:00 WARNING not reached on http://localhost:8002\nTimeoutError: not ready\n")
+    cause = verdict.first_exception(log, tmp_path)
+    assert cause is not None and cause.text.endswith("(the last warning before it: not reached on "
+                                                     "http://localhost:8002)")
+
+
+def test_trainer_says_seq_len_cut_every_completion() -> None:
+    from whileai.rehearse.standins import trainer
+
+    line = trainer.no_trainable(1, [{"sequence_lengths": [64]}, {"sequence_lengths": [64]}], 64)
+    assert "seq_len = 64" in line and "too small" in line
+    assert "seq_len" not in trainer.no_trainable(1, [{"sequence_lengths": [10]}], 64)
+
+
+def test_cli_steps_and_timeout_are_one_line(tmp_path: Path) -> None:
+    for flag, value in (("--steps", "0"), ("--timeout", "-1")):
+        argv = ["rehearse", str(EXAMPLES / "opd.toml"), flag, value, "--python", sys.executable]
+        r = CliRunner().invoke(app, argv)
+        assert r.exit_code == 2 and r.stderr.count("\n") == 1 and flag in r.stderr, r.output

@@ -1,0 +1,115 @@
+"""`whileai rehearse SPEC|RUN.toml [--steps 2] [--timeout S] [--keep DIR]`, and
+`whileai rehearse --setup DIR`: prime-rl's own launcher for N steps on a CPU (docs/rehearse.md).
+Exit 0: ok; 1: the rehearsal failed (its cause quoted); 2: bad input."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from whileai.errors import SpecError, clean
+
+
+def rehearse_cmd(
+    config: Annotated[
+        Path | None, typer.Argument(help="A run spec, or a prime-rl TOML.", show_default=False)
+    ] = None,
+    steps: Annotated[int, typer.Option(help="Steps to run (at least 1).")] = 2,
+    timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds the whole rehearsal may take; every process it started is stopped by then."
+        ),
+    ] = 900.0,
+    keep: Annotated[
+        Path | None,
+        typer.Option(
+            help="Keep the rehearsal's folder here (logs, the "
+            "offline copy); default: a temporary folder, removed when it passes."
+        ),
+    ] = None,
+    python: Annotated[
+        str | None,
+        typer.Option(
+            help="The prime-rl environment: its python, venv or checkout (default: $WHILEAI_REHEARSE_PYTHON)."
+        ),
+    ] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="A spec: override a target key "
+            "before compiling, as `whileai compile --set` does. Repeatable.",
+        ),
+    ] = None,
+    serve: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A prime-rl TOML: a teacher's run line "
+            "(`inference --vllm.model M --server.port P`). Repeatable."
+        ),
+    ] = None,
+    setup: Annotated[
+        Path | None,
+        typer.Option(
+            help="Prepare and check the prime-rl environment "
+            "in DIR (a checkout after `uv sync`, or its venv), then exit."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+) -> None:
+    """Run prime-rl's own launcher, orchestrator and env servers for a few steps on the CPU, with
+    stand-in inference servers and trainer: the run starts, or the first failure, quoted."""
+    from whileai.cli.fail import fail
+
+    try:
+        if setup is not None:
+            from whileai.rehearse.env import setup as do_setup
+
+            found, ok = do_setup(setup, python_flag=python)
+            print("\n".join(clean(x) for x in found))
+            raise typer.Exit(0 if ok else 1)
+        if config is None:
+            raise SpecError("CONFIG", None, "a run spec or a prime-rl TOML (or --setup DIR)")
+        from whileai.rehearse.env import find_python
+        from whileai.rehearse.report import lines
+        from whileai.rehearse.run import rehearse
+
+        stages = _stages(config, serve, sets)
+        result = rehearse(
+            stages,
+            python=find_python(python),
+            steps=steps,
+            timeout=timeout,
+            keep=keep,
+            say=lambda x: None if as_json else print(clean(x), flush=True),
+        )
+    except SpecError as e:
+        fail(e)
+    except KeyboardInterrupt:
+        print("interrupted: every process the rehearsal started was stopped", file=sys.stderr)
+        raise typer.Exit(130) from None
+    print(json.dumps(result.to_dict(), indent=1) if as_json else "\n".join(clean(x) for x in lines(result)))
+    raise typer.Exit(0 if result.ok else 1)
+
+
+def _stages(config: Path, serve: list[str] | None, sets: list[str] | None) -> list:  # type: ignore[type-arg]
+    from whileai.rehearse.inputs import from_compiled, from_toml
+    from whileai.spec.load import load_spec, loads_toml, parse_sets, read_text
+    from whileai.targets.prime_rl.check import looks_like_spec
+
+    text = read_text(config, "config", 8 << 20, "TOML file")
+    if looks_like_spec(loads_toml(text, where=str(config))):
+        if serve:
+            raise SpecError("--serve", serve[0], "nothing with a spec (its teachers' run lines are compiled)")
+        from whileai.api import compile_all
+
+        run = load_spec(config, parse_sets(sets or []))
+        return from_compiled(compile_all([run], "prime-rl", names=[config.stem])[0])
+    if sets:
+        raise SpecError("--set", sets[0], "nothing with a prime-rl TOML (edit the file)")
+    return from_toml(text, config.stem, serve)

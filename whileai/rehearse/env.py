@@ -1,0 +1,179 @@
+"""The prime-rl environment a rehearsal runs in: found, never built by whileai.
+
+A rehearsal runs prime-rl's own `rl`, orchestrator and env servers, so it needs a Python 3.12
+with prime-rl at the pin installed the way prime-rl documents (`uv sync` in its checkout).
+whileai does not build that environment: it finds it, adds only its own pieces (the import-only
+`flash_attn` stand-in), and checks that every import the launcher, orchestrator, env servers and
+the trainer stand-in need resolves on this CPU, naming what is missing.
+
+    python = find_python(flag)            # --python, $WHILEAI_REHEARSE_PYTHON, ./.venv of a checkout
+    lines, ok = setup(Path("prime-rl"))   # --setup DIR: the checkout or the environment itself
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from whileai.errors import SpecError
+
+ENV_VAR = "WHILEAI_REHEARSE_PYTHON"
+# what the launcher, the orchestrator, the env servers and the trainer stand-in import
+MODULES = (
+    "prime_rl.entrypoints.rl",
+    "prime_rl.orchestrator.orchestrator",
+    "prime_rl.entrypoints.env_server",
+    "prime_rl.configs.trainer",
+    "prime_rl.trainer.rl.data",
+    "prime_rl.transports.rollouts",
+    "verifiers.v1",
+    "renderers",
+    "tokenizers",
+    "transformers",
+    "torch",
+    "zmq",
+)
+COMMANDS = ("rl", "orchestrator", "env-server", "uv")  # on the environment's bin/, by bare name
+FLASH = "flash_attn"
+FILES = ("__init__.py", "flash_attn_interface.py", "bert_padding.py")
+
+
+def _python_in(folder: Path) -> Path | None:
+    for cand in (folder / "bin" / "python", folder / ".venv" / "bin" / "python"):
+        if cand.exists():
+            return cand
+    return None
+
+
+def find_python(flag: str | None = None, *, cwd: Path | None = None) -> Path:
+    """The rehearsal environment's Python: --python (a python, a venv or a prime-rl checkout),
+    else $WHILEAI_REHEARSE_PYTHON, else ./.venv of a prime-rl checkout here."""
+    for where, value in (("--python", flag), (ENV_VAR, os.environ.get(ENV_VAR))):
+        if not value:
+            continue
+        p = Path(value).expanduser()
+        found = p if p.is_file() else _python_in(p)
+        if found is None:
+            raise SpecError(
+                where,
+                value,
+                "a Python 3.12 with prime-rl installed, its venv folder, or a "
+                "prime-rl checkout with .venv (uv sync there)",
+            )
+        return found
+    here = cwd or Path.cwd()
+    if (here / "src" / "prime_rl").is_dir() and (found := _python_in(here)) is not None:
+        return found
+    raise SpecError(
+        "--python",
+        None,
+        f"a prime-rl environment: pass --python PATH or set {ENV_VAR} "
+        "(a prime-rl checkout after `uv sync`, then `whileai rehearse --setup DIR` once)",
+    )
+
+
+def bin_dir(python: Path) -> Path:
+    """The environment's bin/ (where `rl`, `orchestrator`, `env-server` and `uv` live); the
+    interpreter is not resolved (a venv's python is a link to the base one)."""
+    return python.parent
+
+
+PROBE = r"""
+import importlib, json, sys, sysconfig
+out = {"version": sys.version.split()[0], "site": sysconfig.get_paths()["purelib"], "missing": {}}
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+    except BaseException as e:  # noqa: BLE001
+        out["missing"][name] = f"{type(e).__name__}: {e}"[:300]
+print(json.dumps(out))
+"""
+
+
+def probe(python: Path, modules: tuple[str, ...] = MODULES, timeout: float = 300.0) -> dict[str, object]:
+    """Import each module in the environment's Python, on the CPU; what failed and why."""
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    try:
+        r = subprocess.run(
+            [str(python), "-c", PROBE, *modules], capture_output=True, text=True, timeout=timeout, env=env
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise SpecError("--python", str(python), "a Python that starts", hint=str(e)) from None
+    if r.returncode != 0 or not r.stdout.strip():
+        raise SpecError(
+            "--python",
+            str(python),
+            "a Python that starts",
+            hint=(r.stderr.strip().splitlines() or ["no output"])[-1],
+        )
+    found: dict[str, object] = json.loads(r.stdout.strip().splitlines()[-1])
+    return found
+
+
+def install_flash_stub(site: Path) -> list[str]:
+    """Write the import-only flash_attn stand-in (with dist-info) into site-packages, unless a
+    real flash_attn is there. Returns what it wrote."""
+    pkg = site / FLASH
+    if pkg.exists() and not (pkg / "WHILEAI_STANDIN").exists():
+        return []
+    from whileai.files.atomic import atomic_write as write_text
+    from whileai.rehearse.standins import flash_attn_stub
+
+    text = Path(flash_attn_stub.__file__).read_text()
+    pkg.mkdir(parents=True, exist_ok=True)
+    for name in FILES:
+        write_text(pkg / name, text)
+    write_text(pkg / "WHILEAI_STANDIN", "written by whileai rehearse --setup: import-only\n")
+    info = site / "flash_attn-2.8.3.dist-info"
+    info.mkdir(exist_ok=True)
+    write_text(
+        info / "METADATA",
+        "Metadata-Version: 2.1\nName: flash-attn\nVersion: 2.8.3\n"
+        "Summary: whileai rehearse's import-only stand-in (no kernels)\n",
+    )
+    write_text(info / "INSTALLER", "whileai\n")
+    write_text(info / "top_level.txt", f"{FLASH}\n")  # transformers maps the module to it
+    write_text(info / "RECORD", "".join(f"{FLASH}/{n},,\n" for n in FILES))
+    return [str(pkg), str(info)]
+
+
+def setup(target: Path, *, python_flag: str | None = None) -> tuple[list[str], bool]:
+    """`--setup DIR`: find the environment in DIR (a prime-rl checkout's .venv or the venv
+    itself), add whileai's own pieces, check every import and command. Lines to print, and
+    whether the environment can rehearse."""
+    if python_flag is None and not (target.is_file() or _python_in(target)):
+        raise SpecError("--setup", str(target), "a prime-rl checkout with .venv (after `uv sync` there), its "
+                        "venv folder, or its python")
+    python = find_python(python_flag or str(target))
+    lines = [f"environment: {python}"]
+    first = probe(python, ("sys",))
+    if not str(first["version"]).startswith("3.12"):
+        raise SpecError(
+            "--setup",
+            str(target),
+            "a Python 3.12 environment (prime-rl requires ~=3.12)",
+            hint=f"found Python {first['version']}",
+        )
+    site = Path(str(first["site"]))
+    wrote = install_flash_stub(site)
+    lines += [f"wrote {w}" for w in wrote] or ["flash_attn: present (left as it is)"]
+    report = probe(python)
+    missing = dict(report["missing"])  # type: ignore[call-overload]
+    for cmd in COMMANDS:
+        if not (bin_dir(python) / cmd).exists():
+            missing[f"command {cmd}"] = f"not in {bin_dir(python)} (the launcher starts it by name; " + (
+                "verifiers runs its harness as a uv script: `pip install uv` there)"
+                if cmd == "uv"
+                else "install prime-rl into this environment)"
+            )
+    for name, why in missing.items():
+        lines.append(f"missing: {name}: {why}")
+    if not missing:
+        lines.append(
+            f"ok: {len(MODULES)} imports and {len(COMMANDS)} commands resolve on the CPU; "
+            f"rehearse with --python {python} or {ENV_VAR}={python}"
+        )
+    return lines, not missing
+

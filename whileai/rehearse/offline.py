@@ -1,0 +1,245 @@
+"""The offline copy a rehearsal runs: the compiled prime-rl document with only what a CPU without
+a hub cannot have replaced, each replacement named (`Substitution`).
+
+    plan = offline_copy(doc, steps=2, where=Path("rehearsal"), model_dir=..., data_dir=...)
+    plan.doc, plan.subs, plan.expect, plan.sources
+
+Replaced: the policy model (a tiny local model of the same architecture family), the output
+folder (inside the rehearsal's folder), `max_steps`, the taskset's dataset (local rows, for a
+taskset that reads `dataset_name`), the batch (whole groups, every source, so a step is seconds on
+a CPU, not minutes), evals (two examples, at the last step), and the in-flight bounds. Kept:
+everything else, in particular every teacher's name, URL and port, the LoRA adapter, seq_len,
+group_size, the renderer, the taskset arguments and the env-server wiring. Standard library only.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from whileai.errors import SpecError
+
+# the family of a model, from its renderer or its name: the tiny stand-in model is of that family
+FAMILY_HINTS = (("qwen3", "qwen3"),)
+
+
+def _reverse_text(n: int) -> list[dict[str, Any]]:
+    from whileai.tasksets.reverse_text import phrases
+
+    return [{"prompt": p} for p in phrases(n)]  # PrimeIntellect/Reverse-Text-RL's column
+
+
+ROWS = {"reverse-text": _reverse_text}  # taskset id -> local rows in its dataset's columns
+
+
+def write_rows(sources: list[dict[str, Any]], n: int = 64) -> None:
+    """Each source's local rows, `<rows>/<dataset_split>.jsonl` (what `load_dataset(folder,
+    split=...)` reads)."""
+    import json
+
+    from whileai.files.atomic import atomic_write
+
+    for s in sources:
+        folder = Path(s["rows"])
+        folder.mkdir(parents=True, exist_ok=True)
+        text = "".join(json.dumps(r) + "\n" for r in ROWS[str(s["taskset"])](n))
+        atomic_write(folder / f"{s['dataset_split']}.jsonl", text, durable=False)
+
+
+@dataclass(frozen=True)
+class Substitution:
+    key: str
+    was: Any
+    now: Any
+    why: str
+
+    def line(self) -> str:
+        return f"{self.key}: {self.was!r} -> {self.now!r} ({self.why})"
+
+
+@dataclass
+class Plan:
+    doc: dict[str, Any]
+    subs: list[Substitution] = field(default_factory=list)
+    expect: dict[str, Any] = field(default_factory=dict)  # what the trainer stand-in checks
+    sources: list[dict[str, Any]] = field(default_factory=list)  # train/eval sources: name, taskset, split
+
+
+def family(doc: dict[str, Any]) -> str:
+    """The architecture family of the run's model, for the tiny stand-in (qwen3 only, today)."""
+    o = doc.get("orchestrator", {})
+    renderer = str((o.get("renderer") or {}).get("name") or "")
+    name = str((doc.get("model") or {}).get("name") or "")
+    for hint, fam in FAMILY_HINTS:
+        if hint in renderer.lower() or hint in name.lower().replace("-", ""):
+            return fam
+    raise SpecError(
+        "model.name",
+        name or None,
+        "a model of a family whileai rehearse has a tiny stand-in "
+        f"for ({', '.join(f for _, f in FAMILY_HINTS)}; found by the renderer or the name)",
+    )
+
+
+READY_S = 60
+CPU_INFLIGHT = 8
+
+
+def _clients(o: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every client the orchestrator waits on: the policy's and each frozen model's."""
+    out = [("orchestrator.model.client", o.setdefault("model", {}).setdefault("client", {}))]
+    algos = [("orchestrator.algo", o.get("algo"))] + [
+        (f"orchestrator.{split}.source[{s.get('name') or i}].algo", s.get("algo"))
+        for split in ("train", "eval")
+        for i, s in enumerate((o.get(split) or {}).get("source") or [])
+    ]
+    for key, a in algos:
+        if not isinstance(a, dict):
+            continue
+        if isinstance(a.get("teacher"), dict):
+            out.append((f"{key}.teacher", a["teacher"]))
+        src = (a.get("sampling") or {}).get("source")
+        if isinstance(src, dict):
+            out.append((f"{key}.sampling.source", src))
+    return out
+
+
+def _sources(o: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for split in ("train", "eval"):
+        srcs = (o.get(split) or {}).get("source") or []
+        out += [(split, s) for s in (srcs if isinstance(srcs, list) else [srcs])]
+    return out
+
+
+def needs(doc: dict[str, Any]) -> dict[str, list[str]]:
+    """Per training source (its env name; "*" for any other), the streams its samples must carry
+    for its algorithm: the teacher's log-probs for OPD and OPSD (a mixture's sources differ)."""
+    o = doc.get("orchestrator", {})
+    top = str((o.get("algo") or {}).get("type") or "grpo")
+    out = {"*": _streams(top)}
+    for split, s in _sources(o):
+        if split == "train":
+            algo: dict[str, Any] = s["algo"] if isinstance(s.get("algo"), dict) else {}
+            name = str(s.get("name") or ((s.get("env") or {}).get("taskset") or {}).get("id") or "source")
+            out[name] = _streams(str(algo.get("type") or top))
+    return out
+
+
+def _streams(algo: str) -> list[str]:
+    return ["ref_logprobs"] if algo in ("opd", "opsd") else []
+
+
+def offline_copy(
+    doc: dict[str, Any], *, steps: int, where: Path, model_dir: Path, data_dir: Path, vocab: int
+) -> Plan:
+    d = copy.deepcopy(doc)
+    plan = Plan(d)
+    sub = plan.subs.append
+    model = d.setdefault("model", {})
+    sub(
+        Substitution(
+            "model.name",
+            model.get("name"),
+            str(model_dir),
+            f"a tiny {family(doc)} model built here: no weights are loaded",
+        )
+    )
+    model["name"] = str(model_dir)
+    if "tokenizer" in d and isinstance(d["tokenizer"], dict) and d["tokenizer"].get("name"):
+        sub(
+            Substitution(
+                "tokenizer.name", d["tokenizer"]["name"], str(model_dir), "the tiny model's tokenizer"
+            )
+        )
+        d["tokenizer"]["name"] = str(model_dir)
+    out = where / "outputs"
+    sub(Substitution("output_dir", d.get("output_dir"), str(out), "inside the rehearsal's folder"))
+    d["output_dir"] = str(out)
+    sub(Substitution("max_steps", d.get("max_steps"), steps, "the rehearsal's --steps"))
+    d["max_steps"] = steps
+    d.pop("wandb", None)
+    o = d.setdefault("orchestrator", {})
+    n_train = max(1, len((o.get("train") or {}).get("source") or []))
+    group = int(o.get("group_size") or 1)
+    if o.get("token_batch_size") is None:
+        per = 2 if group * n_train <= 8 else 1  # whole groups, every train source, few rollouts
+        small = per * group * n_train
+        if o.get("batch_size") != small:
+            why = f"{per} group(s) of {group} per train source: a step in seconds on a CPU"
+            sub(Substitution("orchestrator.batch_size", o.get("batch_size"), small, why))
+            o["batch_size"] = small
+    conc = o.setdefault("concurrency", {})
+    few = max(group, CPU_INFLIGHT)  # prime-rl requires at least a group in flight
+    for key, now in (("initial_inflight", few), ("max_inflight", few)):
+        was = conc.get(key)
+        if was is None or int(was) > now:
+            conc[key] = now
+            sub(Substitution(f"orchestrator.concurrency.{key}", was, now, "a few rollouts at a time: each "
+                             "is a harness process on this CPU (the stand-in reports no KV capacity)"))
+    for key, client in _clients(o):
+        was = client.get("wait_for_ready_timeout")
+        if was is None or int(was) > READY_S:
+            client["wait_for_ready_timeout"] = READY_S
+            sub(
+                Substitution(
+                    f"{key}.wait_for_ready_timeout",
+                    was,
+                    READY_S,
+                    "a stand-in answers within "
+                    "seconds: a server still silent then is the failure, not a slow start",
+                )
+            )
+    ev = o.get("eval")
+    if isinstance(ev, dict) and ev.get("source"):
+        sub(
+            Substitution(
+                "orchestrator.eval",
+                {k: ev.get(k) for k in ("interval", "num_examples")},
+                {"interval": steps, "num_examples": 2},
+                "evaluated once, at the last step",
+            )
+        )
+        ev["interval"], ev["num_examples"] = steps, 2
+    for split, s in _sources(o):
+        env = s.setdefault("env", {})
+        ts = env.get("taskset") or {}
+        name = str(s.get("name") or ts.get("id") or "source")
+        if str(ts.get("id")) not in ROWS:
+            raise SpecError(
+                f"orchestrator.{split}.source[{name}].env.taskset.id",
+                ts.get("id"),
+                f"a taskset whileai rehearse has local rows for ({', '.join(ROWS)}): any other "
+                "loads its data from a hub, which a rehearsal never reaches",
+            )
+        split_name = str(ts.get("dataset_split") or "train")
+        rows = data_dir / name
+        plan.sources.append(
+            {
+                "split": split,
+                "name": name,
+                "taskset": ts.get("id"),
+                "dataset_split": split_name,
+                "rows": str(rows),
+            }
+        )
+        sub(
+            Substitution(
+                f"orchestrator.{split}.source[{name}].env.taskset.dataset_name",
+                ts.get("dataset_name"),
+                str(rows),
+                f"local rows for split {split_name!r}",
+            )
+        )
+        ts["dataset_name"] = str(rows)
+        env["taskset"] = ts
+    plan.expect = {
+        "vocab": vocab,
+        "needs": needs(doc),
+        "steps": steps,
+        "batch_size": o.get("batch_size"),
+        "train_sources": n_train,
+    }
+    return plan

@@ -1,0 +1,267 @@
+"""A rehearsal: prime-rl's own `rl` launcher, orchestrator and env servers for N steps on a CPU,
+with stand-ins for the policy inference server, every teacher and the trainer.
+
+    result = rehearse(stages, python=find_python(None), steps=2, timeout=900, keep=None, say=print)
+    result.ok, result.verdicts      # one Verdict per stage
+
+Per stage, in a folder of its own: the offline copy (`offline`), the tiny model and local rows,
+the stand-in commands first on PATH (`inference`, `torchrun`), the teachers from their run
+lines, then `rl @ run.toml` under one deadline for the whole rehearsal (`supervise`), then the
+verdict from the logs (`verdict`). A two-stage run rehearses stage 1, its hand-off (the
+command whileai's script runs, with the stand-in student), then stage 2 on the handed-off
+folder. Every process started is stopped before this returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from whileai.errors import SpecError
+from whileai.rehearse.inputs import Stage
+from whileai.rehearse.offline import Plan, Substitution, family, offline_copy, write_rows
+from whileai.rehearse.prepare import hub_cache, model_of, policy_ports, port_of, shims, stage_env, tiny_model
+from whileai.rehearse.supervise import Supervisor, busy, wait_port
+from whileai.rehearse.verdict import Cause, Verdict, read
+
+
+@dataclass
+class Result:
+    stages: list[str] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    subs: list[list[str]] = field(default_factory=list)
+    folder: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return (
+            bool(self.verdicts)
+            and all(v.ok for v in self.verdicts)
+            and len(self.verdicts) == len(self.stages)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "folder": self.folder,
+            "stages": [
+                {"name": n, "substitutions": s, **v.to_dict()}
+                for n, s, v in zip(self.stages, self.subs, self.verdicts, strict=False)
+            ],
+        }
+
+
+def rehearse_stage(
+    stage: Stage,
+    *,
+    python: Path,
+    steps: int,
+    where: Path,
+    sup: Supervisor,
+    model_dir: Path | None,
+    tiny: dict[str, Any],
+    say: Callable[[str], None],
+) -> tuple[Verdict, Plan]:
+    import tomli_w
+
+    from whileai.files.atomic import atomic_write
+    from whileai.spec.load import loads_toml
+
+    t0 = time.monotonic()
+    doc = loads_toml(stage.text, where=stage.name)
+    plan = offline_copy(
+        doc,
+        steps=steps,
+        where=where,
+        model_dir=model_dir or Path(tiny["dir"]),
+        data_dir=where / "rows",
+        vocab=int(tiny["vocab_size"]),
+    )
+    write_rows(plan.sources)
+    atomic_write(where / "run.toml", tomli_w.dumps(plan.doc), durable=False)
+    atomic_write(where / "expect.json", json.dumps(plan.expect), durable=False)
+    dep = doc.get("deployment") or {}
+    gpus = int(dep.get("num_train_gpus") or 1) + int(dep.get("num_infer_gpus") or 1)
+    env = stage_env(python, shims(where, python), where, Path(tiny["dir"]), gpus)
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE"):
+        env.pop(var, None)  # the rehearsal's own cache, whatever the caller's points at
+    env["HF_HOME"] = str(where / "hf")
+    served = [m for a in stage.serve if (m := model_of(a))]
+    for model_id in hub_cache(where / "hf", served, Path(tiny["dir"])):
+        plan.subs.append(Substitution(f"{model_id} (served)", "the hub's tokenizer", "the tiny model's",
+                                      "cached under its id in the rehearsal's own HF_HOME, offline"))
+    pol, teach = policy_ports(doc), {port_of(a) for a in stage.serve}
+    taken = sorted(p for p in pol | teach | {5555, 5556} if busy(p))
+    if taken:
+        return Verdict(
+            False,
+            0.0,
+            cause=Cause("(ports)", 0, f"port(s) {taken} already in use on 127.0.0.1"),
+            summary=f"failed: port(s) {taken} already in use (another server or rehearsal)",
+        ), plan
+    for args in stage.serve:
+        port = port_of(args)
+        say(f"  teacher stand-in: inference {' '.join(args)}")
+        sup.start(
+            f"{stage.name}-teacher-{port}",
+            [str(where / "bin" / "inference"), *args],
+            env=env,
+            log=where / f"teacher-{port}.log",
+        )
+    for args in stage.serve:
+        port = port_of(args)
+        if not wait_port(port, time.monotonic() + min(60.0, max(1.0, sup.left()))):
+            cause = Cause(
+                f"teacher-{port}.log", 0, (where / f"teacher-{port}.log").read_text()[-400:].strip()
+            )
+            return Verdict(
+                False,
+                time.monotonic() - t0,
+                cause=cause,
+                summary=f"failed: the teacher stand-in did not start on port {port}",
+            ), plan
+    say(f"  rl @ {where / 'run.toml'} ({steps} steps, {sup.left():.0f} s left)")
+    rc = sup.run(
+        f"{stage.name}-rl",
+        [str(python.parent / "rl"), "@", str(where / "run.toml")],
+        env=env,
+        log=where / "rl.log",
+        cwd=where,
+    )
+    for args in stage.serve:
+        sup.stop(f"{stage.name}-teacher-{port_of(args)}")
+    return read(
+        where, steps=steps, rc=rc, seconds=time.monotonic() - t0, policy_ports=pol, teacher_ports=teach
+    ), plan
+
+
+def handoff(stage: Stage, first: Plan, steps: int, tiny_dir: Path, python: Path, where: Path) -> Path:
+    """Stage 1's final weights → stage 2's student, as whileai's script does it: the folder
+    stage 2 names must be the one stage 1 writes last; the hand-off program then runs on the
+    rehearsal's folder with the stand-in student in place of the original."""
+    assert stage.handoff is not None and stage.code is not None
+    _, named = stage.handoff
+    d = first.doc
+    run_name = (d.get("run") or {}).get("name")
+    orig = first.subs
+    out0 = next((s.was for s in orig if s.key == "output_dir"), None)
+    max0 = next((s.was for s in orig if s.key == "max_steps"), None)
+    expected = os.path.normpath(f"{out0}/{run_name}/broadcasts/step_{max0}")
+    if os.path.normpath(named) != expected:
+        raise SpecError("model.name (stage 2)", named, f"stage 1's final weights, {expected}")
+    folder = Path(d["output_dir"]) / str(run_name) / "broadcasts" / f"step_{steps}"
+    r = subprocess.run(
+        [str(python), "-c", stage.code, str(tiny_dir), str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    (where / "handoff.log").write_text(r.stdout + r.stderr)
+    if r.returncode != 0:
+        raise SpecError(
+            "then", named, "a hand-off that runs", hint=(r.stderr.strip().splitlines() or ["?"])[-1]
+        )
+    return folder
+
+
+def rehearse(
+    stages: list[Stage],
+    *,
+    python: Path,
+    steps: int = 2,
+    timeout: float = 900.0,
+    keep: Path | None = None,
+    say: Callable[[str], None] = print,
+) -> Result:
+    if steps < 1:
+        raise SpecError("--steps", steps, "a whole number of steps, at least 1")
+    if timeout <= 0:
+        raise SpecError("--timeout", timeout, "seconds, more than 0")
+    if keep is not None and keep.is_dir() and any(keep.iterdir()) and not (keep / "tiny").exists():
+        raise SpecError("--keep", str(keep), "an empty or new folder, or one a rehearsal kept before")
+    root = keep if keep is not None else Path(tempfile.mkdtemp(prefix="whileai-rehearse-"))
+    root.mkdir(parents=True, exist_ok=True)
+    result = Result(folder=str(root))
+    deadline = time.monotonic() + timeout
+    fam = family(_doc(stages[0]))
+    tiny = tiny_model(python, fam, root / "tiny", timeout)
+    tiny["dir"] = str(root / "tiny")
+    old = _on_sigterm()
+    try:
+        with Supervisor(deadline) as sup:
+            prev: Plan | None = None
+            model_dir: Path | None = None
+            for stage in stages:
+                where = root / stage.name
+                shutil.rmtree(where, ignore_errors=True)
+                where.mkdir(parents=True)
+                result.stages.append(stage.name)
+                say(f"stage {stage.name}: {where}")
+                if stage.handoff is not None and prev is not None:
+                    try:
+                        model_dir = handoff(stage, prev, steps, Path(tiny["dir"]), python, where)
+                    except SpecError as e:
+                        result.verdicts.append(
+                            Verdict(
+                                False,
+                                0.0,
+                                cause=Cause("handoff.log", 0, str(e)),
+                                summary=f"failed: the hand-off: {e}",
+                            )
+                        )
+                        result.subs.append([])
+                        break
+                    say(f"  hand-off: stage 1's final folder {model_dir} -> stage 2's student")
+                verdict, plan = rehearse_stage(
+                    stage,
+                    python=python,
+                    steps=steps,
+                    where=where,
+                    sup=sup,
+                    model_dir=model_dir,
+                    tiny=tiny,
+                    say=say,
+                )
+                result.verdicts.append(verdict)
+                result.subs.append([*stage.notes, *(s.line() for s in plan.subs)])
+                if not verdict.ok:
+                    break
+                prev = plan
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+        if result.verdicts:
+            from whileai.files.atomic import atomic_write
+
+            atomic_write(root / "verdict.json", json.dumps(result.to_dict(), indent=1) + "\n", durable=False)
+        if keep is None and result.ok:
+            shutil.rmtree(root, ignore_errors=True)
+    return result
+
+
+def _on_sigterm() -> Any:
+    """SIGTERM ends a rehearsal as Ctrl-C does: every process it started is stopped first."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, stop)
+
+
+def _doc(stage: Stage) -> dict[str, Any]:
+    from whileai.spec.load import loads_toml
+
+    return loads_toml(stage.text, where=stage.name)

@@ -1,0 +1,152 @@
+"""The trainer stand-in, behind a `torchrun` found first on PATH: `rl` starts it as it starts the
+real trainer (`torchrun ... -m prime_rl.trainer.rl.train @ configs/trainer.json`).
+
+It loads that file with prime-rl's own TrainerConfig, receives every batch through prime-rl's
+own DataLoader (the transport the config names: ZMQ or files), checks each micro batch, and
+writes the weight-broadcast markers the orchestrator waits for (`broadcasts/step_N/STABLE`,
+with an adapter folder for LoRA). No model, no optimizer, no GPU.
+
+Checks per micro batch: the tensors' shapes agree, the packed length fits `seq_len`, every
+token id is inside the model's vocabulary, and the streams the method needs are there (the
+teacher's log-probs for OPD and OPSD, cross-entropy weights for SFT, advantages for GRPO),
+read from `$WHILEAI_REHEARSE_DIR/expect.json`. Facts per step go to `trainer-steps.jsonl`
+there; the first failed check exits 1 with one line `whileai rehearse: trainer check failed: ...`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+PREFIX = "whileai rehearse: trainer check failed:"
+
+
+def _argv_config(argv: list[str]) -> list[str]:
+    """torchrun's arguments → the trainer's own (`@ FILE` and what follows the module)."""
+    if "-m" in argv:
+        rest = argv[argv.index("-m") + 2 :]
+        return rest
+    return argv[argv.index("@") :] if "@" in argv else argv
+
+
+def check_micro_batch(mb: dict[str, Any], *, seq_len: int, vocab: int, needs: list[str]) -> list[str]:
+    """What is wrong with one converted micro batch (prime-rl's TensorMicroBatch), as lines."""
+    problems: list[str] = []
+    ids = mb["input_ids"]
+    n = int(ids.shape[-1])
+    for key in ("position_ids", "loss_mask", "advantages", "inference_logprobs", "temperatures"):
+        t = mb.get(key)
+        if t is not None and tuple(t.shape) != tuple(ids.shape):
+            problems.append(f"{key} has shape {tuple(t.shape)}, input_ids {tuple(ids.shape)}")
+    if n > seq_len:
+        problems.append(f"a packed micro batch holds {n} tokens, more than seq_len = {seq_len}")
+    if sum(mb["sequence_lengths"]) != n:
+        problems.append(f"sequence_lengths sum to {sum(mb['sequence_lengths'])}, input_ids hold {n}")
+    if n:
+        hi, lo = int(ids.max()), int(ids.min())
+        if hi >= vocab or lo < 0:
+            problems.append(f"token id {hi if hi >= vocab else lo} is outside the vocabulary (size {vocab})")
+    trained = mb["loss_mask"].bool()
+    for need in needs:
+        t = mb.get(need)
+        if t is None:
+            problems.append(f"{need} is missing (the method trains on it)")
+        elif tuple(t.shape) != tuple(ids.shape):
+            problems.append(f"{need} has shape {tuple(t.shape)}, input_ids {tuple(ids.shape)}")
+        elif need == "ref_logprobs" and bool((t[trained] > 0).any()):
+            problems.append("ref_logprobs holds a positive log-probability")
+    return problems
+
+
+def needed(expect: dict[str, Any], env_names: list[str]) -> list[str]:
+    """The streams a micro batch must carry: those of every source whose samples it packs."""
+    by_env: dict[str, list[str]] = expect.get("needs", {})
+    return sorted({n for e in set(env_names) for n in by_env.get(e, by_env.get("*", []))})
+
+
+def no_trainable(step: int, batch: list[dict[str, Any]], seq_len: int) -> str:
+    """Why a step holds nothing to train on; samples as long as seq_len mean it cut them."""
+    longest = max((n for mb in batch for n in mb["sequence_lengths"]), default=0)
+    why = f"step {step}: the batch holds no trainable token ({len(batch)} micro batches"
+    if longest >= seq_len:
+        return (f"{why}; its samples are cut at seq_len = {seq_len} tokens, the prompt alone fills "
+                "it: seq_len is too small for the data)")
+    return f"{why}, the longest sample {longest} tokens)"
+
+
+def _broadcast(run_dir: Path, step: int, lora: bool) -> None:
+    d = run_dir / "broadcasts" / f"step_{step}"
+    d.mkdir(parents=True, exist_ok=True)
+    if lora:  # the folder a LoRA adapter is loaded from
+        (d / "adapter_config.json").write_text(json.dumps({"whileai_rehearse": "stand-in adapter"}))
+    (d / "STABLE").touch()
+
+
+def _fail(line: str) -> None:
+    print(f"{PREFIX} {line}", flush=True)
+    sys.exit(1)
+
+
+def main() -> None:
+    os.environ.update(
+        {
+            k: os.environ.get(k, v)
+            for k, v in (("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0"), ("LOCAL_WORLD_SIZE", "1"))
+        }
+    )
+    from prime_rl.configs.trainer import TrainerConfig
+    from prime_rl.trainer.rl.data import DataLoader
+    from prime_rl.utils.config import cli
+
+    sys.argv = ["trainer", *_argv_config(sys.argv[1:])]
+    config = cli(TrainerConfig)
+    where = Path(os.environ["WHILEAI_REHEARSE_DIR"])
+    expect = json.loads((where / "expect.json").read_text())
+    run_dir, lora = Path(config.output_dir), config.model.lora is not None
+    seq_len, vocab = int(config.model.seq_len), int(expect["vocab"])
+    print(
+        f"whileai rehearse: trainer stand-in for {run_dir} (seq_len {seq_len}, vocab {vocab}, "
+        f"lora {lora}, transport {config.rollout_transport.type})",
+        flush=True,
+    )
+    start = 1
+    loader = DataLoader(run_dir, start, 1, config.rollout_transport)
+    _broadcast(run_dir, start - 1, lora)
+    steps = config.max_steps or int(expect.get("steps", 2))
+    for step in range(start, steps + 1):
+        t0 = time.time()
+        loader.wait_for_batch()
+        batch = loader.get_batch()
+        samples = tokens = trained = 0
+        for i, mb in enumerate(batch):
+            need = needed(expect, mb["env_names"])
+            for p in check_micro_batch(mb, seq_len=seq_len, vocab=vocab, needs=need):
+                _fail(f"step {step}, micro batch {i}: {p}")
+            samples += len(mb["sequence_lengths"])
+            tokens += int(mb["input_ids"].shape[-1])
+            trained += int(mb["loss_mask"].sum())
+        if not batch or not trained:
+            _fail(no_trainable(step, batch, seq_len))
+        fact = {
+            "step": step,
+            "t": round(time.time(), 3),
+            "micro_batches": len(batch),
+            "samples": samples,
+            "tokens": tokens,
+            "trained_tokens": trained,
+            "wait_s": round(time.time() - t0, 2),
+            "envs": sorted({e for mb in batch for e in mb["env_names"]}),
+        }
+        with open(where / "trainer-steps.jsonl", "a") as f:
+            f.write(json.dumps(fact) + "\n")
+        print(f"whileai rehearse: step {step}: {json.dumps(fact)}", flush=True)
+        _broadcast(run_dir, step, lora)
+    print("whileai rehearse: trainer stand-in done", flush=True)
+
+
+if __name__ == "__main__":
+    main()
