@@ -81,8 +81,9 @@ def inspect_cmd(
     tiny: Annotated[bool, typer.Option("--tiny", help="Offline: tiny local student and teacher "
                     "models (whileai.launch.tiny), built once and cached; a pipeline check.")] = False,
 ) -> None:
-    """Score a spec's student samples under student and teacher, or (--run) read a prime-rl run's
-    token exports: HTML page, JSON, summary."""
+    """Score a spec's samples under student and teacher, or (--run) read a run's token exports.
+
+    Writes an HTML page and JSON, and prints a summary."""
     from whileai.report.render import console
 
     try:

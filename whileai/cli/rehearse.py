@@ -62,8 +62,10 @@ def rehearse_cmd(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
-    """Run prime-rl's own launcher, orchestrator and env servers for a few steps on the CPU, with
-    stand-in inference servers and trainer: the run starts, or the first failure, quoted."""
+    """Run prime-rl's own launcher, orchestrator and env servers for a few steps on the CPU.
+
+    Inference servers and the trainer are stand-ins; the verdict: the run starts, or its first
+    failure, quoted from prime-rl's log."""
     from whileai.cli.fail import fail
 
     try:
