@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 import whileai as wai
 from whileai.cli.app import app
 from whileai.errors import SpecError
-from whileai.rehearse import families, inputs, offline, rows, verdict
+from whileai.rehearse import inputs, offline, scope, verdict
 from whileai.rehearse.standins import inference as inf
 from whileai.rehearse.supervise import Supervisor, busy
 from whileai.spec.load import load_spec, loads_toml
@@ -227,21 +227,21 @@ def test_a_taskset_that_reads_no_hub_data_runs_as_it_is(tmp_path: Path) -> None:
     ts = plan.doc["orchestrator"]["train"]["source"][0]["env"]["taskset"]
     assert ts == doc["orchestrator"]["train"]["source"][0]["env"]["taskset"]  # untouched
     assert not any("taskset" in s.key for s in plan.subs)
-    assert rows.how("wordle") == rows.how("owner/some-env@0.1") == "as-is"
+    assert scope.how("wordle") == scope.how("owner/some-env@0.1") == "as-is"
 
 
 def test_gsm8k_reads_local_rows_cached_under_its_hub_id(tmp_path: Path) -> None:
     plan = _plan(tmp_path, _doc("tasksets/gsm8k-opd.toml"))
     assert {s["how"] for s in plan.sources} == {"cached"}
     assert any(s.key.endswith("env.taskset (openai/gsm8k)") for s in plan.subs)
-    [spec] = rows.cache_spec(plan.sources)
+    [spec] = scope.cache_spec(plan.sources)
     assert (spec["dataset"], spec["config"]) == ("openai/gsm8k", "main")
     assert set(spec["splits"]) == {"train", "test"}
     for row in spec["splits"]["train"]:
         assert set(row) == {"question", "answer"}
         steps, final = row["answer"].rsplit("\n", 1)
         assert final.startswith("#### ") and final[5:] == steps.split("=")[-1].split(">>")[-1].split()[0]
-    rows.write_rows(plan.sources)  # nothing to write as JSON lines: gsm8k takes no dataset argument
+    scope.write_rows(plan.sources)  # nothing to write as JSON lines: gsm8k takes no dataset argument
     assert not (tmp_path / "rows").exists()
 
 
@@ -257,7 +257,7 @@ def test_the_stand_in_family_follows_the_renderer_and_the_name(
     tmp_path: Path, model: str, fam: str, model_type: str
 ) -> None:
     doc = _spec_doc(tmp_path, _spec(model=model))
-    got = families.stand_in(doc)
+    got = scope.stand_in(doc)
     assert (got.name, got.model_type) == (fam, model_type)
     line = next(s.line() for s in _plan(tmp_path, doc).subs if s.key == "model.name")
     assert f"a tiny {fam} model" in line
@@ -267,7 +267,7 @@ def test_a_typed_renderer_without_a_stand_in_is_refused(tmp_path: Path) -> None:
     doc = _doc("grpo.toml")
     doc["orchestrator"]["renderer"]["name"] = "glm-4.5"  # a typed renderer: GLM's own tokens
     with pytest.raises(SpecError, match="glm-4.5 renderer") as e:
-        families.stand_in(doc)
+        scope.stand_in(doc)
     assert e.value.field == "orchestrator.renderer.name" and "\n" not in str(e.value)
 
 

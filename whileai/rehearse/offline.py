@@ -6,7 +6,7 @@ a hub cannot have replaced, each replacement named (`Substitution`).
 
 Replaced: the policy model (a tiny local model of the same architecture family), the output
 folder (inside the rehearsal's folder), `max_steps`, the taskset's data (local rows, for a
-taskset that reads a hub dataset: `rows` says how, and which tasksets are refused), the batch
+taskset that reads a hub dataset: `scope` says how, and which tasksets are refused), the batch
 (whole groups, every source, counted in trainable traces as whileai's seats count them, so a step
 is seconds on a CPU, not minutes), evals (two examples, at the last step), and the in-flight
 bounds. Kept: everything else, in particular every teacher's name, URL and port, the LoRA adapter,
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError
-from whileai.rehearse import rows as taskrows
-from whileai.rehearse.families import stand_in
+from whileai.rehearse import scope as taskrows
+from whileai.rehearse.scope import stand_in
 
 
 @dataclass(frozen=True)

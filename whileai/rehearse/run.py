@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError
-from whileai.rehearse.families import stand_in
 from whileai.rehearse.inputs import Stage
 from whileai.rehearse.offline import Plan, Substitution, offline_copy
 from whileai.rehearse.prepare import (
@@ -41,7 +40,7 @@ from whileai.rehearse.prepare import (
     stage_env,
     tiny_model,
 )
-from whileai.rehearse.rows import cache_spec, write_rows
+from whileai.rehearse.scope import cache_spec, stand_in, write_rows
 from whileai.rehearse.supervise import Supervisor, busy, wait_port
 from whileai.rehearse.verdict import Cause, Verdict, read
 
