@@ -72,10 +72,6 @@ class Supervisor:
         self.stop(name)  # its children, if any outlived it
         return p.returncode
 
-    def alive(self, name: str) -> bool:
-        p = self.procs.get(name)
-        return p is not None and p.poll() is None
-
     def stop(self, name: str) -> None:
         p = self.procs.get(name)
         if p is None:
