@@ -201,11 +201,14 @@ def rehearse(
         raise SpecError("--timeout", timeout, "seconds, more than 0")
     if keep is not None and keep.is_dir() and any(keep.iterdir()) and not (keep / "tiny").exists():
         raise SpecError("--keep", str(keep), "an empty or new folder, or one a rehearsal kept before")
+    fam = stand_in(_doc(stages[0]))
+    for stage in stages:  # every refusal (a taskset, a renderer) before a folder or a model is made
+        here = Path(".")
+        offline_copy(_doc(stage), steps=steps, where=here, model_dir=here, data_dir=here, vocab=1)
     root = keep if keep is not None else Path(tempfile.mkdtemp(prefix="whileai-rehearse-"))
     root.mkdir(parents=True, exist_ok=True)
     result = Result(folder=str(root))
     deadline = time.monotonic() + timeout
-    fam = stand_in(_doc(stages[0]))
     tiny = tiny_model(python, fam.name, fam.model_type, root / "tiny", timeout)
     tiny["dir"] = str(root / "tiny")
     old = _on_sigterm()
