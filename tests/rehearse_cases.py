@@ -23,19 +23,29 @@ type = "opd"
 teacher = "vllm:PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL@http://localhost:8001/v1"
 """
 
+# specs beyond the bundled examples: another taskset and other model families
+INLINE = {
+    "kuhn-poker": 'taskset = "kuhn-poker"\nmodel = "Qwen/Qwen3-0.6B"\nsteps = 100\nprompts = 16\n'
+                  '[method]\ntype = "grpo"\n',
+    "llama-3.1": 'taskset = "reverse-text"\nmodel = "meta-llama/Llama-3.1-8B-Instruct"\nsteps = 100\n'
+                 'prompts = 16\n[method]\ntype = "grpo"\n',
+    "qwen2.5": 'taskset = "reverse-text"\nmodel = "Qwen/Qwen2.5-1.5B-Instruct"\nsteps = 100\n'
+               'prompts = 16\n[method]\ntype = "grpo"\n',
+}
+
 
 @dataclass(frozen=True)
 class Case:
     name: str
-    spec: str  # a path under the repository, or "twostage" (written to the folder given)
+    spec: str  # a path under the repository, "twostage" or an INLINE key (written to the folder given)
     sets: tuple[str, ...] = ()
     toml_edit: tuple[str, str] | None = None  # a compiled TOML with this text replaced (a hand edit)
     expect: str = ""  # in the verdict's cause (broken cases)
 
     def args(self, tmp: Path) -> list[str]:
-        if self.spec == "twostage":
-            p = tmp / "twostage.toml"
-            p.write_text(TWO_STAGE)
+        if self.spec == "twostage" or self.spec in INLINE:
+            p = tmp / f"{self.name}.toml"
+            p.write_text(TWO_STAGE if self.spec == "twostage" else INLINE[self.spec])
             return [str(p)]
         if self.toml_edit is not None:
             import whileai as wai
@@ -55,7 +65,13 @@ class Case:
 
 
 ARMS = [Case(k, f"examples/{k}.toml") for k in ("opd", "opsd", "grpo", "sft")]  # LoRA, as bundled
-GOOD = [*ARMS, Case("mixture", "examples/mixtures/grpo-opd.toml"), Case("twostage", "twostage")]
+GOOD = [
+    *ARMS,
+    Case("mixture", "examples/mixtures/grpo-opd.toml"),
+    Case("twostage", "twostage"),
+    Case("gsm8k-opd", "examples/tasksets/gsm8k-opd.toml"),  # rows cached under openai/gsm8k
+    *(Case(k, k) for k in INLINE),  # two seats per episode; the llama and qwen2 stand-ins
+]
 BROKEN = [
     Case(
         "wrong-teacher",

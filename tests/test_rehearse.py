@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 import whileai as wai
 from whileai.cli.app import app
 from whileai.errors import SpecError
-from whileai.rehearse import inputs, offline, verdict
+from whileai.rehearse import inputs, offline, scope, verdict
 from whileai.rehearse.standins import inference as inf
 from whileai.rehearse.supervise import Supervisor, busy
 from whileai.spec.load import load_spec, loads_toml
@@ -191,11 +191,113 @@ def test_offline_copy_replaces_only_what_it_names(tmp_path: Path) -> None:
     assert doc["model"]["name"] == "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"  # the input is untouched
 
 
-def test_offline_copy_refuses_a_taskset_without_local_rows(tmp_path: Path) -> None:
+def _spec_doc(tmp_path: Path, text: str) -> dict[str, Any]:
+    p = tmp_path / "spec.toml"
+    p.write_text(text)
+    return loads_toml(wai.compile(load_spec(p), "prime-rl").text)
+
+
+def _plan(tmp_path: Path, doc: dict[str, Any]) -> offline.Plan:
+    return offline.offline_copy(doc, steps=2, where=tmp_path, model_dir=tmp_path / "tiny",
+                                data_dir=tmp_path / "rows", vocab=512)
+
+
+def _spec(taskset: str = "reverse-text", model: str = "Qwen/Qwen3-0.6B", method: str = "grpo") -> str:
+    return (f'taskset = "{taskset}"\nmodel = "{model}"\nsteps = 10\nprompts = 16\n'
+            f'[method]\ntype = "{method}"\n')
+
+
+def test_offline_copy_refuses_a_taskset_that_reads_a_hub_dataset(tmp_path: Path) -> None:
     doc = _doc("grpo.toml")
-    doc["orchestrator"]["train"]["source"][0]["env"]["taskset"]["id"] = "gsm8k"
-    with pytest.raises(SpecError, match="local rows"):
-        offline.offline_copy(doc, steps=2, where=tmp_path, model_dir=tmp_path, data_dir=tmp_path, vocab=9)
+    doc["orchestrator"]["train"]["source"][0]["env"]["taskset"]["id"] = "alphabet-sort"
+    with pytest.raises(SpecError, match="kalomaze/alphabetic-arxiv-authors-it1") as e:
+        _plan(tmp_path, doc)
+    assert e.value.field == "orchestrator.train.source[reverse-text].env.taskset.id"
+    assert "\n" not in str(e.value) and "wiki-search" in str(e.value)
+
+
+def test_a_taskset_that_reads_no_hub_data_runs_as_it_is(tmp_path: Path) -> None:
+    """kuhn-poker deals from seeds (no data) and yields two trainable traces per episode: the
+    rehearsal's batch is whole groups counted in traces, as whileai's seats count them."""
+    doc = _spec_doc(tmp_path, _spec("kuhn-poker"))
+    assert doc["orchestrator"]["batch_size"] == 16 * 8 * 2
+    plan = _plan(tmp_path, doc)
+    assert [(s["taskset"], s["how"]) for s in plan.sources] == [("kuhn-poker", "as-is")] * 2
+    assert plan.doc["orchestrator"]["batch_size"] == 2 * 8 * 2 and plan.expect["traces_per_episode"] == [2]
+    ts = plan.doc["orchestrator"]["train"]["source"][0]["env"]["taskset"]
+    assert ts == doc["orchestrator"]["train"]["source"][0]["env"]["taskset"]  # untouched
+    assert not any("taskset" in s.key for s in plan.subs)
+    assert scope.how("wordle") == scope.how("owner/some-env@0.1") == "as-is"
+
+
+def test_gsm8k_reads_local_rows_cached_under_its_hub_id(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, _doc("tasksets/gsm8k-opd.toml"))
+    assert {s["how"] for s in plan.sources} == {"cached"}
+    assert any(s.key.endswith("env.taskset (openai/gsm8k)") for s in plan.subs)
+    [spec] = scope.cache_spec(plan.sources)
+    assert (spec["dataset"], spec["config"]) == ("openai/gsm8k", "main")
+    assert set(spec["splits"]) == {"train", "test"}
+    for row in spec["splits"]["train"]:
+        assert set(row) == {"question", "answer"}
+        steps, final = row["answer"].rsplit("\n", 1)
+        assert final.startswith("#### ") and final[5:] == steps.split("=")[-1].split(">>")[-1].split()[0]
+    scope.write_rows(plan.sources)  # nothing to write as JSON lines: gsm8k takes no dataset argument
+    assert not (tmp_path / "rows").exists()
+
+
+@pytest.mark.parametrize("model, fam, model_type", [
+    ("Qwen/Qwen3-0.6B", "qwen3", "qwen3"),  # the qwen3 renderer
+    ("meta-llama/Llama-3.2-1B-Instruct", "llama", "llama"),  # the llama-3 renderer
+    ("meta-llama/Llama-3.1-8B-Instruct", "llama", "llama"),  # default: its own chat template
+    ("Qwen/Qwen2.5-1.5B-Instruct", "qwen2", "qwen2"),
+    ("google/gemma-2-2b-it", "generic", "gemma2"),
+    ("someone/unknown-7b", "generic", "llama"),
+])
+def test_the_stand_in_family_follows_the_renderer_and_the_name(
+    tmp_path: Path, model: str, fam: str, model_type: str
+) -> None:
+    doc = _spec_doc(tmp_path, _spec(model=model))
+    got = scope.stand_in(doc)
+    assert (got.name, got.model_type) == (fam, model_type)
+    line = next(s.line() for s in _plan(tmp_path, doc).subs if s.key == "model.name")
+    assert f"a tiny {fam} model" in line
+
+
+def test_a_typed_renderer_without_a_stand_in_is_refused(tmp_path: Path) -> None:
+    doc = _doc("grpo.toml")
+    doc["orchestrator"]["renderer"]["name"] = "glm-4.5"  # a typed renderer: GLM's own tokens
+    with pytest.raises(SpecError, match="glm-4.5 renderer") as e:
+        scope.stand_in(doc)
+    assert e.value.field == "orchestrator.renderer.name" and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("fam, model_type, tokens", [
+    ("qwen3", "qwen3", ["<|im_start|>", "<|im_end|>", "<think>", "</think>"]),
+    ("qwen2", "qwen2", ["<|im_start|>", "<|im_end|>", "<|endoftext|>"]),
+    ("llama", "llama", ["<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>",
+                        "<|eom_id|>", "<|end_of_text|>"]),
+    ("generic", "gemma2", ["<|user|>", "<|assistant|>", "<|end|>"]),
+])
+def test_the_tiny_model_has_its_familys_tokens_and_config(
+    tmp_path: Path, fam: str, model_type: str, tokens: list[str]
+) -> None:
+    pytest.importorskip("tokenizers")
+    transformers = pytest.importorskip("transformers")
+    from whileai.rehearse.standins import tinymodel
+
+    facts = tinymodel.build(tmp_path, fam, ["hello world", "reverse the text"] * 20, model_type)
+    tok = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    for t in tokens:  # each one token, as the renderer looks it up
+        assert t in tok.get_vocab()
+        assert len(tok.encode(t, add_special_tokens=False)) == 1
+    chat = [{"role": "user", "content": "hi"}]
+    text = tok.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+    assert tok.eos_token in text and "hi" in text
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["model_type"] == model_type == facts["model_type"]
+    assert type(transformers.AutoConfig.from_pretrained(str(tmp_path))).__name__.lower().startswith(
+        model_type.split("_")[0])
+    assert "<think>" not in tok.get_vocab() or fam == "qwen3"
 
 
 def test_mixture_batch_covers_every_source(tmp_path: Path) -> None:

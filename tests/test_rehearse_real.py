@@ -61,6 +61,13 @@ def test_rehearsal_passes(case: Case, tmp_path: Path) -> None:
         assert sum(s["weight_updates"] for s in verdict["stages"][0]["steps"]) >= 1  # full weights
     if case.name in ("opd", "sft", "mixture"):
         assert sum(s["teacher_calls"] for s in verdict["stages"][-1]["steps"]) > 0
+    if case.name == "kuhn-poker":  # 2 groups of 8 hands, 2 trainable traces (seats) per hand
+        assert [s["samples"] for s in verdict["stages"][0]["steps"]] == [32, 32]
+    if case.name in ("gsm8k-opd", "llama-3.1", "qwen2.5"):
+        subs = " ".join(verdict["stages"][0]["substitutions"])
+        tiny = {"gsm8k-opd": "qwen3", "llama-3.1": "llama", "qwen2.5": "qwen2"}[case.name]
+        assert f"a tiny {tiny} model" in subs
+        assert case.name != "gsm8k-opd" or "(openai/gsm8k)" in subs
     if case.name == "twostage":
         assert [s["name"] for s in verdict["stages"]] == ["twostage-1-sft", "twostage-2-opd"]
 

@@ -5,11 +5,12 @@ a hub cannot have replaced, each replacement named (`Substitution`).
     plan.doc, plan.subs, plan.expect, plan.sources
 
 Replaced: the policy model (a tiny local model of the same architecture family), the output
-folder (inside the rehearsal's folder), `max_steps`, the taskset's dataset (local rows, for a
-taskset that reads `dataset_name`), the batch (whole groups, every source, so a step is seconds on
-a CPU, not minutes), evals (two examples, at the last step), and the in-flight bounds. Kept:
-everything else, in particular every teacher's name, URL and port, the LoRA adapter, seq_len,
-group_size, the renderer, the taskset arguments and the env-server wiring. Standard library only.
+folder (inside the rehearsal's folder), `max_steps`, the taskset's data (local rows, for a
+taskset that reads a hub dataset: `scope` says how, and which tasksets are refused), the batch
+(whole groups, every source, counted in trainable traces as whileai's seats count them, so a step
+is seconds on a CPU, not minutes), evals (two examples, at the last step), and the in-flight
+bounds. Kept: everything else, in particular every teacher's name, URL and port, the LoRA adapter,
+seq_len, group_size, the renderer, the taskset arguments and the env-server wiring. Standard library only.
 """
 
 from __future__ import annotations
@@ -20,32 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError
-
-# the family of a model, from its renderer or its name: the tiny stand-in model is of that family
-FAMILY_HINTS = (("qwen3", "qwen3"),)
-
-
-def _reverse_text(n: int) -> list[dict[str, Any]]:
-    from whileai.tasksets.reverse_text import phrases
-
-    return [{"prompt": p} for p in phrases(n)]  # PrimeIntellect/Reverse-Text-RL's column
-
-
-ROWS = {"reverse-text": _reverse_text}  # taskset id -> local rows in its dataset's columns
-
-
-def write_rows(sources: list[dict[str, Any]], n: int = 64) -> None:
-    """Each source's local rows, `<rows>/<dataset_split>.jsonl` (what `load_dataset(folder,
-    split=...)` reads)."""
-    import json
-
-    from whileai.files.atomic import atomic_write
-
-    for s in sources:
-        folder = Path(s["rows"])
-        folder.mkdir(parents=True, exist_ok=True)
-        text = "".join(json.dumps(r) + "\n" for r in ROWS[str(s["taskset"])](n))
-        atomic_write(folder / f"{s['dataset_split']}.jsonl", text, durable=False)
+from whileai.rehearse import scope as taskrows
+from whileai.rehearse.scope import stand_in
 
 
 @dataclass(frozen=True)
@@ -65,22 +42,6 @@ class Plan:
     subs: list[Substitution] = field(default_factory=list)
     expect: dict[str, Any] = field(default_factory=dict)  # what the trainer stand-in checks
     sources: list[dict[str, Any]] = field(default_factory=list)  # train/eval sources: name, taskset, split
-
-
-def family(doc: dict[str, Any]) -> str:
-    """The architecture family of the run's model, for the tiny stand-in (qwen3 only, today)."""
-    o = doc.get("orchestrator", {})
-    renderer = str((o.get("renderer") or {}).get("name") or "")
-    name = str((doc.get("model") or {}).get("name") or "")
-    for hint, fam in FAMILY_HINTS:
-        if hint in renderer.lower() or hint in name.lower().replace("-", ""):
-            return fam
-    raise SpecError(
-        "model.name",
-        name or None,
-        "a model of a family whileai rehearse has a tiny stand-in "
-        f"for ({', '.join(f for _, f in FAMILY_HINTS)}; found by the renderer or the name)",
-    )
 
 
 READY_S = 60
@@ -128,6 +89,14 @@ def needs(doc: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
+def _seats(source: dict[str, Any]) -> int:
+    """Trainable traces per episode of a source's taskset (whileai.tasksets.seats: kuhn-poker 2)."""
+    from whileai.tasksets import seats
+
+    env = source.get("env") or {}
+    return seats.of(str((env.get("taskset") or {}).get("id") or ""), env=env).traces
+
+
 def _streams(algo: str) -> list[str]:
     return ["ref_logprobs"] if algo in ("opd", "opsd") else []
 
@@ -136,6 +105,7 @@ def offline_copy(
     doc: dict[str, Any], *, steps: int, where: Path, model_dir: Path, data_dir: Path, vocab: int
 ) -> Plan:
     d = copy.deepcopy(doc)
+    fam = stand_in(doc)
     plan = Plan(d)
     sub = plan.subs.append
     model = d.setdefault("model", {})
@@ -144,7 +114,7 @@ def offline_copy(
             "model.name",
             model.get("name"),
             str(model_dir),
-            f"a tiny {family(doc)} model built here: no weights are loaded",
+            f"a tiny {fam.name} model built here, {fam.why}: no weights are loaded",
         )
     )
     model["name"] = str(model_dir)
@@ -164,11 +134,14 @@ def offline_copy(
     o = d.setdefault("orchestrator", {})
     n_train = max(1, len((o.get("train") or {}).get("source") or []))
     group = int(o.get("group_size") or 1)
+    traces = [_seats(s) for split, s in _sources(o) if split == "train"] or [1]
     if o.get("token_batch_size") is None:
         per = 2 if group * n_train <= 8 else 1  # whole groups, every train source, few rollouts
-        small = per * group * n_train
+        small = per * group * sum(traces)  # prime-rl counts trainable traces (whileai's seats)
         if o.get("batch_size") != small:
-            why = f"{per} group(s) of {group} per train source: a step in seconds on a CPU"
+            plus = "+".join(map(str, traces))
+            seats = f", x {plus} traces per episode" if max(traces) > 1 else ""
+            why = f"{per} group(s) of {group} per train source{seats}: a step in seconds on a CPU"
             sub(Substitution("orchestrator.batch_size", o.get("batch_size"), small, why))
             o["batch_size"] = small
     conc = o.setdefault("concurrency", {})
@@ -207,24 +180,23 @@ def offline_copy(
         env = s.setdefault("env", {})
         ts = env.get("taskset") or {}
         name = str(s.get("name") or ts.get("id") or "source")
-        if str(ts.get("id")) not in ROWS:
-            raise SpecError(
-                f"orchestrator.{split}.source[{name}].env.taskset.id",
-                ts.get("id"),
-                f"a taskset whileai rehearse has local rows for ({', '.join(ROWS)}): any other "
-                "loads its data from a hub, which a rehearsal never reaches",
-            )
+        how = taskrows.how(ts.get("id"))
+        if how == "hub":
+            raise SpecError(f"orchestrator.{split}.source[{name}].env.taskset.id", ts.get("id"),
+                            taskrows.refusal(ts.get("id")))
+        src = {"split": split, "name": name, "taskset": ts.get("id"), "how": how}
+        plan.sources.append(src)
+        if how == "cached":
+            dataset, config, splits, _ = taskrows.CACHED[taskrows.key(ts.get("id"))]
+            sub(Substitution(f"orchestrator.{split}.source[{name}].env.taskset ({dataset})",
+                             f"{dataset} {config!r} from the hub", "local rows",
+                             f"cached under its id in the rehearsal's own HF_HOME (splits "
+                             f"{', '.join(splits)}), read by `datasets` offline"))
+        if how != "rows":
+            continue
         split_name = str(ts.get("dataset_split") or "train")
         rows = data_dir / name
-        plan.sources.append(
-            {
-                "split": split,
-                "name": name,
-                "taskset": ts.get("id"),
-                "dataset_split": split_name,
-                "rows": str(rows),
-            }
-        )
+        src.update({"dataset_split": split_name, "rows": str(rows)})
         sub(
             Substitution(
                 f"orchestrator.{split}.source[{name}].env.taskset.dataset_name",
@@ -241,5 +213,6 @@ def offline_copy(
         "steps": steps,
         "batch_size": o.get("batch_size"),
         "train_sources": n_train,
+        "traces_per_episode": traces,
     }
     return plan

@@ -3,7 +3,7 @@
 under their ids, and the ports the stand-ins will take.
 
     bin_ = shims(where, python); env = stage_env(python, bin_, where, tiny_dir, gpus)
-    tiny = tiny_model(python, "qwen3", root / "tiny", timeout)
+    tiny = tiny_model(python, "qwen3", "qwen3", root / "tiny", timeout)
 """
 
 from __future__ import annotations
@@ -53,12 +53,14 @@ def stage_env(python: Path, shims: Path, where: Path, tokenizer: Path, gpus: int
     return env
 
 
-def tiny_model(python: Path, fam: str, folder: Path, timeout: float) -> dict[str, Any]:
+def tiny_model(python: Path, fam: str, model_type: str, folder: Path, timeout: float) -> dict[str, Any]:
     """Build (once per folder) the tiny stand-in model in the prime-rl environment."""
     done = folder / "WHILEAI_TINY.json"
     if done.exists():
         facts: dict[str, Any] = json.loads(done.read_text())
-        return facts
+        if facts.get("family") == fam and facts.get("model_type", fam) == model_type:
+            return facts
+        shutil.rmtree(folder)  # a kept folder's tiny model of another family
     from whileai.tasksets import reverse_text as rt
 
     texts = [
@@ -73,7 +75,8 @@ def tiny_model(python: Path, fam: str, folder: Path, timeout: float) -> dict[str
     folder.parent.mkdir(parents=True, exist_ok=True)
     (folder.parent / "texts.json").write_text(json.dumps(texts))
     r = subprocess.run(
-        [str(python), str(STANDINS / "tinymodel.py"), str(folder), fam, str(folder.parent / "texts.json")],
+        [str(python), str(STANDINS / "tinymodel.py"), str(folder), fam, str(folder.parent / "texts.json"),
+         model_type],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -133,3 +136,25 @@ def policy_ports(doc: dict[str, Any]) -> set[int]:
         return set()
     port = int((inf.get("server") or {}).get("port") or 8000)
     return {port, int(inf.get("backend_port") or port + 100)}
+
+
+def cache_rows(python: Path, cache: Path, spec: list[dict[str, Any]], timeout: float) -> None:
+    """Local rows cached under their hub datasets' ids (`rows.CACHED`), written by the prime-rl
+    environment's own `datasets` (standins/hubrows.py) into the rehearsal's datasets cache."""
+    if not spec:
+        return
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache.parent / "rows.json").write_text(json.dumps(spec))
+    r = subprocess.run(
+        [str(python), str(STANDINS / "hubrows.py"), str(cache), str(cache.parent / "rows.json")],
+        capture_output=True,
+        text=True,
+        timeout=max(30.0, timeout),
+    )
+    if r.returncode != 0:
+        raise SpecError(
+            "--python",
+            str(python),
+            "an environment whose `datasets` caches local rows offline",
+            hint=(r.stderr.strip().splitlines() or ["no output"])[-1],
+        )

@@ -29,8 +29,18 @@ from typing import Any
 
 from whileai.errors import SpecError
 from whileai.rehearse.inputs import Stage
-from whileai.rehearse.offline import Plan, Substitution, family, offline_copy, write_rows
-from whileai.rehearse.prepare import hub_cache, model_of, policy_ports, port_of, shims, stage_env, tiny_model
+from whileai.rehearse.offline import Plan, Substitution, offline_copy
+from whileai.rehearse.prepare import (
+    cache_rows,
+    hub_cache,
+    model_of,
+    policy_ports,
+    port_of,
+    shims,
+    stage_env,
+    tiny_model,
+)
+from whileai.rehearse.scope import cache_spec, stand_in, write_rows
 from whileai.rehearse.supervise import Supervisor, busy, wait_port
 from whileai.rehearse.verdict import Cause, Verdict, read
 
@@ -96,6 +106,7 @@ def rehearse_stage(
     for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE"):
         env.pop(var, None)  # the rehearsal's own cache, whatever the caller's points at
     env["HF_HOME"] = str(where / "hf")
+    cache_rows(python, where / "hf" / "datasets", cache_spec(plan.sources), sup.left())
     served = [m for a in stage.serve if (m := model_of(a))]
     for model_id in hub_cache(where / "hf", served, Path(tiny["dir"])):
         plan.subs.append(Substitution(f"{model_id} (served)", "the hub's tokenizer", "the tiny model's",
@@ -190,12 +201,15 @@ def rehearse(
         raise SpecError("--timeout", timeout, "seconds, more than 0")
     if keep is not None and keep.is_dir() and any(keep.iterdir()) and not (keep / "tiny").exists():
         raise SpecError("--keep", str(keep), "an empty or new folder, or one a rehearsal kept before")
+    fam = stand_in(_doc(stages[0]))
+    for stage in stages:  # every refusal (a taskset, a renderer) before a folder or a model is made
+        here = Path(".")
+        offline_copy(_doc(stage), steps=steps, where=here, model_dir=here, data_dir=here, vocab=1)
     root = keep if keep is not None else Path(tempfile.mkdtemp(prefix="whileai-rehearse-"))
     root.mkdir(parents=True, exist_ok=True)
     result = Result(folder=str(root))
     deadline = time.monotonic() + timeout
-    fam = family(_doc(stages[0]))
-    tiny = tiny_model(python, fam, root / "tiny", timeout)
+    tiny = tiny_model(python, fam.name, fam.model_type, root / "tiny", timeout)
     tiny["dir"] = str(root / "tiny")
     old = _on_sigterm()
     try:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -89,12 +90,19 @@ def trim(value: Any) -> Any:
 
 
 def completion_text(prompt: str, rng: random.Random) -> str:
-    """A plausible answer: the last user turn reversed, sometimes cut (rewards then vary)."""
-    user = prompt.rsplit("user\n", 1)[-1].split("<|im_end|>", 1)[0].strip() or "rehearsal"
+    """A plausible answer: the last user turn reversed, sometimes cut (rewards then vary), led by
+    one of the bracketed moves the turn offers, if any (a game's `[check] or [bet]`: a reply
+    without a legal move forfeits the episode, and kuhn-poker's other seat then has no turn)."""
+    # the last user turn, in Llama-3's, the generic stand-in's or ChatML's chat format
+    for head in ("<|start_header_id|>user<|end_header_id|>", "<|user|>", "user\n"):
+        prompt = prompt.rsplit(head, 1)[-1]
+    user = re.split(r"<\|im_end\|>|<\|eot_id\|>|<\|end\|>", prompt, maxsplit=1)[0].strip() or "rehearsal"
     rev = user[::-1]
     if rng.random() < 0.5:
         rev = rev[: rng.randint(1, max(1, len(rev)))]
-    return f"<reversed_text>\n{rev}\n</reversed_text>"
+    moves = sorted(set(re.findall(r"\[(\w+)\]", user)))
+    lead = f"[{rng.choice(moves)}]\n" if moves else ""
+    return f"{lead}<reversed_text>\n{rev}\n</reversed_text>"
 
 
 class Handler(BaseHTTPRequestHandler):
