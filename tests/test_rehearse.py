@@ -485,3 +485,18 @@ def test_cli_steps_and_timeout_are_one_line(tmp_path: Path) -> None:
         argv = ["rehearse", str(EXAMPLES / "opd.toml"), flag, value, "--python", sys.executable]
         r = CliRunner().invoke(app, argv)
         assert r.exit_code == 2 and r.stderr.count("\n") == 1 and flag in r.stderr, r.output
+
+
+def test_the_verdict_lines_fit_the_width_and_keep_every_word(monkeypatch: pytest.MonkeyPatch) -> None:
+    from whileai.cli.rehearse import _fit
+
+    monkeypatch.setenv("COLUMNS", "80")
+    lines = ["ok: opd: 2 steps in 151 s",
+             "    step 1: samples 8, tokens 1024, trained tokens 284, micro batches 1, policy "
+             "generations 9, teacher calls 8, adapters loaded 1, weight updates 0; sources reverse-text",
+             "  replaced: orchestrator.concurrency.max_inflight: None -> 8 (a few rollouts at a time: "
+             "each is a harness process on this CPU)"]
+    out = _fit(lines)
+    assert all(len(line) <= 80 for line in out) and len(out) > len(lines)
+    assert " ".join(out).split() == " ".join(lines).split()  # wrapped, nothing lost
+    assert out[1].startswith("    step 1: ") and out[2].startswith("        ")  # hanging indent

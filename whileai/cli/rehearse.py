@@ -95,7 +95,7 @@ def rehearse_cmd(
     except KeyboardInterrupt:
         print("interrupted: every process the rehearsal started was stopped", file=sys.stderr)
         raise typer.Exit(130) from None
-    print(json.dumps(result.to_dict(), indent=1) if as_json else "\n".join(clean(x) for x in lines(result)))
+    print(json.dumps(result.to_dict(), indent=1) if as_json else "\n".join(_fit(lines(result))))
     raise typer.Exit(0 if result.ok else 1)
 
 
@@ -115,3 +115,16 @@ def _stages(config: Path, serve: list[str] | None, sets: list[str] | None) -> li
     if sets:
         raise SpecError("--set", sets[0], "nothing with a prime-rl TOML (edit the file)")
     return from_toml(text, config.stem, serve)
+
+
+def _fit(lines: list[str]) -> list[str]:
+    """Each verdict line cleaned and wrapped to the width (the terminal's, else 100), its
+    continuation indented under it: one item a line, readable in a log."""
+    from whileai.report.wrap import para, width
+
+    out: list[str] = []
+    for line in lines:
+        text = clean(line)
+        lead = text[: len(text) - len(text.lstrip())]
+        out += para(text.lstrip(), width(), lead, lead + "    ")
+    return out
