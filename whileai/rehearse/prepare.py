@@ -74,31 +74,24 @@ def tiny_model(python: Path, fam: str, model_type: str, folder: Path, timeout: f
         texts += [p, p[::-1]]
     folder.parent.mkdir(parents=True, exist_ok=True)
     (folder.parent / "texts.json").write_text(json.dumps(texts))
-    r = subprocess.run(
-        [str(python), str(STANDINS / "tinymodel.py"), str(folder), fam, str(folder.parent / "texts.json"),
-         model_type],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if r.returncode != 0:
-        raise SpecError(
-            "--python",
-            str(python),
-            "an environment that builds the tiny model (tokenizers, transformers)",
-            hint=(r.stderr.strip().splitlines() or ["no output"])[-1],
-        )
+    _in_env(python, "tinymodel.py", [str(folder), fam, str(folder.parent / "texts.json"), model_type],
+            "an environment that builds the tiny model (tokenizers, transformers)", timeout)
     facts = json.loads(done.read_text())
     return facts
 
 
-def model_of(args: list[str]) -> str | None:
+def arg_value(args: list[str], flag: str) -> str | None:
+    """The value a run line gives a flag (`--flag V` or `--flag=V`), or None."""
     for i, a in enumerate(args):
-        if a.startswith("--vllm.model="):
+        if a.startswith(flag + "="):
             return a.split("=", 1)[1]
-        if a == "--vllm.model" and i + 1 < len(args):
+        if a == flag and i + 1 < len(args):
             return args[i + 1]
     return None
+
+
+def model_of(args: list[str]) -> str | None:
+    return arg_value(args, "--vllm.model")
 
 
 def hub_cache(home: Path, ids: list[str], tiny_dir: Path) -> list[str]:
@@ -122,12 +115,8 @@ def hub_cache(home: Path, ids: list[str], tiny_dir: Path) -> list[str]:
 
 
 def port_of(args: list[str], default: int = 8000) -> int:
-    for i, a in enumerate(args):
-        if a.startswith("--server.port="):
-            return int(a.split("=", 1)[1])
-        if a == "--server.port" and i + 1 < len(args):
-            return int(args[i + 1])
-    return default
+    value = arg_value(args, "--server.port")
+    return default if value is None else int(value)
 
 
 def policy_ports(doc: dict[str, Any]) -> set[int]:
@@ -145,16 +134,15 @@ def cache_rows(python: Path, cache: Path, spec: list[dict[str, Any]], timeout: f
         return
     cache.mkdir(parents=True, exist_ok=True)
     (cache.parent / "rows.json").write_text(json.dumps(spec))
-    r = subprocess.run(
-        [str(python), str(STANDINS / "hubrows.py"), str(cache), str(cache.parent / "rows.json")],
-        capture_output=True,
-        text=True,
-        timeout=max(30.0, timeout),
-    )
+    _in_env(python, "hubrows.py", [str(cache), str(cache.parent / "rows.json")],
+            "an environment whose `datasets` caches local rows offline", max(30.0, timeout))
+
+
+def _in_env(python: Path, script: str, args: list[str], allowed: str, timeout: float) -> None:
+    """A stand-in script run in the prime-rl environment; its failure is one SpecError naming
+    what that environment must do, with the script's last line of stderr."""
+    r = subprocess.run([str(python), str(STANDINS / script), *args], capture_output=True, text=True,
+                       timeout=timeout)
     if r.returncode != 0:
-        raise SpecError(
-            "--python",
-            str(python),
-            "an environment whose `datasets` caches local rows offline",
-            hint=(r.stderr.strip().splitlines() or ["no output"])[-1],
-        )
+        raise SpecError("--python", str(python), allowed,
+                        hint=(r.stderr.strip().splitlines() or ["no output"])[-1])
