@@ -141,8 +141,10 @@ HUB = {
 
 
 def key(taskset: Any) -> str:
-    """The id the loader resolves: owner/ and @version dropped."""
-    return str(taskset).split("/")[-1].split("@")[0]
+    """The id the loader resolves (owner/ and @version dropped): the catalogue's plugin key."""
+    from whileai.catalogs.targets import plugin_key
+
+    return plugin_key(taskset)
 
 
 def how(taskset: Any) -> str:
