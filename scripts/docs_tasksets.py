@@ -71,7 +71,7 @@ def rule_rows() -> list[list[str]]:
 
 
 def example() -> str:
-    from whileai.report.compiled import render_text
+    from whileai.report.text import render_text
     from whileai.spec.load import load_spec
     from whileai.targets.prime_rl import compile as prime_rl
 

@@ -9,7 +9,7 @@ import pytest
 from helpers import STUDENT
 
 import whileai as wai
-from whileai.report.fieldmap import spec_fields
+from whileai.spec.fields import spec_fields
 from whileai.spec.run import METHODS, RunSpec
 
 BACKENDS = ["prime-rl", "trl"]

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-from whileai.report.fieldmap import spec_fields
 from whileai.rules.research import RULES
+from whileai.spec.fields import spec_fields
 from whileai.spec.run import METHODS, RunSpec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from helpers import ROOT, golden, seed_run
 
-from whileai.report.compiled import render_text
+from whileai.report.text import render_text
 from whileai.targets.prime_rl import compile as prime_rl
 
 GOLDEN = ROOT / "tests" / "golden" / "prime-rl"

@@ -10,7 +10,7 @@ from helpers import EXAMPLES
 from typer.testing import CliRunner
 
 from whileai.cli.app import app
-from whileai.report.compiled import fmt, grouped_reads
+from whileai.report.text import fmt, grouped_reads
 from whileai.spec.load import load_spec
 
 runner = CliRunner()

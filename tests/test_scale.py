@@ -15,7 +15,7 @@ from helpers import EXAMPLES, ROOT, golden
 import whileai as wai
 from whileai.catalogs.targets import prime_rl as catalog
 from whileai.errors import SpecError
-from whileai.report.compiled import render_text
+from whileai.report.text import render_text
 from whileai.spec.layout import Slurm
 from whileai.spec.load import build, load_spec
 from whileai.spec.run import RunSpec

@@ -138,7 +138,7 @@ def test_a_two_stage_spec_is_not_an_arm(tmp_path: Path) -> None:
 def test_algo_rows_write_one_methods_table_anywhere() -> None:
     """prime_rl_algo.algo_rows(table, field): the same rows write the run's orchestrator.algo
     today and a training source's algo tomorrow (a mixture), reading the method at `field`."""
-    from whileai.report.fieldmap import apply, field_value
+    from whileai.targets.fieldmap import apply, field_value
     from whileai.targets.prime_rl.algo import algo_rows
 
     run = wai.RunSpec(taskset="reverse-text", model=STUDENT, method=wai.SFT(T))

@@ -18,7 +18,7 @@ from whileai.version import __version__
 # public name -> the module that defines it
 _PUBLIC = {
     "compile": "whileai.api", "compile_all": "whileai.api", "prime_rl_config": "whileai.api",
-    "trl_config": "whileai.api", "SpecError": "whileai.errors", "Compiled": "whileai.report.compiled",
+    "trl_config": "whileai.api", "SpecError": "whileai.errors", "Compiled": "whileai.targets.compiled",
     **{name: "whileai.spec.run" for name in ("GRPO", "OPD", "OPSD", "SFT", "Endpoint", "RunSpec",
                                              "Source", "Stage")},
 }
@@ -48,5 +48,5 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from whileai.api import compile, compile_all, prime_rl_config, trl_config
     from whileai.errors import SpecError
-    from whileai.report.compiled import Compiled
     from whileai.spec.run import GRPO, OPD, OPSD, SFT, Endpoint, RunSpec, Source, Stage
+    from whileai.targets.compiled import Compiled

@@ -12,9 +12,9 @@ from typing import Any
 
 from whileai.errors import SpecError, raw
 from whileai.files import write
-from whileai.report.compiled import Compiled, as_written
 from whileai.spec.load import build
 from whileai.spec.run import METHODS, RunSpec
+from whileai.targets.compiled import Compiled, as_written
 
 BACKENDS = ("prime-rl", "trl")
 

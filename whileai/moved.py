@@ -19,7 +19,7 @@ MOVED: dict[str, str] = {
     "whileai.budget": "whileai.cost.budget",
     "whileai.catalog": "whileai.catalogs.targets",
     "whileai.cli_arms": "whileai.cli.arms",
-    "whileai.fieldmap": "whileai.report.fieldmap",
+    "whileai.fieldmap": "whileai.targets.fieldmap",
     "whileai.layout": "whileai.spec.layout",
     "whileai.load": "whileai.spec.load",
     "whileai.methods": "whileai.spec.methods",

@@ -24,8 +24,8 @@ from whileai.launch import (
     load_manifest,
     plan,
 )
-from whileai.report.compiled import Compiled, Read
 from whileai.spec.run import GRPO, OPD, Endpoint, RunSpec
+from whileai.targets.compiled import Compiled, Read
 
 
 class FakeBackend:

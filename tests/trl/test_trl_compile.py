@@ -12,9 +12,10 @@ import pytest
 from trl_helpers import ARMS, GOLDEN, ROOT, TEACHER, golden, seed_run
 
 from whileai.errors import SpecError
-from whileai.report.compiled import render_text
-from whileai.report.fieldmap import Drop, To, label, spec_fields
+from whileai.report.text import render_text
+from whileai.spec.fields import spec_fields
 from whileai.spec.run import GRPO, METHODS, OPD, OPSD, SFT, RunSpec
+from whileai.targets.fieldmap import Drop, To, label
 from whileai.targets.trl import catalog as trl_catalog
 from whileai.targets.trl import compile as trl
 from whileai.targets.trl.fieldmap import FIELD_MAP, completions, teacher_template

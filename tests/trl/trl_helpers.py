@@ -7,8 +7,8 @@ from typing import Any
 
 from helpers import golden  # noqa: F401  (tests/helpers.py: one golden-file rule)
 
-from whileai.report.compiled import Compiled
 from whileai.spec.run import GRPO, OPD, OPSD, SFT, Endpoint, RunSpec
+from whileai.targets.compiled import Compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "trl"

@@ -51,7 +51,7 @@ def compile_cmd(specs: list[Path], backend: str, out: Path | None, sets: list[st
             data = [c.to_dict() for c in results]
             print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
         elif plain or (plain is None and not sys.stdout.isatty()):
-            from whileai.report.compiled import render_text
+            from whileai.report.text import render_text
             from whileai.report.wrap import width
 
             print("\n\n".join(render_text(c, width()) for c in results))

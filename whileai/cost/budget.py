@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from whileai.errors import SpecError
 
 if TYPE_CHECKING:
-    from whileai.report.compiled import Compiled
+    from whileai.targets.compiled import Compiled
 
 KINDS = {
     "rollouts": "completions sampled: steps x prompts x samples",

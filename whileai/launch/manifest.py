@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from whileai.launch.metrics import Metrics, atomic_write_text
 
 if TYPE_CHECKING:
-    from whileai.report.compiled import Compiled
+    from whileai.targets.compiled import Compiled
 
 State = Literal["planned", "pending", "done", "failed"]
 MANIFEST = "manifest.json"

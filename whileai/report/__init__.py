@@ -1,13 +1,11 @@
-"""The report: what a target reads, ignores and warns about, and its renderings.
+"""The report: renderings of a `whileai.targets.compiled.Compiled`, and nothing else.
 
-- `compiled`: `Compiled` (text, reads, ignores, fixed keys, findings, run command, cost);
-- `fieldmap`: a backend's field map as data (rows of spec field -> target path), and `apply`;
-- `render`: the plain, rich and JSON renderings; `model`: the report JSON's pydantic model.
+- `text`: the plain report (`print(compiled)`, a pipe, a log), wrapped to a width;
+- `render`: the rich tables a terminal gets, `whileai explain`, `methods` and `rules`;
+- `wrap`: folding lines with a hanging indent; `model`: the report JSON's pydantic model.
 
-May import: `whileai.rules`, the facts (`whileai.cost`, `whileai.tasksets`, `whileai.vocab`),
-`whileai.spec`, `whileai.catalogs`, `whileai.errors`.
+A Compiled is read by its fields only (its type is imported for type checking), so this room
+stays below the targets that build it. May import: `whileai.rules`, the facts
+(`whileai.cost`, `whileai.tasksets`, `whileai.vocab`), `whileai.spec`, `whileai.catalogs`,
+`whileai.errors`.
 """
-
-from whileai.moved import names_of
-
-__getattr__ = names_of(__name__, "compiled", __path__)  # a name of `compiled`, imported on first use

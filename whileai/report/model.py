@@ -2,7 +2,7 @@
 
 `schemas/report.schema.json` is generated from `Report`; a test validates every report the
 tests produce against both this model and that schema, so the contract cannot drift from
-`whileai.report.compiled`. Every key is required (`out` may be null), as `to_dict()` always writes all.
+`whileai.targets.compiled`. Every key is required (`out` may be null), as `to_dict()` always writes all.
 """
 
 from __future__ import annotations

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from whileai.errors import clean
-from whileai.report.compiled import Compiled, fmt, grouped_reads
-from whileai.report.fieldmap import spec_fields
+from whileai.report.text import fmt, grouped_reads
 from whileai.report.wrap import command, para, width
+from whileai.spec.fields import spec_fields
+
+if TYPE_CHECKING:
+    from whileai.targets.compiled import Compiled
 
 
 class _Console(Console):

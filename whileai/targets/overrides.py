@@ -13,9 +13,10 @@ from typing import Any
 from whileai.catalogs import paths
 from whileai.catalogs.targets import Catalog
 from whileai.errors import SpecError, raw
-from whileai.report.compiled import Fixed, Ignore, Read, fmt
-from whileai.report.fieldmap import _MISSING as MISSING
-from whileai.report.fieldmap import field_value
+from whileai.report.text import fmt
+from whileai.targets.compiled import Fixed, Ignore, Read
+from whileai.targets.fieldmap import _MISSING as MISSING
+from whileai.targets.fieldmap import field_value
 
 
 def check_override(

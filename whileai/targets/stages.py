@@ -33,11 +33,12 @@ from dataclasses import replace
 from typing import Any
 
 from whileai.errors import SpecError
-from whileai.report.compiled import Compiled, Finding, Ignore, Read
-from whileai.report.fieldmap import Fix, Row
+from whileai.rules.base import Finding
 from whileai.spec.load import replace_run
 from whileai.spec.run import RunSpec, Stage
 from whileai.targets import stage_script
+from whileai.targets.compiled import Compiled, Ignore, Read
+from whileai.targets.fieldmap import Fix, Row
 
 STAGE_FIELDS = ("steps", "prompts", "lora", "lora_rank")
 

@@ -49,10 +49,11 @@ from whileai.launch import EXIT_INFRA, InfraError, Manifest, backend, collect, l
 from whileai.launch.arms import Arms, match_budget, repeat, replace_run
 from whileai.launch.interrupt import Interrupted, collect_gate, mark_partial, remote
 from whileai.preflight.gate import gate
-from whileai.report import as_written, render_text
+from whileai.report.text import render_text
 from whileai.report.wrap import width
 from whileai.results import build, plot, write_results
 from whileai.rules.honoured import strict
+from whileai.targets.compiled import as_written
 
 MODAL_APP = os.environ.get("WHILEAI_MODAL_APP", "whileai")  # modal_app.APP_NAME
 

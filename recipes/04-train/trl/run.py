@@ -55,10 +55,11 @@ from whileai.launch.arms import Arms, match_budget, repeat, replace_run
 from whileai.launch.interrupt import collect_gate, mark_partial
 from whileai.launch.offline import TINY, Offline, metric, task_texts
 from whileai.preflight.gate import gate
-from whileai.report import as_written, render_text
+from whileai.report.text import render_text
 from whileai.report.wrap import width
 from whileai.results import build, plot, write_results
 from whileai.rules.honoured import strict
+from whileai.targets.compiled import as_written
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRL_EXPERIMENTAL_SILENCE": "1", "TOKENIZERS_PARALLELISM": "false"}

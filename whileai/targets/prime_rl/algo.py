@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from whileai.report.fieldmap import Drop, Row, To, field_value
 from whileai.spec.run import RunSpec
+from whileai.targets.fieldmap import Drop, Row, To, field_value
 from whileai.targets.prime_rl import renderer
 from whileai.tasksets import opsd_template
 

@@ -16,12 +16,12 @@ import tomli_w
 from whileai.catalogs import tasksets as tc
 from whileai.catalogs.targets import prime_rl
 from whileai.errors import SpecError, raw
-from whileai.report.compiled import Compiled
-from whileai.report.fieldmap import Row, apply, get_path
 from whileai.rules.facts import Facts
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
 from whileai.targets import overrides as ov
+from whileai.targets.compiled import Compiled
+from whileai.targets.fieldmap import Row, apply, get_path
 from whileai.targets.prime_rl import deploy, derived, lax, teacher
 from whileai.targets.prime_rl import mixture as mix
 from whileai.targets.prime_rl.check import check_document, rename_hint

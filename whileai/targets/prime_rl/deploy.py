@@ -16,11 +16,11 @@ from typing import Any
 from whileai.cost import estimate as cost
 from whileai.cost import sizes
 from whileai.errors import SpecError
-from whileai.report.compiled import Fixed, Ignore, Read
-from whileai.report.fieldmap import Drop, Fix, Row, To, get_path
 from whileai.spec import mixture
 from whileai.spec.layout import Slurm
 from whileai.spec.run import RunSpec
+from whileai.targets.compiled import Fixed, Ignore, Read
+from whileai.targets.fieldmap import Drop, Fix, Row, To, get_path
 
 DEFAULT_GPUS_PER_NODE = 8
 NO_INFERENCE = "inference_nodes = 0: no inference, so no rollouts (a trainer benchmark on fake data)"

@@ -13,9 +13,9 @@ from typing import Any
 
 from whileai.catalogs import tasksets as tc
 from whileai.cost import estimate as cost
-from whileai.report.fieldmap import Drop, Fix, Row, To
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
+from whileai.targets.fieldmap import Drop, Fix, Row, To
 from whileai.targets.prime_rl import deploy, teacher
 from whileai.targets.prime_rl import mixture as mix
 from whileai.targets.prime_rl.algo import algo_rows, renderer_rows

@@ -25,14 +25,14 @@ from typing import Any
 from whileai.catalogs import tasksets as tc
 from whileai.catalogs.paths import get_path
 from whileai.catalogs.targets import plugin_key
-from whileai.report.compiled import Finding
-from whileai.report.fieldmap import Drop, Fix, Row, To
 from whileai.rules import research as rules
+from whileai.rules.base import Finding
 from whileai.rules.facts import Facts
 from whileai.spec import mixture
 from whileai.spec.load import replace_run
 from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
+from whileai.targets.fieldmap import Drop, Fix, Row, To
 from whileai.targets.prime_rl.algo import algo_rows
 
 HARNESS_NULL = "no agent harness: the taskset drives the episode (as in the pin's own configs)"

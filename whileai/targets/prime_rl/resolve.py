@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from whileai.catalogs.targets import Catalog, prime_rl
-from whileai.report.fieldmap import get_path, set_path
+from whileai.targets.fieldmap import get_path, set_path
 from whileai.targets.prime_rl.loader.rl import SHARED, propagate, run_dir
 
 # the values a reader checks before spending GPU hours

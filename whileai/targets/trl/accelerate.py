@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from whileai.report.compiled import Ignore
-from whileai.report.fieldmap import Drop, Row, To
 from whileai.spec.run import RunSpec
+from whileai.targets.compiled import Ignore
+from whileai.targets.fieldmap import Drop, Row, To
 
 FILE = "accelerate.yaml"
 PORT = 29500  # torch.distributed's default rendezvous port

@@ -19,13 +19,14 @@ from importlib import resources
 from typing import Any
 
 from whileai.errors import SpecError, raw
-from whileai.report.compiled import Compiled, Ignore, Read, render_text
-from whileai.report.fieldmap import Row, apply
+from whileai.report.text import render_text
 from whileai.rules import honoured
 from whileai.rules.facts import Facts
 from whileai.rules.research import findings
 from whileai.spec.run import OPSD, SFT, RunSpec
 from whileai.targets import overrides as ov
+from whileai.targets.compiled import Compiled, Ignore, Read
+from whileai.targets.fieldmap import Row, apply
 from whileai.targets.trl import accelerate as accel
 from whileai.targets.trl import batch as trl_batch
 from whileai.targets.trl import catalog as trl_catalog

@@ -11,8 +11,8 @@ from __future__ import annotations
 import string
 from typing import Any
 
-from whileai.report.fieldmap import Drop, Fix, Row, To
 from whileai.spec.run import OPD, OPSD, RunSpec, anchor_rate
+from whileai.targets.fieldmap import Drop, Fix, Row, To
 from whileai.targets.trl.accelerate import ROWS as ACCELERATE_ROWS
 from whileai.targets.trl.accelerate import processes
 from whileai.tasksets import for_run

@@ -17,8 +17,8 @@ from typing import Any, NamedTuple, Union
 from pydantic import BaseModel
 
 from whileai.catalogs.paths import get_path, set_path
-from whileai.report.compiled import Fixed, Ignore, Read
 from whileai.spec.run import RunSpec
+from whileai.targets.compiled import Fixed, Ignore, Read
 
 Pred = Callable[[RunSpec], bool]
 Val = Callable[[RunSpec], Any]
@@ -51,7 +51,7 @@ class Fix(NamedTuple):
 
 Row = Union[To, Drop, Fix]
 __all__ = ["Applied", "Drop", "Fix", "Row", "To", "apply", "field_value", "get_path", "label",
-           "set_path", "spec_fields"]
+           "set_path"]
 _MISSING = object()
 
 
@@ -128,27 +128,3 @@ def _apply(rows: list[Row], run: RunSpec) -> Applied:
             set_path(out.doc, row.path, copy.deepcopy(value))  # later keys fill the doc's copy
         out.reads.append(Read(label(row.field), row.path, value, _text(row.note, run)))
     return out
-
-
-def spec_fields(model: type[BaseModel], prefix: str = "") -> list[str]:
-    """Every leaf field of a spec model, dotted, through unions (the no-silent-drop check)."""
-    out: list[str] = []
-    for name, info in model.model_fields.items():
-        path = f"{prefix}{name}"
-        subs = _models_of(info.annotation)
-        if not subs:
-            out.append(path)
-        for sub in subs:
-            out += [f for f in spec_fields(sub, path + ".") if f not in out]
-    return out
-
-
-def _models_of(annotation: Any) -> list[type[BaseModel]]:
-    args = getattr(annotation, "__args__", None) or (annotation,)
-    found: list[type[BaseModel]] = []
-    for a in args:
-        if isinstance(a, type) and issubclass(a, BaseModel):
-            found.append(a)
-        elif getattr(a, "__args__", None):
-            found += _models_of(a)
-    return found

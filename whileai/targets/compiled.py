@@ -1,7 +1,8 @@
-"""What a backend returns: the emitted files and the honest account of them.
+"""What a target returns: the emitted files and the honest account of them.
 
-A backend builds a `Compiled`; nothing here prints or writes files. `str(compiled)` is the
-plain report (the seed page's shape), `to_dict()` the `--json` contract.
+A target builds a `Compiled`; nothing here prints or writes files. `str(compiled)` is the
+plain report (the seed page's shape, rendered by whileai.report.text), `to_dict()` the `--json`
+contract.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from whileai.cost.estimate import Estimate
-from whileai.errors import mask
 from whileai.rules.base import Finding
 from whileai.rules.facts import Facts
 from whileai.spec.run import RunSpec
@@ -102,6 +102,8 @@ class Compiled:
         ]
 
     def __str__(self) -> str:
+        from whileai.report.text import render_text
+
         return render_text(self)
 
     def to_dict(self) -> dict[str, Any]:
@@ -137,78 +139,6 @@ def _json(v: Any) -> Any:
     if isinstance(v, dict):
         return {str(k): _json(x) for k, x in v.items()}
     return str(v)
-
-
-def fmt(v: Any) -> str:
-    return mask(repr(v))
-
-
-def grouped_reads(reads: tuple[Read, ...]) -> list[Read]:
-    """One entry per (field, value): every path it lands on, joined with ', '."""
-    rows: dict[tuple[str, str], Read] = {}
-    for r in reads:
-        key = (r.field, repr(r.value))
-        if key in rows:
-            g = rows[key]
-            note = "; ".join(dict.fromkeys(x for x in (*g.note.split("; "), r.note) if x))
-            rows[key] = Read(g.field, f"{g.path}, {r.path}", g.value, note)
-        else:
-            rows[key] = r
-    return list(rows.values())
-
-
-def read_text(x: Read) -> str:
-    s = f"{x.field} -> {x.path} = {fmt(x.value)}"
-    return f"{s} ({x.note})" if x.note else s
-
-
-def ignore_text(x: Ignore) -> str:
-    return f"{x.field}={fmt(x.value)}: {x.reason}"
-
-
-def render_text(c: Compiled, width: int | None = None) -> str:
-    """The plain report: the summary lines, then one read, ignore, warning or command per
-    line. `width`: wrap to it with a hanging indent (whileai.report.wrap); None: one line each."""
-    from whileai.report.wrap import command, para
-
-    if c.stages:
-        return _render_stages(c, width)
-    lines = para(f"{c.backend} config: {c.label}", width, "", "    ")
-    for h in c.header():
-        lines += para(h, width, "  ", "    ")
-    lines.append("  reads:")
-    for x in grouped_reads(c.reads):
-        lines += para(read_text(x), width, "    ", "        ")
-    if c.ignores:
-        lines.append("  ignores:")
-        for ig in c.ignores:
-            lines += para(ignore_text(ig), width, "    ", "        ")
-    for w in c.warnings:
-        lines += para(f"warning [{w.rule}]: {w.message} ({w.citation})", width, "  ", "    ")
-    if c.commands:
-        lines.append("  run:" if c.out else "  run (once written with -o):")
-        for cmd in c.commands:
-            lines += command(cmd, width)
-    return "\n".join(lines)
-
-
-def _render_stages(c: Compiled, width: int | None) -> str:
-    """A two-stage run: each stage's own report, then the commands of both in order."""
-    from whileai.report.wrap import command, para
-
-    n = len(c.stages)
-    out = [f"{c.backend} {n}-stage run: {c.label}"]
-    for i, st in enumerate(c.stages, 1):
-        head, rest = render_text(replace(st, commands=()), width).split("\n", 1)
-        out += para(f"stage {i} of {n}: {head}", width, "", "    ")
-        if i > 1 and c.facts.handoff:
-            out += para(f"student: {c.facts.handoff}", width, "  ", "    ")
-        out.append(rest)
-    run = "run, in order" if c.out else "run, in order (once written with -o)"
-    out.append(f"  {run}:")
-    for cmd in c.commands:
-        out += command(cmd, width)
-    return "\n".join(out)
 
 
 def as_written(c: Compiled, folder: str | Path | None) -> Compiled:
