@@ -130,11 +130,13 @@ def methods_md() -> str:
 # -- field-maps.md -------------------------------------------------------------------------
 def backends() -> dict[str, Callable[[RunSpec], Compiled]]:
     """prime-rl always; TRL when whileai.targets.trl.compile imports."""
+    from whileai.targets import registry
+    from whileai.targets.base import Options
     from whileai.targets.prime_rl import compile as prime_rl
-    from whileai.targets.stages import compile_stages
 
     def chained(name: str, one: Callable[[RunSpec], Compiled]) -> Callable[[RunSpec], Compiled]:
-        return lambda r: compile_stages(r, name, name="spec.toml") if r.then is not None else one(r)
+        return lambda r: (registry.get(name).compile(r, name="spec.toml", out=None, options=Options())
+                          if r.then is not None else one(r))
 
     out: dict[str, Callable[[RunSpec], Compiled]] = {"prime-rl": chained("prime-rl", prime_rl.compile)}
     try:

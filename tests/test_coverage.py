@@ -98,11 +98,13 @@ def backend(name: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("name", BACKENDS)
 @pytest.mark.parametrize("kind", list(METHODS))
 def test_every_set_field_is_read_or_ignored(name: str, kind: str) -> None:
-    from whileai.targets.stages import compile_stages
+    from whileai.targets import registry
+    from whileai.targets.base import Options
 
     mod = backend(name)
     for run in variants(kind):
-        c = mod.compile(run) if run.then is None else compile_stages(run, name, name="chain.toml")
+        c = mod.compile(run) if run.then is None else registry.get(name).compile(
+            run, name="chain.toml", out=None, options=Options())
         assert_accounted(c, run, f"{name}/{kind}")
 
 

@@ -233,7 +233,7 @@ def test_api_raises_spec_error_only(chdir_tmp: Path) -> None:
         lambda: wai.compile(seed_run("grpo"), out=123),  # type: ignore[arg-type]
         lambda: wai.compile(seed_run("grpo"), out="a\x00b.toml"),
         lambda: wai.compile("not a spec", "prime-rl"),  # type: ignore[arg-type]
-        lambda: wai.compile(seed_run("grpo"), backend=["trl"]),  # type: ignore[arg-type]
+        lambda: wai.compile(seed_run("grpo"), target=["trl"]),  # type: ignore[arg-type]
         lambda: wai.prime_rl_config("reverse-text", 5, model="m"),
         lambda: wai.prime_rl_config("reverse-text", "grpo", model="m" * 5000),
         lambda: wai.prime_rl_config("reverse-text", "grpo", model="m", overrides={"a..b": 1}),

@@ -50,9 +50,9 @@ def run_now(v: dict[str, Any], tmp_path: Path) -> Now:
         try:
             run = load_spec(spec, parse_sets(v["input"]["set"]))
             if run.then is not None:  # a two-stage spec: the variant loads stage `stage`'s TOML
-                from whileai.targets.stages import compile_stages
+                from whileai.targets.prime_rl.stages import compile_stages
 
-                chain = compile_stages(run, "prime-rl", name=f"{v['name']}.toml")
+                chain = compile_stages(run, v["name"])
                 c = chain.stages[STAGE[v["name"]] - 1]
             else:
                 c = prime_rl.compile(run, name=f"{v['name']}.toml")

@@ -197,7 +197,7 @@ def test_each_stage_and_each_source_has_its_teacher_probed(tok: Path, tmp_path: 
 def test_trl_server_mode_student_endpoint_and_an_in_process_teacher(tok: Path, tmp_path: Path) -> None:
     with FakeServer(STUDENT, tok) as server, FakeServer(STUDENT, tok, fault="no-generate") as bare, \
             FakeServer(TEACHER, tok) as teacher:
-        report = preflight(opd("http://localhost:8001/v1", tmp_path), backend="trl",
+        report = preflight(opd("http://localhost:8001/v1", tmp_path), target="trl",
                            student_endpoint=server.url.removesuffix("/v1"), timeout=TIMEOUT)
         assert any(c.name.endswith(": endpoint") and "in-process" in c.detail for c in report.checks)
         route = next(c for c in report.checks if c.name.startswith("student endpoint") and

@@ -1,6 +1,7 @@
 """The Python API: the same compile path as the CLI, with keyword arguments.
 
-`compile_all` is that path: where each spec goes (whileai.files.write.targets), every spec compiled,
+`compile_all` is that path: the target from the registry (whileai.targets.registry), where each
+spec goes (whileai.files.write.destinations), every spec compiled,
 then one write plan for all of them, committed all-or-nothing. Bad input of any kind raises
 SpecError only.
 """
@@ -14,64 +15,51 @@ from whileai.errors import SpecError, raw
 from whileai.files import write
 from whileai.spec.load import build
 from whileai.spec.run import METHODS, RunSpec
+from whileai.targets import registry
+from whileai.targets.base import Options
 from whileai.targets.compiled import Compiled, as_written
-
-BACKENDS = ("prime-rl", "trl")
 
 
 def compile(
-    run: RunSpec, backend: str = "prime-rl", *, out: str | Path | None = None,
+    run: RunSpec, target: str = "prime-rl", *, out: str | Path | None = None,
     force: bool = False, cpu: bool = False, strict: bool = False,
 ) -> Compiled:
-    """Compile a run spec for a backend; write it to `out` when given (atomically).
-    strict: every warning is an error (SpecError, nothing written)."""
-    return compile_all([run], backend, out=out, force=force, cpu=cpu, strict=strict)[0]
+    """Compile a run spec for a target (whileai.targets.registry); write it to `out` when given
+    (atomically). strict: every warning is an error (SpecError, nothing written)."""
+    return compile_all([run], target, out=out, force=force, cpu=cpu, strict=strict)[0]
 
 
 def compile_all(
-    runs: list[RunSpec], backend: str = "prime-rl", *, names: list[str] | None = None,
+    runs: list[RunSpec], target: str = "prime-rl", *, names: list[str] | None = None,
     out: str | Path | None = None, force: bool = False, cpu: bool = False, strict: bool = False,
 ) -> list[Compiled]:
     """Compile several specs and write them all, or nothing when any one fails.
 
     names: each spec's name (the CLI passes the file stems); unset: the method type. With one
-    spec, `out` is the prime-rl TOML (or a folder for it) or the TRL run directory itself; with
+    spec, `out` is the target's file (or a folder for it) or its run directory itself; with
     several, a folder holding <name>.toml or <name>/ each."""
-    if not isinstance(backend, str) or backend not in BACKENDS:
-        raise SpecError("backend", backend, f"one of {', '.join(BACKENDS)}")
-    if cpu and backend != "trl":  # prime-rl has no CPU run: refused, never silently dropped
-        raise SpecError("--cpu", raw(f"set with backend {backend}"), "--cpu applies to trl only "
-                        "(prime-rl trains and serves on GPUs)")
+    t = registry.get(target)
+    options = Options(cpu=bool(cpu))
+    for option, value in options._asdict().items():
+        if value and option in t.refuses:  # refused, never silently dropped
+            raise SpecError(f"--{option}", raw(f"set with backend {t.name}"), f"--{option} applies "
+                            f"to {', '.join(registry.having(option))} only ({t.refuses[option]})")
     for run in runs:
         if not isinstance(run, RunSpec):
             raise SpecError("run", run, "a whileai.RunSpec (build one with wai.RunSpec(...))")
-    dests = write.targets(backend, names or [r.method.type for r in runs], out)
-    compiled = [_one(run, backend, dest, bool(cpu)) for run, dest in zip(runs, dests, strict=True)]
+    dests = write.destinations(t.shape, names or [r.method.type for r in runs], out)
+    compiled = [t.compile(run, name=d.name, out=str(d.root) if d.root is not None else None,
+                          options=options) for run, d in zip(runs, dests, strict=True)]
     if strict:  # every warning is an error, before anything is written (whileai.rules.honoured)
         from whileai.rules.honoured import strict as refuse_warnings
 
         refuse_warnings(compiled)
     if out is None:
         return compiled
-    whole = backend == "trl"
+    whole = t.shape.suffix is None  # a run directory is the output's own folder
     write.write([write.Output(d.root, c.files, whole) for d, c in zip(dests, compiled, strict=True)
                  if d.root is not None], force=bool(force))
     return [as_written(c, d.root) for d, c in zip(dests, compiled, strict=True)]
-
-
-def _one(run: RunSpec, backend: str, dest: write.Target, cpu: bool) -> Compiled:
-    if run.then is not None:
-        from whileai.targets.stages import compile_stages
-
-        where = str(dest.root) if dest.root is not None else None
-        return compile_stages(run, backend, name=dest.name, out=where, cpu=cpu)
-    if backend == "prime-rl":
-        from whileai.targets.prime_rl import compile as prime_rl
-
-        return prime_rl.compile(run, name=dest.name)
-    from whileai.targets.trl import compile as trl
-
-    return trl.compile(run, cpu=cpu, out=str(dest.root) if dest.root is not None else None)
 
 
 def _run(taskset: str, method: Any, model: str, fields: dict[str, Any]) -> RunSpec:

@@ -68,7 +68,7 @@ def test_group_from_repeat_name() -> None:
 def test_arm_from_compiled_keeps_report() -> None:
     run = RunSpec(taskset="reverse-text", model="S",
                   method=OPD(Endpoint(url="http://localhost:8001/v1", model="T")))
-    c = Compiled(backend="prime-rl", target="x", run=run, files={"rl.toml": "a=1\n"},
+    c = Compiled(target="prime-rl", pin="x", run=run, files={"rl.toml": "a=1\n"},
                  main="rl.toml", reads=(Read("steps", "max_steps", 100),), ignores=(), fixed=(),
                  warnings=(), commands=("uv run inference --server.port 8001 &  # teacher",
                                         "uv run rl @ rl.toml"))
@@ -76,7 +76,7 @@ def test_arm_from_compiled_keeps_report() -> None:
     assert (s.method, s.teacher, s.teacher_port, s.student) == ("opd", "T", 8001, "S")
     assert s.argv == ["uv", "run", "rl", "@", "rl.toml"]
     assert s.reads[0]["path"] == "max_steps" and s.files == {"rl.toml": "a=1\n"}
-    g = Compiled(backend="prime-rl", target="x", run=RunSpec(taskset="reverse-text", model="S",
+    g = Compiled(target="prime-rl", pin="x", run=RunSpec(taskset="reverse-text", model="S",
                  method=GRPO()), files={"g.toml": ""}, main="g.toml", reads=(), ignores=(),
                  fixed=(), warnings=(), commands=())
     assert arm_from_compiled("grpo", g).teacher is None

@@ -86,7 +86,7 @@ def test_every_set_field_is_read_or_ignored(kind: str, lora: bool) -> None:
 @pytest.mark.parametrize("kind", ARMS)
 def test_compile_shape(kind: str) -> None:
     c = trl.compile(seed_run(kind))
-    assert (c.backend, c.target, c.main) == ("trl", "trl 1.16.0", "config.yaml")
+    assert (c.target, c.pin, c.main) == ("trl", "trl 1.16.0", "config.yaml")
     assert trl.TRL_VERSION == "1.16.0"
     expected = {"config.yaml", "accelerate.yaml", "README.md", "data/train.jsonl", "data/test.jsonl"}
     expected |= {"grpo": {"reverse_text.py"}, "opsd": {"train.py"}, "opd": set(), "sft": {"sample.py"}}[kind]

@@ -51,9 +51,10 @@ _LAX: ContextVar[bool] = ContextVar("_LAX", default=True)
 
 
 class Catalog:
-    def __init__(self, schema: Node, name: str) -> None:
+    def __init__(self, schema: Node, name: str, *, lax_bools: bool = False) -> None:
         self.top = schema  # the node a document is checked against; its $defs may read lazily
         self.name = name
+        self.lax_bools = lax_bools  # booleans are read leniently, as prime-rl's loader does
         self.defs: Mapping[str, Node] = schema.get("$defs", {})
 
     @property
@@ -205,7 +206,7 @@ class Catalog:
             return [Problem(path, f"{_show(value)} is not one of {node['enum']}")]
         t = node.get("type")
         if t and not _is_type(value, t):
-            if t == "boolean" and _LAX.get() and self.name.startswith("prime-rl"):
+            if t == "boolean" and _LAX.get() and self.lax_bools:
 
                 read = lax_bool(value)
                 if read is not None:  # the loader reads it as this bool
@@ -256,7 +257,8 @@ class Catalog:
         """The catalogue rooted at an entry point's class (`x-prime-rl.roots`: rl, sft, ...)."""
         meta = self.top.get("x-prime-rl", {})
         ref = meta.get("roots", {}).get(root, f"#/$defs/{root}")
-        return Catalog({"$ref": ref, "$defs": self.defs, "x-prime-rl": meta}, f"{self.name} ({root})")
+        return Catalog({"$ref": ref, "$defs": self.defs, "x-prime-rl": meta}, f"{self.name} ({root})",
+                       lax_bools=self.lax_bools)
 
 
 _BOUNDS = {"minimum": lambda v, b: v >= b, "maximum": lambda v, b: v <= b,
@@ -333,7 +335,7 @@ def prime_rl() -> Catalog:
     files = sorted(schemas_dir().glob("prime-rl-*.catalog.json"))
     if not files:
         raise FileNotFoundError(f"no prime-rl catalogue in {schemas_dir()}")
-    return Catalog(defs.read(files[-1].read_text()), files[-1].name)
+    return Catalog(defs.read(files[-1].read_text()), files[-1].name, lax_bools=True)
 
 
 # booleans prime-rl's loader reads in pydantic's lax mode (its config classes are not strict)

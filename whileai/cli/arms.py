@@ -61,11 +61,10 @@ def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats
               budget: str | None, backend: str, cpu: bool, out: Path | None) -> dict[str, Any]:
     from whileai.api import compile
     from whileai.cost.budget import check_matched, parse_budget, per_step, steps_of
-    from whileai.errors import SpecError
     from whileai.launch.arms import load_arms, match_budget, repeat
+    from whileai.targets import registry
 
-    if backend not in ("prime-rl", "trl"):
-        raise SpecError("backend", backend, "one of prime-rl, trl")
+    registry.get(backend)  # an unknown target: one line, before any arm is compiled
     if out is not None:
         from whileai.files.writable import probe
 

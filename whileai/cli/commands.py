@@ -65,24 +65,20 @@ def compile_cmd(specs: list[Path], backend: str, out: Path | None, sets: list[st
 
 
 def _check_target(backend: str, results: list[Any]) -> None:
-    if backend == "prime-rl":
-        print("checked: every file (each stage of a two-stage run) passed the pinned prime-rl "
-              "catalogue and loader rules")
-        return
-    from whileai.targets.trl import check as trl_check
+    """`--check`: the target's own check of what was compiled; a failure ends with exit 2."""
+    from whileai.targets import registry
 
-    for c in [s for r in results for s in (r.stages or (r,))]:  # a two-stage run: each stage
-        if c.out is None:
-            _fail(SpecError("--check", True, "a written run directory: pass -o DIR"))
-        try:
-            problems = trl_check.check_dir(Path(c.out).parent)
-        except SpecError as e:
-            _fail(e)
-        if problems:
-            for p in problems:
-                _err(f"error: {p}")
-            raise SystemExit(2)
-        print(f"checked: {Path(c.out).parent} parses with TRL's own parser (no unknown keys)")
+    try:
+        verdicts = registry.get(backend).verify(results)
+    except SpecError as e:
+        _fail(e)
+    for passed, line in verdicts:
+        if passed:
+            print(line)
+        else:
+            _err(f"error: {line}")
+    if not all(passed for passed, _ in verdicts):
+        raise SystemExit(2)
 
 
 def explain(specs: list[Path], backend: str, sets: list[str] | None) -> None:

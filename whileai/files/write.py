@@ -1,6 +1,6 @@
 """Writing compiled files: one plan for the CLI, the API and the recipes, then one commit.
 
-`targets()` says where each compiled spec goes (a prime-rl TOML, a TRL run directory),
+`destinations()` says where each compiled spec goes (a target's file or run directory),
 refusing collisions (two specs with one stem, `-o two.toml` for two specs). `plan()` checks
 every destination before a byte is written: only regular files and directories are touched
 (a FIFO, device, socket or symlink is refused, never opened), and an existing file is
@@ -28,9 +28,21 @@ HEADER = "# written by whileai: the files it wrote here and their sha256 (sha256
 NAME_MAX = 255  # bytes in one path component (Linux, macOS)
 
 
-class Target(NamedTuple):
+class Shape(NamedTuple):
+    """What a target writes: one file with this suffix (a prime-rl TOML) or, with suffix None,
+    a run directory (a TRL run); `why` says it in the error for an output of the wrong kind."""
+
+    suffix: str | None
+    why: str
+
+    def entry(self, stem: str) -> str:
+        """The name of a spec's output inside a folder of several: <stem>.toml or <stem>/."""
+        return stem + self.suffix if self.suffix else stem
+
+
+class Dest(NamedTuple):
     root: Path | None  # the folder the files go in; None: nothing is written
-    name: str  # prime-rl: the TOML's file name; trl: the spec's name
+    name: str  # a file target: the file's name; a directory target: the spec's name
 
 
 class Output(NamedTuple):
@@ -72,31 +84,33 @@ def _name(stem: str) -> str:
     return stem
 
 
-def targets(backend: str, names: list[str], out: Any) -> list[Target]:
-    """Where each compiled spec goes. prime-rl: `out` is the .toml (one spec) or a folder of
-    <name>.toml; trl: `out` is the run directory (one spec) or a folder of <name>/ runs."""
+def destinations(shape: Shape, names: list[str], out: Any) -> list[Dest]:
+    """Where each compiled spec goes. A file target: `out` is the file (one spec) or a folder of
+    <name><suffix>; a directory target: `out` is the run directory (one spec) or a folder of
+    <name>/ runs."""
     names = [_name(n) for n in names]
     if out is None:
-        return [Target(None, f"{n}.toml" if backend == "prime-rl" else n) for n in names]
+        return [Dest(None, shape.entry(n)) for n in names]
     path = check_out(out)
     kind = _kind(path)
     many = len(names) > 1
-    if backend == "prime-rl":
-        if not many and path.suffix == ".toml" and kind != "dir":
-            found = [Target(path.parent, path.name)]
-        elif path.suffix and path.suffix != ".toml" and kind != "dir" and not many:
-            raise SpecError("out", str(path), "a .toml file or a directory (prime-rl reads TOML)")
-        elif many and (path.suffix in (".toml", ".yaml", ".yml", ".json") or kind == "file"):
+    if shape.suffix is not None:
+        if not many and path.suffix == shape.suffix and kind != "dir":
+            found = [Dest(path.parent, path.name)]
+        elif path.suffix and path.suffix != shape.suffix and kind != "dir" and not many:
+            raise SpecError("out", str(path), f"a {shape.suffix} file or a directory ({shape.why})")
+        elif many and (path.suffix in (shape.suffix, ".toml", ".yaml", ".yml", ".json")
+                       or kind == "file"):
             raise SpecError("out", str(path), f"a directory when compiling {len(names)} specs")
         else:
-            found = [Target(path, f"{n}.toml") for n in names]
+            found = [Dest(path, shape.entry(n)) for n in names]
     elif kind == "file":
-        raise SpecError("out", str(path), "a directory (a TRL run is a folder)")
+        raise SpecError("out", str(path), f"a directory ({shape.why})")
     else:
-        found = [Target(path / n if many else path, n) for n in names]
+        found = [Dest(path / n if many else path, n) for n in names]
     seen: dict[str, int] = {}
     for i, t in enumerate(found):
-        where = os.path.abspath(os.path.join(t.root or "", t.name if backend == "prime-rl" else ""))
+        where = os.path.abspath(os.path.join(t.root or "", t.name if shape.suffix else ""))
         if where in seen:
             raise SpecError("out", where, "one destination per spec", hint=f"specs {seen[where] + 1} "
                             f"and {i + 1} have the same name {names[i]!r}; rename one or compile "

@@ -130,7 +130,7 @@ def arm_from_compiled(name: str, c: Compiled, argv: list[str] | None = None) -> 
         taskset=c.run.taskset,
         steps=steps_of(c),
         seed=c.run.seed,
-        target=c.backend,
+        target=c.target,
         per_step=per_step(c),
     )
 

@@ -2,7 +2,7 @@
 run will touch, from what the spec already says (docs/preflight.md).
 
     from whileai.preflight import preflight
-    report = preflight(run, backend="prime-rl", timeout=10)
+    report = preflight(run, target="prime-rl", timeout=10)
     print("\\n".join(report.lines())); sys.exit(report.exit_code)
 
 One module per probe family: `http` (stdlib HTTP with a hard deadline), `endpoint` (a teacher

@@ -33,7 +33,7 @@ def preflight_cmd(
 
     try:
         run = load_spec(spec)
-        report = preflight(run, backend=backend, spec=str(spec), student_endpoint=student_endpoint,
+        report = preflight(run, target=backend, spec=str(spec), student_endpoint=student_endpoint,
                            student_key_env=student_api_key_env, timeout=timeout,
                            prime_rl=str(prime_rl) if prime_rl is not None else None, cpu=cpu)
     except SpecError as e:

@@ -39,7 +39,8 @@ class Target:
     url: str
     model: str
     key_env: str | None
-    role: str  # "score" (prime-rl prefill scoring), "sample" (prime-rl token-in sampling), "trl"
+    role: str  # "score" (prime-rl prefill scoring), "sample" (prime-rl token-in sampling),
+    # "vllm-serve" (TRL's `trl vllm-serve` server)
     seq_len: int
     seq_field: str  # where seq_len comes from
 
@@ -59,7 +60,7 @@ class Target:
     def serve(self) -> str:
         port = re.search(r":(\d+)(?:/|$)", self.url)
         where = f" --server.port {port.group(1)}" if port else ""
-        if self.role == "trl":
+        if self.role == "vllm-serve":
             return f"trl vllm-serve --model {self.model}{' --port ' + port.group(1) if port else ''}"
         return (f"uv run inference --vllm.model {self.model}{where} --vllm.max-model-len "
                 f"{self.seq_len} (prime-rl's own inference server, from a prime-rl checkout)")
@@ -71,7 +72,7 @@ class _Probe:
         key = os.environ.get(t.key_env) if t.key_env else None
         self.key_set = bool(key)
         self.headers: dict[str, str] = {}
-        if t.role != "trl" or key:  # prime-rl's OpenAI client sends "EMPTY" without a key
+        if t.role != "vllm-serve" or key:  # prime-rl's OpenAI client sends "EMPTY" without a key
             self.headers["Authorization"] = f"Bearer {key or 'EMPTY'}"
 
     def call(self, method: str, path: str, body: Any = None) -> Answer:
@@ -216,7 +217,7 @@ def _route(p: _Probe, ids: list[int] | None) -> Check:
     ids = ids if ids and len(ids) >= 2 else [1, 2, 3, 4, 5, 6, 7, 8]
     start = time.monotonic()
     try:
-        if t.role == "trl":
+        if t.role == "vllm-serve":
             return _trl(p, n, ids)
         params: dict[str, Any] = {"max_tokens": 1, "temperature": 1.0, "top_p": 1.0}
         if t.role == "score":

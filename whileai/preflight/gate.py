@@ -24,7 +24,7 @@ def gate(compiled: Mapping[str, Any], backend: str, *, where: str = "here", cpu:
             continue
         seen.add(key)
         try:
-            report = preflight(c.run, backend=backend, spec=name, timeout=timeout, where=where,
+            report = preflight(c.run, target=backend, spec=name, timeout=timeout, where=where,
                                cpu=cpu, output_dir=output_dir)
         except SpecError as e:
             say(f"FAIL {name}: preflight: {e}")

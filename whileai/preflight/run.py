@@ -1,6 +1,6 @@
 """Which checks a spec needs, and running them all within one deadline.
 
-    report = preflight(run, backend="prime-rl", timeout=10)   # whileai.preflight.Report
+    report = preflight(run, target="prime-rl", timeout=10)   # whileai.preflight.Report
     report.lines(); report.to_dict(); report.exit_code        # 1 when any check FAILs
 
 What is probed comes from the spec, as the target will use it: each distinct teacher of each
@@ -27,44 +27,47 @@ from whileai.preflight.report import Check, Report, fail, skip
 from whileai.preflight.tokens import Student
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
+from whileai.targets.base import Machine as Needs
 
 LOCAL = ("localhost", "127.0.0.1", "0.0.0.0")
 WHERE = ("here", "modal")
 
 
-def preflight(run: RunSpec, *, backend: str = "prime-rl", spec: str = "spec",
+def preflight(run: RunSpec, *, target: str = "prime-rl", spec: str = "spec",
               student_endpoint: str | None = None, student_key_env: str = "VLLM_API_KEY",
               timeout: float = 10.0, prime_rl: str | None = None, where: str = "here",
               cpu: bool = False, output_dir: str | None = None) -> Report:
-    """Every check of `run` for `backend`. where: "here" (this machine runs it) or "modal" (the
-    arms run in Modal containers that serve their own local teacher: those and this machine's
-    facts are skipped). Bad input (backend, URL, timeout) raises SpecError."""
-    from whileai.api import BACKENDS, compile
+    """Every check of `run` for `target` (whileai.targets.registry). where: "here" (this
+    machine runs it) or "modal" (the arms run in Modal containers that serve their own local
+    teacher: those and this machine's facts are skipped). Bad input (target, URL, timeout)
+    raises SpecError."""
+    from whileai.api import compile
+    from whileai.targets import registry
 
-    if backend not in BACKENDS:
-        raise SpecError("--backend", backend, f"one of {', '.join(BACKENDS)}")
+    tg = registry.get(target, "--backend")
     if where not in WHERE:
         raise SpecError("where", where, "here or modal")
     if not 0 < timeout <= 3600:
         raise SpecError("--timeout", timeout, "seconds, more than 0 and at most 3600")
     student_ep = _student(run, student_endpoint, student_key_env)
     start = time.monotonic()
-    c = compile(run, backend, cpu=cpu)
+    c = compile(run, tg.name, cpu=cpu)
     deadline = time.monotonic() + timeout
-    report = Report(spec, backend, timeout)
+    report = Report(spec, tg.name, timeout)
     stages = list(c.stages or (c,))
-    targets, skipped = _teachers(stages, backend, where)
+    targets, skipped = _teachers(stages, tg.teachers_in_process, where)
     if student_ep is not None:
         targets.append(Target("student endpoint", "--student-endpoint", student_ep.url,
-                              student_ep.model, student_ep.api_key_env,
-                              "trl" if backend == "trl" else "score", *_seq_len(stages[-1], backend)))
+                              student_ep.model, student_ep.api_key_env, tg.student_server,
+                              *_seq_len(stages[-1])))
     results: list[list[Check]] = [[] for _ in targets]
     student = Student(run.model)
     threads = [threading.Thread(target=_probe_into, args=(results[i], t, deadline, student),
                                 daemon=True) for i, t in enumerate(targets)]
     for th in threads:
         th.start()
-    local = _machine(run, c, stages, backend, where, cpu, prime_rl, output_dir, deadline)
+    local = _machine(run, tg.machine(run, stages), stages, where, cpu, prime_rl, output_dir,
+                     deadline)
     for i, (th, t) in enumerate(zip(threads, targets, strict=True)):
         th.join(max(0.0, deadline - time.monotonic()) + 0.5)
         if th.is_alive() or not results[i]:
@@ -104,24 +107,20 @@ def _student(run: RunSpec, text: str | None, key_env: str) -> Any:
         raise SpecError("--student-endpoint", text, e.allowed) from None
 
 
-def _seq_len(c: Any, backend: str) -> tuple[int, str]:
+def _seq_len(c: Any) -> tuple[int, str]:
     run: RunSpec = c.run
-    if backend == "prime-rl":
-        from whileai.catalogs.paths import get_path
-        from whileai.spec.load import loads_toml
-
-        seq = get_path(loads_toml(c.text), "seq_len")
-        if isinstance(seq, int):
-            return seq, "seq_len of the compiled file"
+    if isinstance(c.facts.seq_len, int):
+        return c.facts.seq_len, "seq_len of the compiled file"
     return run.prompt_tokens + mixture.max_tokens(run), "prompt_tokens + max_tokens"
 
 
-def _teachers(stages: list[Any], backend: str, where: str) -> tuple[list[Target], list[Check]]:
-    """One target per distinct (URL, model, role) over the stages and sources."""
+def _teachers(stages: list[Any], in_process: str, where: str) -> tuple[list[Target], list[Check]]:
+    """One target per distinct (URL, model, role) over the stages and sources; in_process: why
+    the target's teachers are no servers to probe, or ""."""
     found: dict[tuple[str, str, str], Target] = {}
     skipped: list[Check] = []
     for i, c in enumerate(stages, 1):
-        seq, seq_field = _seq_len(c, backend)
+        seq, seq_field = _seq_len(c)
         for field, ep, entries in mixture.teachers(c.run):
             if len(stages) > 1:
                 field = f"then.{field}" if i == 2 else field
@@ -130,10 +129,8 @@ def _teachers(stages: list[Any], backend: str, where: str) -> tuple[list[Target]
                 label += f" (source {', '.join(e.name for e in entries)})"
             role = "score" if any(e.method.SCORER == "teacher" for e in entries) else "sample"
             name = f"{label} {ep.model} @ {ep.url}"
-            if backend == "trl":
-                skipped.append(skip(f"{name}: endpoint", "TRL loads the teacher in-process ("
-                                    "teacher_model_name_or_path, or sample.py for SFT): the URL is "
-                                    "not queried; see the memory and model checks"))
+            if in_process:
+                skipped.append(skip(f"{name}: endpoint", in_process))
                 continue
             host = ep.url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[0]
             if where == "modal" and host in LOCAL:
@@ -150,40 +147,29 @@ def _teachers(stages: list[Any], backend: str, where: str) -> tuple[list[Target]
     return list(found.values()), skipped
 
 
-def _machine(run: RunSpec, c: Any, stages: list[Any], backend: str, where: str, cpu: bool,
+def _machine(run: RunSpec, need: Needs, stages: list[Any], where: str, cpu: bool,
              prime_rl: str | None, output_dir: str | None, deadline: float) -> list[Check]:
-    from whileai.targets.prime_rl.compile import COMMIT
-
     if where == "modal":
         return [skip("machine", "the arms run on Modal's GPUs, not on this machine")]
-    lay = run.layout
-    out: list[Check] = []
-    if backend == "prime-rl":
-        held = sum(int(t.get("held_gpus") or 0) for s in stages for t in s.teachers) if lay.nodes == 1 else 0
-        teacher = f" + {held} for the teacher" if held else ""
-        need, what = (lay.gpus + held, f"on this node: {lay.text()}{teacher}") \
-            if lay.nodes == 1 else (lay.gpus_per_node, f"on each of {lay.nodes} nodes")
-    else:
-        need, what = (run.gpus or 1), "(TRL: one per training process)"
-    out.append(machine.gpus(need, what, deadline, cpu=cpu))
-    out.append(machine.disk(output_dir or run.output_dir, _disk(stages, backend), "the student's "
+    out: list[Check] = [machine.gpus(need.gpus, need.gpus_why, deadline, cpu=cpu)]
+    out.append(machine.disk(output_dir or run.output_dir, _disk(stages, need), "the student's "
                             f"size is unknown from its name ({run.model!r}) and it is not here"))
-    # TRL loads the models in-process: offline (HF_HUB_OFFLINE) they must be here already
-    offline = backend == "trl" and os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+    # a target that loads the models in-process: offline (HF_HUB_OFFLINE) they must be here already
+    offline = need.loads_models and os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
     out.append(machine.model("student", run.model, required=offline))
     teachers = [ep.model for s in stages for _, ep, _ in mixture.teachers(s.run)]
-    if backend == "trl":
+    if need.loads_models:
         for name in dict.fromkeys(teachers):
             out.append(machine.model("teacher", name, required=offline))
         opd = next((ep.model for s in stages for _, ep, e in mixture.teachers(s.run)
                     if any(x.method.SCORER == "teacher" for x in e)), None)
         out.append(machine.memory(run.model, opd, deadline, cpu=cpu))
-    out.append(machine.checkout(prime_rl, COMMIT, deadline) if backend == "prime-rl" else
-               skip("machine: prime-rl checkout", "a TRL run"))
+    out.append(machine.checkout(prime_rl, need.commit, deadline) if need.commit else
+               skip("machine: prime-rl checkout", need.no_checkout))
     return out
 
 
-def _disk(stages: list[Any], backend: str) -> machine.Estimate | None:
+def _disk(stages: list[Any], need: Needs) -> machine.Estimate | None:
     total, parts = 0.0, []
     for c in stages:
         r: RunSpec = c.run
@@ -197,9 +183,9 @@ def _disk(stages: list[Any], backend: str) -> machine.Estimate | None:
             n_ckpt = min(n_ckpt, ck.keep_last)
         per_step = c.cost.to_dict()["tokens_per_step"] if c.cost is not None else 0
         est = machine.disk_estimate(
-            params_b, lora=r.lora, checkpoints=n_ckpt,
-            broadcasts=2 if backend == "prime-rl" else 1, tokens_per_step=per_step,
-            steps_kept=r.max_off_policy_steps + 1 if backend == "prime-rl" else 0)
+            params_b, lora=r.lora, checkpoints=n_ckpt, broadcasts=need.broadcasts,
+            tokens_per_step=per_step,
+            steps_kept=r.max_off_policy_steps + 1 if need.keeps_rollouts else 0)
         if est is None:
             return None
         total += est.bytes

@@ -42,7 +42,7 @@ def print_report(c: Compiled) -> None:
             con.print(Text(f"  {cmd}"))
         con.print()
         return
-    con.print(Text(f"{c.backend} config: {c.label}", style="bold"), Text(f"  [{c.target}]", "dim"))
+    con.print(Text(f"{c.target} config: {c.label}", style="bold"), Text(f"  [{c.pin}]", "dim"))
     for line in c.header():
         con.print(_hanging(line, con.width))
     reads = Table(box=None, pad_edge=False, title="reads", title_justify="left",
@@ -140,7 +140,7 @@ def print_explain(c: Compiled) -> None:
             print_explain(st)
         return
     con = console()
-    con.print(Text(f"{c.backend}: {c.label}", style="bold"))
+    con.print(Text(f"{c.target}: {c.label}", style="bold"))
     t = Table(box=None, pad_edge=False)
     t.add_column("key", overflow="fold", ratio=3, min_width=16)
     t.add_column("value", overflow="fold", ratio=2, min_width=10)

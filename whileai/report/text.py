@@ -50,7 +50,7 @@ def render_text(c: Compiled, width: int | None = None) -> str:
 
     if c.stages:
         return _render_stages(c, width)
-    lines = para(f"{c.backend} config: {c.label}", width, "", "    ")
+    lines = para(f"{c.target} config: {c.label}", width, "", "    ")
     for h in c.header():
         lines += para(h, width, "  ", "    ")
     lines.append("  reads:")
@@ -74,7 +74,7 @@ def _render_stages(c: Compiled, width: int | None) -> str:
     from whileai.report.wrap import command, para
 
     n = len(c.stages)
-    out = [f"{c.backend} {n}-stage run: {c.label}"]
+    out = [f"{c.target} {n}-stage run: {c.label}"]
     for i, st in enumerate(c.stages, 1):
         head, rest = render_text(replace(st, commands=()), width).split("\n", 1)
         out += para(f"stage {i} of {n}: {head}", width, "", "    ")

@@ -37,6 +37,7 @@ class Facts:
     samples_effective: int | None = None  # completions per prompt the target samples
     seats: int = 1  # prime-rl: trainable traces per episode (whileai.tasksets.seats)
     max_tokens: int | None = None  # the completion cap as written (a mixture: the longest)
+    seq_len: int | None = None  # the context the file sets for every server (prime-rl's seq_len)
     gpus: int | None = None  # prime-rl: GPUs the run's processes hold (teachers served apart not counted)
     layout: str | None = None
     weights: str | None = None

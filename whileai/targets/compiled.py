@@ -46,8 +46,8 @@ class Fixed(NamedTuple):
 class Compiled:
     """A compiled run: its files, what the target reads, ignores and fixes, and the report."""
 
-    backend: str
-    target: str
+    target: str  # the target's name (whileai.targets.registry): "prime-rl", "trl"
+    pin: str  # the framework and version the files are written for
     run: RunSpec
     files: dict[str, str]
     main: str
@@ -63,6 +63,7 @@ class Compiled:
     teacher: dict[str, Any] | None = None  # where and on how many GPUs a teacher is served
     teachers: tuple[dict[str, Any], ...] = ()  # every teacher (a mixture may have several)
     stages: tuple[Compiled, ...] = ()  # a two-stage run (whileai.targets.stages): each stage, in order
+    folder: str = ""  # a stage's folder inside the run's output folder ("" : beside the main file)
 
     @property
     def data(self) -> Facts:
@@ -108,8 +109,8 @@ class Compiled:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "backend": self.backend,
-            "target": self.target,
+            "backend": self.target,
+            "target": self.pin,
             "out": self.out,
             "main": self.main,
             "summary": self.header(),
@@ -143,12 +144,9 @@ def _json(v: Any) -> Any:
 
 def as_written(c: Compiled, folder: str | Path | None) -> Compiled:
     """`c` as written into `folder` (the output folder, or a recipe's arm folder): `out` names the
-    main file written (and each stage's, for a two-stage run: prime-rl's TOMLs sit side by side,
-    TRL's run directories in <n>-<method>/ folders)."""
+    main file written (and each stage's, for a two-stage run, in the stage's own `folder`)."""
     if folder is None:
         return c
     root = Path(folder)
-    stages = tuple(replace(s, out=str(root / s.main if c.backend == "prime-rl" else
-                                      root / f"{i}-{s.run.method.type}" / s.main))
-                   for i, s in enumerate(c.stages, 1))
+    stages = tuple(replace(s, out=str(root / s.folder / s.main)) for s in c.stages)
     return replace(c, out=str(root / c.main), stages=stages)

@@ -74,6 +74,7 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
         and group else "?",
         seats=per.traces,
         max_tokens=max(caps) if caps else None,
+        seq_len=seq if isinstance(seq := get_path(doc, "seq_len"), int) else None,
         gpus=got[0] + got[1] if got else None,
         layout=deploy.layout_fact(doc),
         **deploy.facts(run, doc),
@@ -147,7 +148,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     files = {fname: text} | {p.file: p.text for p in plans if p.file and p.text}
     notes = tuple(p.note for p in plans) + ((mixture.summary(run),) if run.sources else ())
     return Compiled(
-        backend="prime-rl", target=TARGET, run=run, files=files, main=fname,
+        target="prime-rl", pin=TARGET, run=run, files=files, main=fname,
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=mix.findings(run, known, method_facts), commands=tuple(commands), facts=known,
         cost=deploy.estimate(run, doc, plans), notes=notes,

@@ -14,8 +14,8 @@ from functools import cache
 from typing import Any
 
 from whileai.catalogs.targets import Catalog, schemas_dir
+from whileai.targets.trl.pin import VERSION
 
-VERSION = "1.16.0"
 FILE = f"trl-{VERSION}.catalog.json"
 # Keys TrlParser itself reads from a YAML config besides the dataclass fields (scripts/utils.py:
 # `env` is popped and exported as environment variables before parsing).

@@ -44,11 +44,11 @@ from whileai.targets.trl.fieldmap import (
     one_per_prompt,
     privileged_key,
 )
+from whileai.targets.trl.pin import TARGET
+from whileai.targets.trl.pin import VERSION as TRL_VERSION
 from whileai.tasksets import for_run, rows, source
 from whileai.version import __version__
 
-TRL_VERSION = "1.16.0"
-TARGET = f"trl {TRL_VERSION}"
 OFFLINE_ENV = "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1"
 
 
@@ -156,7 +156,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     data = facts(run, doc, [i.field for i in ignores])
     path = reward.pythonpath if reward is not None else None
     compiled = Compiled(
-        backend="trl", target=TARGET, run=spec, files=files, main="config.yaml",
+        target="trl", pin=TARGET, run=spec, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, data), commands=tuple(commands(run, out, path, sampled)), out=out,
         facts=data, cost=trl_cost.estimate(run, doc), **_teacher_and_notes(run, doc),

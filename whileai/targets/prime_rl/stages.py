@@ -1,0 +1,102 @@
+"""A two-stage prime-rl run (whileai.targets.stages has the rules both targets share).
+
+prime-rl 559b447: trainer checkpoints (`checkpoints/step_N/trainer`) are sharded DCP state for
+resuming, not a model. The final weights are written in Hugging Face format by the *filesystem*
+weight broadcast, after every step including the last, to
+`<output_dir>/<run.name>/broadcasts/step_<max_steps>/` (trainer/rl/train.py,
+transports/weights/filesystem.py; older steps are pruned). So stage 1 sets `run.name` (the
+default is random) and `weight_broadcast.type = "filesystem"` (full weights otherwise go over
+NCCL and never touch the disk). That folder holds safetensors shards only, so the hand-off
+command copies the student's config and tokenizer into it; stage 2's `model.name` is that folder,
+its `tokenizer.name` and renderer those of the original student.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+
+from whileai.errors import SpecError
+from whileai.spec.run import RunSpec
+from whileai.targets.compiled import Compiled
+from whileai.targets.fieldmap import Fix, Row
+from whileai.targets.prime_rl import stage_script
+from whileai.targets.stages import chain, first, folder, second
+
+
+def compile_stages(run: RunSpec, stem: str) -> Compiled:
+    """Both stages of `run`, their teachers' servers and the script that runs them in order;
+    stem: the spec's name (the files are <stem>-1-<method>.toml, <stem>-2-<method>.toml, <stem>.sh)."""
+    from whileai.catalogs.paths import get_path
+    from whileai.spec.load import loads_toml
+    from whileai.targets.prime_rl import compile as prime_rl
+
+    one = first(run)
+    names = [f"{stem}-{folder(1, run)}", f"{stem}-{folder(2, run)}"]
+    c1 = prime_rl.compile(one, name=f"{names[0]}.toml", extra=[
+        Fix("run.name", names[0], "a known run directory: the next stage reads its final weights"),
+        Fix("weight_broadcast.type", "filesystem", "the final weights land on disk in Hugging Face "
+            "format (broadcasts/step_<max_steps>); NCCL would keep them in memory"),
+    ])
+    doc = loads_toml(c1.text)
+    if get_path(doc, "weight_broadcast.type") != "filesystem":
+        raise SpecError("overrides.weight_broadcast.type", get_path(doc, "weight_broadcast.type"),
+                        "filesystem in the first stage of a two-stage run: only the filesystem "
+                        "broadcast writes the final weights to disk for the next stage")
+    weights = (f"{get_path(doc, 'output_dir', 'outputs')}/{get_path(doc, 'run.name')}/broadcasts/"
+               f"step_{get_path(doc, 'max_steps')}")
+    base: list[Row] = [
+        Fix("run.name", names[1], "a known run directory (stage 2 of a two-stage run)"),
+        Fix("model.name", weights, f"stage 2's student: stage 1's final weights ({run.model} "
+            "trained by stage 1); its renderer and sizes are the original student's"),
+        Fix("tokenizer.name", run.model, "the original student's tokenizer (the hand-off also "
+            "copies it beside the stage-1 weights, for inference)"),
+    ]
+    c2 = prime_rl.compile(second(run), name=f"{names[1]}.toml", extra=base)
+    handoff = (f"uv run python -c {shlex.quote(_COPY)} {shlex.quote(run.model)} {shlex.quote(weights)}"
+               "  # stage 1's final weights -> stage 2's student")
+    servers = stage_script.teacher_servers(one, second(run), names, stem)
+    c1, c2 = (_served(c, servers) for c in (c1, c2))
+    rl = [[x for x in c.commands if x.startswith("uv run rl ")] for c in (c1, c2)]
+    commands = [*(s.command() for s in servers if 1 in s.stages), *rl[0], handoff,
+                *(s.command() for s in servers if min(s.stages) == 2), *rl[1]]
+    script = f"{stem}.sh"
+    files = {c1.main: c1.text, c2.main: c2.text,
+             **{s.file: s.text for s in servers if s.file and s.text},
+             script: stage_script.script(servers, rl, handoff, f"bash {script}")}
+    how = (f"stage 1's final weights at {weights}: its filesystem weight broadcast writes them in "
+           "Hugging Face format to <output_dir>/<run.name>/broadcasts/step_<max_steps> (run.name is "
+           "set: the default is random), and the hand-off copies the student's config and "
+           "tokenizer beside them")
+    return chain(run, c1, c2, files, c1.main, commands, weights, c2.main, how)
+
+
+# after stage 1 finished (its last broadcast is STABLE), copy the student's config and tokenizer
+# beside its final weights: a model folder stage 2 can load (prime-rl's env has transformers)
+_COPY = ("import os, sys; from transformers import AutoConfig, AutoTokenizer; a, b = sys.argv[1:]; "
+         "os.path.exists(os.path.join(b, \"STABLE\")) or sys.exit(b + \": no STABLE marker: stage 1 "
+         "has not finished\"); AutoConfig.from_pretrained(a).save_pretrained(b); "
+         "AutoTokenizer.from_pretrained(a).save_pretrained(b)")
+
+
+def _served(c: Compiled, servers: list[stage_script.Server]) -> Compiled:
+    """A stage as the two-stage run serves its teachers: the server files the script starts
+    (one for a teacher both stages share) in place of the stage's own, in its notes too."""
+    mine = {p["file"] for p in c.teachers if p.get("file")}
+    renamed = {t["file"]: s.file for t in c.teachers for s in servers
+               if t.get("file") and (t["model"], t["url"]) == (s.plan.model, s.plan.url)}
+    files = {k: v for k, v in c.files.items() if k not in mine}
+    notes = tuple(_rename(n, renamed) for n in c.notes)
+    commands = tuple(_rename(n, renamed) for n in c.commands)
+    teachers = tuple(t | {"file": renamed.get(t.get("file"), t.get("file"))} for t in c.teachers)
+    return replace(c, files=files, notes=notes, commands=commands, teachers=teachers,
+                   teacher=teachers[0] if teachers else None)
+
+
+def _rename(text: str, renamed: dict[str | None, str | None]) -> str:
+    for old, new in renamed.items():
+        if old and new:
+            text = text.replace(old, new)
+    return text
+
+

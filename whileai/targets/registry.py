@@ -1,0 +1,55 @@
+"""The targets whileai compiles for, by name: the one place a target is listed.
+
+    from whileai.targets import registry
+    registry.names()           # ("prime-rl", "trl")
+    registry.get("trl")        # the Target object (whileai.targets.base), imported on first use
+
+Adding a target: a package `whileai/targets/<name>/` whose `target` module defines `TARGET`, and
+one line in `TARGETS` below (docs/layout.md, "Adding a target"). Each entry names a module, so a
+command imports only the target it uses. `register()` adds one at run time (a test's toy target).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from whileai.errors import SpecError
+
+if TYPE_CHECKING:
+    from whileai.targets.base import Target
+
+# name -> the module whose TARGET is that target
+TARGETS: dict[str, str] = {
+    "prime-rl": "whileai.targets.prime_rl.target",
+    "trl": "whileai.targets.trl.target",
+}
+_LOADED: dict[str, Target] = {}
+
+
+def names() -> tuple[str, ...]:
+    return tuple(TARGETS) + tuple(n for n in _LOADED if n not in TARGETS)
+
+
+def get(name: object, field: str = "backend") -> Target:
+    """The target called `name`; any other value is a SpecError naming the known ones."""
+    if not isinstance(name, str) or name not in names():
+        raise SpecError(field, name, f"one of {', '.join(names())}")
+    if name not in _LOADED:
+        _LOADED[name] = importlib.import_module(TARGETS[name]).TARGET
+    return _LOADED[name]
+
+
+def register(target: Target) -> None:
+    """Add (or replace) a target at run time, under its own name."""
+    _LOADED[target.name] = target
+
+
+def unregister(name: str) -> None:
+    """Remove a target `register` added (a built-in one stays listed and loads again)."""
+    _LOADED.pop(name, None)
+
+
+def having(option: str) -> list[str]:
+    """The targets that read an option (whileai.targets.base.Options), for its error message."""
+    return [n for n in names() if option in get(n).options]

@@ -1,0 +1,65 @@
+"""Hugging Face TRL as a Target (whileai.targets.base): a run directory for `trl` or `accelerate`.
+
+Light on purpose: the registry imports this module to find the target; the compiler and TRL's
+own parser (for `compile --check`) are imported when used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from whileai.files.write import Shape
+from whileai.targets.base import Machine, Options
+from whileai.targets.trl.pin import TARGET as PIN
+
+if TYPE_CHECKING:
+    from whileai.spec.run import RunSpec
+    from whileai.targets.compiled import Compiled
+
+
+class TRL:
+    name = "trl"
+    pin = PIN
+    shape = Shape(None, "a TRL run is a folder")
+    options = {"cpu": "train on the CPU: use_cpu true, bf16 false (TRL defaults to bf16, a GPU's)"}
+    refuses: dict[str, str] = {}
+    rehearsable = False
+    teachers_in_process = ("TRL loads the teacher in-process (teacher_model_name_or_path, or "
+                           "sample.py for SFT): the URL is not queried; see the memory and model "
+                           "checks")
+    student_server = "vllm-serve"  # a student endpoint is TRL's `trl vllm-serve` server
+
+    def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
+        if run.then is not None:
+            from whileai.targets.trl.stages import compile_stages
+
+            return compile_stages(run, out, options.cpu)
+        from whileai.targets.trl.compile import compile
+
+        return compile(run, cpu=options.cpu, out=out)
+
+    def verify(self, compiled: list[Compiled]) -> list[tuple[bool, str]]:
+        """TRL's own parser on each written run directory (each stage's, for a two-stage run);
+        stops at the first that fails."""
+        from whileai.errors import SpecError
+        from whileai.targets.trl.check import check_dir
+
+        out: list[tuple[bool, str]] = []
+        for c in [s for r in compiled for s in (r.stages or (r,))]:
+            if c.out is None:
+                raise SpecError("--check", True, "a written run directory: pass -o DIR")
+            problems = check_dir(Path(c.out).parent)
+            if problems:
+                return out + [(False, p) for p in problems]
+            out.append((True, f"checked: {Path(c.out).parent} parses with TRL's own parser (no "
+                              "unknown keys)"))
+        return out
+
+    def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
+        return Machine(gpus=run.gpus or 1, gpus_why="(TRL: one per training process)", broadcasts=1,
+                       keeps_rollouts=False, loads_models=True, commit=None,
+                       no_checkout="a TRL run")
+
+
+TARGET = TRL()
