@@ -12,6 +12,7 @@ command imports only the target it uses. `register()` adds one at run time (a te
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from whileai.errors import SpecError
@@ -40,14 +41,18 @@ def get(name: object, field: str = "backend") -> Target:
     return _LOADED[name]
 
 
-def register(target: Target) -> None:
-    """Add (or replace) a target at run time, under its own name."""
+def register(target: Target) -> Callable[[], None]:
+    """Add (or replace) a target at run time, under its own name; returns what undoes it."""
+    before = _LOADED.get(target.name)
     _LOADED[target.name] = target
 
+    def undo() -> None:
+        if before is None:
+            _LOADED.pop(target.name, None)
+        else:
+            _LOADED[target.name] = before
 
-def unregister(name: str) -> None:
-    """Remove a target `register` added (a built-in one stays listed and loads again)."""
-    _LOADED.pop(name, None)
+    return undo
 
 
 def having(option: str) -> list[str]:

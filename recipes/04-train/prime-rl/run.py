@@ -80,7 +80,7 @@ def validate_offline(arms: dict[str, wai.Compiled]) -> int:
         doc = loads_toml(c.text)
         problems = check_document(doc)
         bad += bool(problems)
-        print(f"\n{name}: {'REJECTED' if problems else 'ok'} ({c.target})")
+        print(f"\n{name}: {'REJECTED' if problems else 'ok'} ({c.pin})")
         for p in problems:
             print(f"  {p}", file=sys.stderr)
         print(render(resolve(doc)[1]))

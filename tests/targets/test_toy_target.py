@@ -1,0 +1,84 @@
+"""A target is one module and a registry entry: the toy target (tests/targets/toy.py) compiles,
+explains, reports, writes with -o and reports JSON through every face, with no change to whileai."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from toy import TARGET
+from typer.testing import CliRunner
+
+import whileai as wai
+from whileai.cli.app import app
+from whileai.spec.load import load_spec
+from whileai.targets import registry
+from whileai.targets.compiled import Compiled
+
+SPEC = Path(__file__).parents[2] / "examples" / "grpo.toml"
+
+
+@pytest.fixture(autouse=True)
+def toy() -> Iterator[None]:
+    undo = registry.register(TARGET)
+    yield
+    undo()
+
+
+def cli(*args: str) -> tuple[int, str]:
+    r = CliRunner().invoke(app, list(args))
+    return r.exit_code, r.output
+
+
+def test_the_registry_lists_and_finds_it() -> None:
+    assert "toy" in registry.names() and registry.get("toy") is TARGET
+    undo = registry.register(TARGET)
+    undo()
+    assert registry.get("toy") is TARGET  # undoing a second registration keeps the first
+    registry._LOADED.pop("toy")
+    with pytest.raises(wai.SpecError, match="one of prime-rl, trl"):
+        registry.get("toy")
+
+
+def test_api_compile_reads_the_spec() -> None:
+    run = load_spec(SPEC)
+    c = wai.compile(run, "toy")
+    assert isinstance(c, Compiled) and c.main == "grpo.json" and c.target == "toy"
+    doc = json.loads(c.text)
+    assert doc == {"model": run.model, "steps": run.steps, "method": "grpo",
+                   "batch": {"prompts": run.prompts, "samples": run.method.samples}}
+    assert {r.field for r in c.reads} == {"model", "steps", "prompts", "type", "samples"}
+    assert c.ignores and all(i.reason == "the toy target writes five keys only" for i in c.ignores)
+
+
+def test_its_refused_option_is_one_error() -> None:
+    with pytest.raises(wai.SpecError, match=r"--cpu applies to trl only \(the toy target has no "):
+        wai.compile(load_spec(SPEC), "toy", cpu=True)
+
+
+def test_cli_compile_report_json_and_write(tmp_path: Path) -> None:
+    code, out = cli("compile", str(SPEC), "-b", "toy", "--plain")
+    assert code == 0, out
+    assert out.startswith("toy config: grpo.json (not written)")
+    assert "model -> model = " in out and "run (once written with -o):" in out
+    code, out = cli("compile", str(SPEC), "-b", "toy", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["backend"] == "toy" and data["target"] == "toy 0.0.1"
+    assert json.loads(data["files"]["grpo.json"])["method"] == "grpo"
+    dest = tmp_path / "run.json"
+    code, out = cli("compile", str(SPEC), "-b", "toy", "-o", str(dest), "--plain", "--check")
+    assert code == 0, out
+    assert len(dest.read_text().splitlines()) == 1 and json.loads(dest.read_text())["steps"] > 0
+    assert f"checked: {dest} is one line of JSON" in out
+    code, out = cli("compile", str(SPEC), "-b", "toy", "-o", str(tmp_path / "run.toml"))
+    assert code == 2 and "a .json file or a directory (the toy target writes JSON)" in out
+
+
+def test_cli_explain_names_each_key() -> None:
+    code, out = cli("explain", str(SPEC), "-b", "toy")
+    assert code == 0, out
+    for key in ("model", "steps", "method", "batch.prompts", "batch.samples"):
+        assert key in out
+    assert "(not emitted)" in out

@@ -1,0 +1,65 @@
+"""A toy target, in the test tree only: a spec compiled to a one-line JSON file.
+
+It is what docs/layout.md ("Adding a target") asks of a new target, in one module: a name, a pin,
+a shape, a pure compile built from a field map (every spec field read or ignored with a reason),
+a check and the machine it needs. Registered at run time (whileai.targets.registry.register),
+with no change to any file of whileai.
+"""
+
+from __future__ import annotations
+
+import json
+
+from whileai.files.write import Shape
+from whileai.spec.fields import spec_fields
+from whileai.spec.run import RunSpec
+from whileai.targets.base import Machine, Options
+from whileai.targets.compiled import Compiled
+from whileai.targets.fieldmap import Drop, Row, To, apply
+
+READ = {"model": "model", "steps": "steps", "prompts": "batch.prompts", "method.type": "method",
+        "method.samples": "batch.samples"}
+
+
+def rows(run: RunSpec) -> list[Row]:
+    """Five fields read; every other leaf of the run's spec models ignored, with why."""
+    out: list[Row] = [To(field, path) for field, path in READ.items()]
+    for field in spec_fields(type(run)):
+        if field in ("method", "method.type"):
+            continue
+        if field not in READ:
+            out.append(Drop(field, "the toy target writes five keys only"))
+    for field in spec_fields(type(run.method)):
+        if f"method.{field}" not in READ:
+            out.append(Drop(f"method.{field}", "the toy target writes five keys only"))
+    return out
+
+
+class Toy:
+    name = "toy"
+    pin = "toy 0.0.1"
+    shape = Shape(".json", "the toy target writes JSON")
+    options: dict[str, str] = {}
+    refuses = {"cpu": "the toy target has no trainer"}
+    rehearsable = False
+    teachers_in_process = "the toy target has no teachers to probe"
+    student_server = "score"
+
+    def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
+        applied = apply(rows(run), run)
+        text = json.dumps(applied.doc, sort_keys=True) + "\n"
+        return Compiled(target=self.name, pin=self.pin, run=run, files={name: text}, main=name,
+                        reads=tuple(applied.reads), ignores=tuple(applied.ignores),
+                        fixed=tuple(applied.fixed), warnings=(), commands=(f"toy-train {name}",))
+
+    def verify(self, compiled: list[Compiled]) -> list[tuple[bool, str]]:
+        return [(True, f"checked: {c.label} is one line of JSON") for c in compiled
+                if len(c.text.splitlines()) == 1 and json.loads(c.text)]
+
+    def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
+        return Machine(gpus=0, gpus_why="(the toy trains nothing)", broadcasts=0,
+                       keeps_rollouts=False, loads_models=False, commit=None,
+                       no_checkout="a toy run")
+
+
+TARGET = Toy()
