@@ -28,7 +28,7 @@ def arms_cmd(
     repeats: Annotated[int, typer.Option(min=1, help="Runs per arm (seeds seed..seed+N-1).")] = 1,
     budget: Annotated[str | None, typer.Option(help="rollouts=N or tokens=N: steps set so every "
                       "arm spends the same.")] = None,
-    backend: Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")] = "prime-rl",
+    target: Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")] = "prime-rl",
     cpu: Annotated[bool, typer.Option(help="trl: a CPU run.")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the arms and a manifest "
                    "here.")] = None,
@@ -38,7 +38,7 @@ def arms_cmd(
     from whileai.errors import SpecError
 
     try:
-        plan = make_plan(specs, baseline, pair or [], repeats, budget, backend, cpu, out)
+        plan = make_plan(specs, baseline, pair or [], repeats, budget, target, cpu, out)
     except SpecError as e:
         from whileai.cli.fail import fail
 
@@ -58,13 +58,13 @@ def arms_cmd(
 
 
 def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats: int,
-              budget: str | None, backend: str, cpu: bool, out: Path | None) -> dict[str, Any]:
+              budget: str | None, target: str, cpu: bool, out: Path | None) -> dict[str, Any]:
     from whileai.api import compile
     from whileai.cost.budget import check_matched, parse_budget, per_step, steps_of
     from whileai.launch.arms import load_arms, match_budget, repeat
     from whileai.targets import registry
 
-    registry.get(backend)  # an unknown target: one line, before any arm is compiled
+    registry.get(target)  # an unknown target: one line, before any arm is compiled
     if out is not None:
         from whileai.files.writable import probe
 
@@ -73,8 +73,8 @@ def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats
     arms = load_arms(specs, baseline=baseline, pairs=pairs)
     runs = dict(arms.runs)
     if matched is not None:
-        runs = match_budget(runs, matched, lambda r: per_step(compile(r, backend, cpu=cpu)))
-    compiled = {n: compile(r, backend, cpu=cpu) for n, r in repeat(runs, repeats).items()}
+        runs = match_budget(runs, matched, lambda r: per_step(compile(r, target, cpu=cpu)))
+    compiled = {n: compile(r, target, cpu=cpu) for n, r in repeat(runs, repeats).items()}
     check_matched(compiled, matched)
     plan: dict[str, Any] = {
         "baseline": arms.baseline, "pairs": [list(p) for p in arms.pairs],

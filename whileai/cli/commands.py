@@ -16,7 +16,7 @@ from whileai.cli.params import CHECK, COMPILE, ENTRY_POINTS, EXPLAIN, Param
 from whileai.errors import SpecError, clean
 
 
-def _compile_all(specs: list[Path], backend: str, sets: list[str] | None, out: Path | None,
+def _compile_all(specs: list[Path], target: str, sets: list[str] | None, out: Path | None,
                  force: bool, cpu: bool, strict: bool = False) -> list[Any]:
     from functools import partial
 
@@ -27,21 +27,21 @@ def _compile_all(specs: list[Path], backend: str, sets: list[str] | None, out: P
     overrides = parse_sets(sets or [])
     runs = [named(specs, p, partial(load_spec, p, overrides)) for p in specs]  # all valid first
     try:
-        return compile_all(runs, backend, names=[p.stem for p in specs], out=out, force=force, cpu=cpu,
+        return compile_all(runs, target, names=[p.stem for p in specs], out=out, force=force, cpu=cpu,
                            strict=strict)
     except SpecError:
         if len(specs) > 1:  # which spec: compile each alone (the error path only)
             for p, r in zip(specs, runs, strict=True):
-                named(specs, p, partial(compile_all, [r], backend, cpu=cpu, strict=strict))
+                named(specs, p, partial(compile_all, [r], target, cpu=cpu, strict=strict))
         raise
 
 
-def compile_cmd(specs: list[Path], backend: str, out: Path | None, sets: list[str] | None,
+def compile_cmd(specs: list[Path], target: str, out: Path | None, sets: list[str] | None,
                 as_json: bool, force: bool, check: bool, cpu: bool, plain: bool | None,
                 strict: bool) -> None:
-    """Compile run spec(s) for a backend and print what the target reads, ignores and warns."""
+    """Compile run spec(s) for a target and print what it reads, ignores and warns."""
     try:
-        results = _compile_all(specs, backend, sets, out, force, cpu, strict)
+        results = _compile_all(specs, target, sets, out, force, cpu, strict)
     except SpecError as e:
         _fail(e)
     with _stdout():
@@ -61,15 +61,15 @@ def compile_cmd(specs: list[Path], backend: str, out: Path | None, sets: list[st
             for c in results:
                 print_report(c)
         if check:
-            _check_target(backend, results)
+            _check_target(target, results)
 
 
-def _check_target(backend: str, results: list[Any]) -> None:
+def _check_target(target: str, results: list[Any]) -> None:
     """`--check`: the target's own check of what was compiled; a failure ends with exit 2."""
     from whileai.targets import registry
 
     try:
-        verdicts = registry.get(backend).verify(results)
+        verdicts = registry.get(target).verify(results)
     except SpecError as e:
         _fail(e)
     for passed, line in verdicts:
@@ -81,10 +81,10 @@ def _check_target(backend: str, results: list[Any]) -> None:
         raise SystemExit(2)
 
 
-def explain(specs: list[Path], backend: str, sets: list[str] | None) -> None:
+def explain(specs: list[Path], target: str, sets: list[str] | None) -> None:
     """Each key of the compiled file and what produced it."""
     try:
-        results = _compile_all(specs, backend, sets, None, False, False)
+        results = _compile_all(specs, target, sets, None, False, False)
     except SpecError as e:
         _fail(e)
     from whileai.report.render import print_explain

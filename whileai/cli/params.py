@@ -7,7 +7,7 @@ their values, the arguments) and answers None for anything else (help, a typo, a
 value, `--`, a repeated flag), which typer then reads and answers as it always has.
 
     SPECS = Param("specs", list[Path], (), "Run spec TOML file(s).")   # an argument: no flags
-    BACKEND = Param("backend", str, ("--backend", "-b"), "Target: ...", "prime-rl")
+    BACKEND = Param("target", str, ("--backend", "-b"), "Target: ...", "prime-rl")
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def _plain(word: str) -> bool:
 
 
 SPECS = Param("specs", list[Path], (), "Run spec TOML file(s).", argument=True)
-BACKEND = Param("backend", str, ("--backend", "-b"), "Target: prime-rl or trl.", "prime-rl")
+BACKEND = Param("target", str, ("--backend", "-b"), "Target: prime-rl or trl.", "prime-rl")
 SETS = Param("sets", list[str] | None, ("--set",), "Override a target key: dotted.key=value, "
              "list items as a.b[0].c or a.b.0.c (checked). Repeatable.", None)
 COMPILE = (

@@ -15,7 +15,7 @@ from whileai.errors import SpecError, clean
 
 def preflight_cmd(
     spec: Annotated[Path, typer.Argument(help="A run spec TOML file.", show_default=False)],
-    backend: Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")] = "prime-rl",
+    target: Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")] = "prime-rl",
     student_endpoint: Annotated[str | None, typer.Option(help="The student's inference server, "
                                 "probed too: a URL serving the spec's model, or vllm:<model>@<url>.")] = None,
     student_api_key_env: Annotated[str, typer.Option(help="Env var holding the student server's "
@@ -33,7 +33,7 @@ def preflight_cmd(
 
     try:
         run = load_spec(spec)
-        report = preflight(run, target=backend, spec=str(spec), student_endpoint=student_endpoint,
+        report = preflight(run, target=target, spec=str(spec), student_endpoint=student_endpoint,
                            student_key_env=student_api_key_env, timeout=timeout,
                            prime_rl=str(prime_rl) if prime_rl is not None else None, cpu=cpu)
     except SpecError as e:

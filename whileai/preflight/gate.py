@@ -9,7 +9,7 @@ from typing import Any
 from whileai.errors import SpecError
 
 
-def gate(compiled: Mapping[str, Any], backend: str, *, where: str = "here", cpu: bool = False,
+def gate(compiled: Mapping[str, Any], target: str, *, where: str = "here", cpu: bool = False,
          output_dir: str | None = None, timeout: float = 10.0,
          say: Callable[[str], None] = print) -> bool:
     """True when no check of any arm fails. compiled: arm name -> Compiled (its `run`); arms
@@ -24,7 +24,7 @@ def gate(compiled: Mapping[str, Any], backend: str, *, where: str = "here", cpu:
             continue
         seen.add(key)
         try:
-            report = preflight(c.run, target=backend, spec=name, timeout=timeout, where=where,
+            report = preflight(c.run, target=target, spec=name, timeout=timeout, where=where,
                                cpu=cpu, output_dir=output_dir)
         except SpecError as e:
             say(f"FAIL {name}: preflight: {e}")

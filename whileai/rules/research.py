@@ -1,6 +1,6 @@
 """Research-backed warning rules: each a small pure function with an id, a message and a source.
 
-A rule reads the run spec and the facts a backend reports about what it will really do
+A rule reads the run spec and the facts a target reports about what it will really do
 (`Compiled.facts`, whileai.rules.facts: estimator, truncated support, effective teacher
 anchor, training top_p), and the method's traits (whileai.spec.methods: who scores, who samples).
 """
@@ -222,7 +222,7 @@ def _eval_final(run: RunSpec, f: Facts) -> str | None:
 
 
 def _holdout(run: RunSpec, f: Facts) -> str | None:
-    """From the compiled sources: which split train and eval read (a backend fact); a mixture
+    """From the compiled sources: which split train and eval read (a target fact); a mixture
     checks every eval source against every training source on its taskset (`holdouts`)."""
     found = [h for h in (f.holdouts or [f.holdout]) if h and h.get("same_rows")]
     if not found:

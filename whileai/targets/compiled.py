@@ -80,7 +80,7 @@ class Compiled:
         return self.out or f"{self.main} (not written)"
 
     def header(self) -> list[str]:
-        """Two summary lines from the FINAL values the backend compiled (overrides included),
+        """Two summary lines from the FINAL values the target compiled (overrides included),
         as its facts state them; the spec's values only where a fact is missing."""
         r, m, d = self.run, self.run.method, self.facts
         weights = d.weights or (f"LoRA rank {r.lora_rank}" if r.lora else "full weights")

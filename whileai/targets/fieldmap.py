@@ -1,4 +1,4 @@
-"""Field maps as data: each backend is a table of rows, and the report is derived from it.
+"""Field maps as data: each target is a table of rows, and the report is derived from it.
 
 - `To(field, path, value)`: the target reads a spec field at `path`.
 - `Drop(field, reason)`: the target ignores the field, and says why.

@@ -33,7 +33,7 @@ def first(run: RunSpec) -> RunSpec:
 def second(run: RunSpec, output_dir: str | None = None) -> RunSpec:
     """Stage 2: the first stage's run fields with the `then` table's method and settings. Its
     `model` stays the original student (its name sizes the run and picks the renderer); the
-    backend writes the first stage's final weights in its place (an extra row, see below)."""
+    target writes the first stage's final weights in its place (an extra row, see below)."""
     t: Stage = run.then  # type: ignore[assignment]
     changes: dict[str, Any] = {"then": None, "method": t.method.model_dump(mode="python"),
                                "overrides": dict(t.overrides)}

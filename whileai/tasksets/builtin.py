@@ -1,4 +1,4 @@
-"""The built-in tasksets (data generators and reward functions) and the tasks a file-based backend
+"""The built-in tasksets (data generators and reward functions) and the tasks a file-based target
 trains on.
 
 `resolve(taskset_id)` names the built-in taskset for a spec's `taskset`, or raises SpecError
@@ -46,19 +46,19 @@ def name_of(taskset_id: str) -> str:
     return taskset_id.split("/")[-1].split("@")[0]
 
 
-def resolve(taskset_id: str, *, backend: str = "trl") -> Taskset:
+def resolve(taskset_id: str, *, target: str = "trl") -> Taskset:
     found = BUILTIN.get(name_of(taskset_id))
     if found is None:
         raise SpecError(
             "taskset", taskset_id,
-            f"the {backend} backend needs a taskset whose data whileai can generate locally: "
+            f"the {target} backend needs a taskset whose data whileai can generate locally: "
             + ", ".join(sorted(BUILTIN)),
         )
     return found
 
 
 def for_run(run: Any) -> Taskset:
-    """The tasks a file-based backend trains on: the spec's `data` file, else the built-in set."""
+    """The tasks a file-based target trains on: the spec's `data` file, else the built-in set."""
     if run.data is None:
         return resolve(run.taskset)
     tasks = local.load(run.data)

@@ -1,4 +1,4 @@
-"""Tasks from a local JSONL file (the spec's `data`), for backends that train from files (TRL).
+"""Tasks from a local JSONL file (the spec's `data`), for targets that train from files (TRL).
 
 One JSON object per line: a `prompt` (text, or a list of chat messages with `role` and
 `content`) plus any fields the method reads (OPSD's privileged key, e.g. `answer`; the

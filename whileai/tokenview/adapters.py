@@ -42,7 +42,7 @@ ADAPTERS: dict[str, Adapter] = {
         sampler=OPSD.SAMPLER, self_teacher=OPSD.SCORER == "self", privileged=_opsd_hint,
         teacher_context="the student's own model, with the task's privileged field rendered "
                         "through the spec's template and appended to the last user message after "
-                        "a blank line (the TRL backend's SDFT teacher_prompt_template)",
+                        "a blank line (the TRL target's SDFT teacher_prompt_template)",
     ),
     "sft": Adapter(
         sampler=SFT.SAMPLER, self_teacher=SFT.SCORER == "self", privileged=lambda run: None,

@@ -77,7 +77,7 @@ def stringify(value: Any) -> str:
 
 def with_hint(prompt: Prompt, hint: str) -> Prompt:
     """The teacher's prompt: the last user text, a blank line, then the rendered hint; earlier
-    messages (the system prompt) unchanged. The TRL backend compiles OPSD to this same form
+    messages (the system prompt) unchanged. The TRL target compiles OPSD to this same form
     (teacher_prompt_template '{prompt}\\n\\n<template>'), which TRL's SDFT applies this way."""
     if isinstance(prompt, str):
         return f"{prompt}\n\n{hint}"

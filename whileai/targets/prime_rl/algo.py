@@ -9,7 +9,7 @@ field)` writes the table for the method found at spec field `field` into the TOM
 
 Every method field that lives in the algo table is read there or ignored with its reason;
 fields that are per run in prime-rl (samples → group_size, temperature and max_tokens → the
-train sampling, learning_rate → the optimizer) stay in the backend's own field map.
+train sampling, learning_rate → the optimizer) stay in the target's own field map.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""prime-rl backend: RunSpec → a TOML for `uv run rl @ file.toml`, pinned to one commit.
+"""prime-rl target: RunSpec → a TOML for `uv run rl @ file.toml`, pinned to one commit.
 
 The field map below is the whole mapping; the report, `whileai explain` and the docs are
 derived from it. Output is checked against the pinned catalogue and the loader's rules.

@@ -150,7 +150,7 @@ ENGINE_ROWS: list[Row] = [
 
 
 def check(run: RunSpec, overrides: dict[str, Any]) -> None:
-    """What the backend refuses before it writes: no inference without an explicit fake-data
+    """What the target refuses before it writes: no inference without an explicit fake-data
     benchmark. Engines that do not fit the GPUs are the loader mirror's to refuse
     (whileai.targets.prime_rl.loader: inference-tensor-parallel, deployment-nodes), on the
     compiled file as `whileai check` reads it; `tp_hint` says why the width was chosen."""

@@ -4,7 +4,7 @@ The catalogue lists, per TRL config class, each field's type string, default and
 (written by scripts/gen_trl_catalog.py). A TRL command parses a flat YAML whose keys are the
 union of its classes' fields; this module turns that union into the JSON-Schema subset that
 `whileai.catalogs.targets.Catalog` checks, so overrides get the same did-you-mean and type errors as
-the prime-rl backend. No trl import.
+the prime-rl target. No trl import.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""TRL backend: RunSpec → a run directory for `trl distillation` (OPD), `trl grpo` (GRPO),
+"""TRL target: RunSpec → a run directory for `trl distillation` (OPD), `trl grpo` (GRPO),
 TRL's experimental SDFTTrainer (OPSD, through a short train.py) or `trl sft` on completions the
 teacher wrote first (SFT, through sample.py), pinned to TRL 1.16.0.
 
