@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import needs
 
 from whileai.launch import load_manifest
 from whileai.launch.trl_eval import _BAR, PROGRESS, log_series, task_ids, train_and_evaluate, usage
@@ -133,7 +134,7 @@ def test_a_failing_command_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 @pytest.mark.trl
 def test_validate_checks_every_arm_with_trls_parser(tmp_path: Path) -> None:
-    pytest.importorskip("trl")
+    needs("trl", "torch", "transformers", "trl")  # the subprocess's TRL parser
     specs = [str(p) for p in sorted(MINE.glob("*.toml"))]
     p = run(*specs, "--baseline", "baseline", "--validate", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr[-3000:]
@@ -147,10 +148,10 @@ def test_five_own_specs_compare_offline_end_to_end_with_matched_budgets(tmp_path
     """A user's five spec files (own data and reward, two GRPO variants, OPD, OPSD with a
     prime-rl override, off-policy SFT) through the whole offline loop, budget-matched on
     rollouts; OPD is compared with SFT by default (on- vs off-policy)."""
-    pytest.importorskip("trl")
-    pytest.importorskip("torch")
-    jsonschema = pytest.importorskip("jsonschema")
-    pytest.importorskip("matplotlib")
+    needs("trl", "torch", "transformers", "trl")
+    needs("results", "numpy", "scipy", "matplotlib")
+    needs("dev", "jsonschema")
+    import jsonschema
     specs = [str(p) for p in sorted(MINE.glob("*.toml"))] + [str(SFT_ARM)]
     args = (*specs, "--baseline", "baseline", "--pair", "distill:self-distill", "--budget",
             "rollouts=16", "--holdout", "8", "--max-tokens", "16", "--warmup", "20", "--out",
