@@ -72,6 +72,20 @@ def test_dry_run_writes_the_run_dirs_without_torch(tmp_path: Path) -> None:
     assert "warning: budgets differ 4.0x in rollouts" in p.stdout
 
 
+@pytest.mark.parametrize("mode, extras", [("--validate", "trl"), ("--steps", "trl,results")])
+def test_without_the_extras_it_refuses_in_one_line(tmp_path: Path, mode: str, extras: str) -> None:
+    """No traceback and nothing written where TRL (or numpy, scipy, matplotlib) is missing: the
+    modules are hidden here, so this runs in any environment."""
+    hidden = ("torch", "transformers", "trl", "numpy", "scipy", "matplotlib")
+    args = [mode, *(["2"] if mode == "--steps" else []), "--out", str(tmp_path / "runs")]
+    probe = (f"import runpy, sys\nsys.modules.update(dict.fromkeys({hidden!r}))\n"
+             f"sys.argv = [{str(RECIPE)!r}, *{args!r}]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n")
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert f"pip install -e '.[{extras}]'" in p.stderr and "--dry-run needs neither" in p.stderr, p.stderr
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.parametrize("args, words", [
     (["--arms", "grpo,ppo"], ["--arms", "'ppo'"]),
     (["--holdout", "0"], ["--holdout", "'0'"]),
