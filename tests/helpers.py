@@ -52,11 +52,12 @@ def missing(extra: str, *modules: str) -> str | None:
 
 
 def needs(extra: str, *modules: str) -> None:
-    """Skip the test unless `modules` are installed, naming the extra that installs them."""
+    """Skip the test (called at module level, the module) unless `modules` are installed,
+    naming the extra that installs them."""
     __tracebackhide__ = True  # the skip is reported at the test's line, not here
     why = missing(extra, *modules)
     if why:
-        pytest.skip(why)
+        pytest.skip(why, allow_module_level=True)
 
 
 def needs_reference() -> Path:
