@@ -41,6 +41,25 @@ def seed_run(kind: str, **fields: object) -> wai.RunSpec:
     return wai.RunSpec(taskset="reverse-text", model=STUDENT, method=seed_methods()[kind], **fields)
 
 
+def missing(extra: str, *modules: str) -> str | None:
+    """Why a test cannot run: the modules not installed and the extra that installs them; None
+    when all are. By find_spec, not an import (nothing heavy loads at collection), and a namespace
+    package does not count: under pytest tests/ is on sys.path, so tests/trl/ imports as `trl`."""
+    from importlib.util import find_spec
+
+    gone = [m for m in modules if (spec := find_spec(m)) is None or spec.origin is None]
+    return f"the {extra} extra (pip install -e '.[{extra}]'): {', '.join(gone)}" if gone else None
+
+
+def needs(extra: str, *modules: str) -> None:
+    """Skip the test (called at module level, the module) unless `modules` are installed,
+    naming the extra that installs them."""
+    __tracebackhide__ = True  # the skip is reported at the test's line, not here
+    why = missing(extra, *modules)
+    if why:
+        pytest.skip(why, allow_module_level=True)
+
+
 def needs_reference() -> Path:
     if not REFERENCE.is_dir():
         pytest.skip(f"no prime-rl reference at {REFERENCE}: restore tests/fixtures/reference "

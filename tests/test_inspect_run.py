@@ -29,7 +29,7 @@ def _pin_run(tmp: Path) -> tuple[Path, dict[int, list[tuple[Any, Any]]]]:
     root = pin()
     if root is None:
         pytest.skip("WHILEAI_PRIME_RL_PIN (the pinned prime-rl tree; source /work/loader/env.sh) not set")
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
     m = load(root)
     batches: dict[int, list[tuple[Any, Any]]] = {}
     exporters = [m.TokenExporter(tmp, rank=r) for r in range(2)]
@@ -177,7 +177,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path, args: l
 
 
 def test_tokens_are_decoded_with_a_local_tokenizer(tmp_path: Path) -> None:
-    pytest.importorskip("tokenizers")
+    pytest.importorskip("tokenizers", reason="the trl extra (pip install -e '.[trl]'): tokenizers")
     from tokenizers import Tokenizer, models, pre_tokenizers
 
     vocab = {f"w{i}": i for i in range(400)}

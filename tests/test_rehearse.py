@@ -281,8 +281,9 @@ def test_a_typed_renderer_without_a_stand_in_is_refused(tmp_path: Path) -> None:
 def test_the_tiny_model_has_its_familys_tokens_and_config(
     tmp_path: Path, fam: str, model_type: str, tokens: list[str]
 ) -> None:
-    pytest.importorskip("tokenizers")
-    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("tokenizers", reason="the trl extra (pip install -e '.[trl]'): tokenizers")
+    transformers = pytest.importorskip("transformers",
+                                       reason="the trl extra (pip install -e '.[trl]'): transformers")
     from whileai.rehearse.standins import tinymodel
 
     facts = tinymodel.build(tmp_path, fam, ["hello world", "reverse the text"] * 20, model_type)
@@ -429,7 +430,7 @@ def test_rehearse_modules_import_no_torch() -> None:
 
 
 def test_trainer_checks_each_micro_batch() -> None:
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
     from whileai.rehearse.standins import trainer
 
     n = 6

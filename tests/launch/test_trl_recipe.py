@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import needs
 
 from whileai.launch import load_manifest
 from whileai.launch.trl_eval import _BAR, PROGRESS, log_series, task_ids, train_and_evaluate, usage
@@ -69,6 +70,20 @@ def test_dry_run_writes_the_run_dirs_without_torch(tmp_path: Path) -> None:
     subs = {(s["arm"], s["field"]) for s in m.meta["substitutions"]}
     assert ("opd", "method.teacher.model") in subs and ("grpo", "steps") in subs
     assert "warning: budgets differ 4.0x in rollouts" in p.stdout
+
+
+@pytest.mark.parametrize("mode, extras", [("--validate", "trl"), ("--steps", "trl,results")])
+def test_without_the_extras_it_refuses_in_one_line(tmp_path: Path, mode: str, extras: str) -> None:
+    """No traceback and nothing written where TRL (or numpy, scipy, matplotlib) is missing: the
+    modules are hidden here, so this runs in any environment."""
+    hidden = ("torch", "transformers", "trl", "numpy", "scipy", "matplotlib")
+    args = [mode, *(["2"] if mode == "--steps" else []), "--out", str(tmp_path / "runs")]
+    probe = (f"import runpy, sys\nsys.modules.update(dict.fromkeys({hidden!r}))\n"
+             f"sys.argv = [{str(RECIPE)!r}, *{args!r}]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n")
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    assert f"pip install -e '.[{extras}]'" in p.stderr and "--dry-run needs neither" in p.stderr, p.stderr
+    assert not (tmp_path / "runs").exists()
 
 
 @pytest.mark.parametrize("args, words", [
@@ -133,7 +148,7 @@ def test_a_failing_command_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 @pytest.mark.trl
 def test_validate_checks_every_arm_with_trls_parser(tmp_path: Path) -> None:
-    pytest.importorskip("trl")
+    needs("trl", "torch", "transformers", "trl")  # the subprocess's TRL parser
     specs = [str(p) for p in sorted(MINE.glob("*.toml"))]
     p = run(*specs, "--baseline", "baseline", "--validate", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr[-3000:]
@@ -147,10 +162,10 @@ def test_five_own_specs_compare_offline_end_to_end_with_matched_budgets(tmp_path
     """A user's five spec files (own data and reward, two GRPO variants, OPD, OPSD with a
     prime-rl override, off-policy SFT) through the whole offline loop, budget-matched on
     rollouts; OPD is compared with SFT by default (on- vs off-policy)."""
-    pytest.importorskip("trl")
-    pytest.importorskip("torch")
-    jsonschema = pytest.importorskip("jsonschema")
-    pytest.importorskip("matplotlib")
+    needs("trl", "torch", "transformers", "trl")
+    needs("results", "numpy", "scipy", "matplotlib")
+    needs("dev", "jsonschema")
+    import jsonschema
     specs = [str(p) for p in sorted(MINE.glob("*.toml"))] + [str(SFT_ARM)]
     args = (*specs, "--baseline", "baseline", "--pair", "distill:self-distill", "--budget",
             "rollouts=16", "--holdout", "8", "--max-tokens", "16", "--warmup", "20", "--out",

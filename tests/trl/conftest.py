@@ -5,15 +5,14 @@ from __future__ import annotations
 import os
 
 import pytest
+from helpers import needs
 from trl_helpers import OFFLINE
 
 
 @pytest.fixture(scope="session")
 def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """A random tiny Qwen3 student and teacher sharing a local tokenizer (no hub)."""
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    pytest.importorskip("tokenizers")
+    needs("trl", "torch", "transformers", "tokenizers")
     for k, v in OFFLINE.items():
         os.environ.setdefault(k, v)
     from whileai.launch.tiny import build

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import needs
 from trl_helpers import seed_run
 
 import whileai as wai
@@ -29,6 +30,7 @@ def written(tmp_path: Path, arm: str, **fields: object) -> tuple[wai.Compiled, P
 ])
 def test_accelerate_config_loads_with_accelerates_loader(tmp_path: Path, arm: str, fields: dict,
                                                          kind: str, procs: int, machines: int) -> None:
+    needs("trl", "accelerate")
     from accelerate.commands.config.config_args import ClusterConfig, load_config_from_file
 
     _, out = written(tmp_path, arm, **fields)
@@ -67,6 +69,7 @@ def _launch_args(command: str) -> tuple[object, list[str]]:
                                              ("opsd", {"nodes": 2}), ("sft", {"nodes": 2})])
 def test_commands_reach_accelerate_launch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arm: str,
                                          fields: dict) -> None:
+    needs("trl", "accelerate", "trl")
     c, out = written(tmp_path, arm, **fields)
     monkeypatch.chdir(out)
     line = c.commands[-1].replace('"$MACHINE_RANK"', "1").replace('"$MAIN_IP"', "10.0.0.1")

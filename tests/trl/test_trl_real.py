@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import needs
 from trl_helpers import ARMS, OFFLINE, ROOT, seed_run, tiny_run, write
 
 from whileai.targets.trl import catalog as trl_catalog
@@ -22,8 +23,8 @@ from whileai.targets.trl import compile as backend
 from whileai.targets.trl.check import check_dir, parse
 
 pytestmark = pytest.mark.trl
-trl = pytest.importorskip("trl", reason="the trl extra (pip install -e '.[trl]')")
-pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
+needs("trl", "torch", "transformers", "trl")  # the whole file (tests/trl/ is no TRL: see needs)
+trl = pytest.importorskip("trl")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 
 

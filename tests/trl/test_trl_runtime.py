@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import needs
 from trl_helpers import OFFLINE, ROOT, seed_run, write
 
 from whileai.errors import SpecError
@@ -26,8 +27,8 @@ from whileai.spec.run import GRPO, OPSD, RunSpec
 from whileai.targets.trl import compile as backend
 
 pytestmark = pytest.mark.trl
-trl = pytest.importorskip("trl", reason="the trl extra (pip install -e '.[trl]')")
-pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
+needs("trl", "torch", "transformers", "trl")  # the whole file (tests/trl/ is no TRL: see needs)
+trl = pytest.importorskip("trl")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 ZERO = "stopping training at step 0"
 _LOSS = re.compile(r"'loss': '?([-+0-9.eEnaif]+)'?")

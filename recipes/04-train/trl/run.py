@@ -48,7 +48,7 @@ from whileai.launch.recipe import (
 
 import whileai as wai
 from whileai.cost.budget import check_matched, per_step, steps_of
-from whileai.errors import SpecError
+from whileai.errors import SpecError, raw
 from whileai.files.writable import out_error, probe
 from whileai.launch import LocalBackend, Manifest, arm_from_compiled, call_argv, collect, plan, tiny
 from whileai.launch.arms import Arms, match_budget, repeat, replace_run
@@ -130,6 +130,24 @@ def substituted(subs: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], l
     for s in subs:
         out.setdefault((s["field"], repr(s["spec"]), repr(s["run"]), s["reason"]), []).append(s["arm"])
     return out
+
+
+def needs_extras(validate: bool) -> None:
+    """Training needs the trl extra (and the results extra for results.json and the plot);
+    --validate needs TRL's own parser: one line before anything is written or built, not a
+    traceback afterwards. --dry-run and --collect need neither."""
+    from importlib.util import find_spec
+
+    need = {"trl": ("torch", "transformers", "trl")}
+    if not validate:
+        need["results"] = ("numpy", "scipy", "matplotlib")
+    gone = {extra: [m for m in mods if find_spec(m) is None] for extra, mods in need.items()}
+    gone = {extra: mods for extra, mods in gone.items() if mods}
+    if gone:
+        what = ", ".join(m for mods in gone.values() for m in mods)
+        raise SpecError("--validate" if validate else "training", raw(f"{what} not installed"),
+                        f"pip install -e '.[{','.join(gone)}]' in a clone of whileai "
+                        "(--dry-run needs neither)")
 
 
 def build_models(need: dict[str, Any]) -> None:
@@ -222,6 +240,8 @@ def _main(argv: list[str] | None = None) -> int:
             compiled, meta, need = offline_arms(a, arms)
             if a.strict:  # every warning is an error (whileai.honoured)
                 strict(compiled.values())
+            if not a.dry_run:  # after the input's own errors, before anything is written
+                needs_extras(a.validate)
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
