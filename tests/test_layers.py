@@ -122,3 +122,39 @@ def test_layout_doc_names_every_package_and_old_path() -> None:
         assert f"whileai/{d.name}/" in text, d.name
     for old in MOVED:
         assert f"| `{old}` |" in text, old
+
+
+def _name_switches(source: str, names: set[str]) -> list[int]:
+    """Lines comparing a value with a target's name: `x == "trl"`, `x in ("prime-rl", ...)`,
+    `x.startswith("prime-rl")`."""
+    import ast
+
+    def named(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in names
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(named(e) for e in node.elts)
+        return False
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and any(named(x) for x in (node.left, *node.comparators)):
+            found.append(node.lineno)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("startswith", "endswith") and any(named(a) for a in node.args)):
+            found.append(node.lineno)
+    return found
+
+
+def test_no_face_switches_on_a_target_name() -> None:
+    """Outside whileai/targets/ a target is asked through the registry, never compared by name
+    (adding a target is one package and one registry line: docs/layout.md)."""
+    from whileai.targets.registry import TARGETS
+
+    assert _name_switches('if b == "trl" or b in ("prime-rl",) or b.startswith("trl"): pass',
+                          set(TARGETS)) == [1, 1, 1]
+    pkg = ROOT / "whileai"
+    found = [f"{p.relative_to(ROOT)}:{line}" for p in sorted(pkg.rglob("*.py"))
+             if "targets" not in p.relative_to(pkg).parts[:1]
+             for line in _name_switches(p.read_text(encoding="utf-8"), set(TARGETS))]
+    assert found == [], found
