@@ -63,9 +63,6 @@ MOVED: dict[str, str] = {
     "whileai.launch.recipe": "whileai.cli.recipe",
     "whileai.results.budget": "whileai.results.spend",
 }
-# old modules whose name is now a package: their names resolve through the package's __getattr__
-# (whileai.spec -> spec.run, whileai.report -> report.compiled, whileai.cost -> cost.estimate,
-# whileai.rules -> rules.research); whileai.cli keeps `main`.
 
 
 def _target(name: str) -> str | None:
@@ -106,21 +103,3 @@ def install() -> None:
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
 
-
-def names_of(package: str, module: str, path: list[str]) -> Any:
-    """A package's `__getattr__` that finds a name in `module`, the module the package grew from
-    (`whileai.spec` -> `run`), imported on first use; the package's own submodules are left to the
-    import system, so `from whileai.spec import layout` never imports `run`."""
-    import pkgutil
-
-    own = {m.name for m in pkgutil.iter_modules(path)}
-
-    def __getattr__(name: str) -> Any:
-        if name in own or name.startswith("__"):
-            raise AttributeError(name)
-        try:
-            return getattr(importlib.import_module(f"{package}.{module}"), name)
-        except AttributeError:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
-
-    return __getattr__

@@ -18,7 +18,8 @@ from whileai.spec.run import GRPO, METHODS, OPD, OPSD, SFT, RunSpec
 from whileai.targets.trl import catalog as trl_catalog
 from whileai.targets.trl import compile as trl
 from whileai.targets.trl.fieldmap import FIELD_MAP, completions, teacher_template
-from whileai.tasksets import reverse_text, reverse_text_reward
+from whileai.tasksets import reverse_text
+from whileai.tasksets.reverse_text import reverse_text_reward
 
 
 def yaml_of(c: trl.Compiled) -> dict:

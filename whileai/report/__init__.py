@@ -7,7 +7,3 @@
 May import: `whileai.rules`, the facts (`whileai.cost`, `whileai.tasksets`, `whileai.vocab`),
 `whileai.spec`, `whileai.catalogs`, `whileai.errors`.
 """
-
-from whileai.moved import names_of
-
-__getattr__ = names_of(__name__, "compiled", __path__)  # a name of `compiled`, imported on first use

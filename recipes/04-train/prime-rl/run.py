@@ -49,7 +49,7 @@ from whileai.launch import EXIT_INFRA, InfraError, Manifest, backend, collect, l
 from whileai.launch.arms import Arms, match_budget, repeat, replace_run
 from whileai.launch.interrupt import Interrupted, collect_gate, mark_partial, remote
 from whileai.preflight.gate import gate
-from whileai.report import as_written, render_text
+from whileai.report.compiled import as_written, render_text
 from whileai.report.wrap import width
 from whileai.results import build, plot, write_results
 from whileai.rules.honoured import strict

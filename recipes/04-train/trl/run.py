@@ -55,7 +55,7 @@ from whileai.launch.arms import Arms, match_budget, repeat, replace_run
 from whileai.launch.interrupt import collect_gate, mark_partial
 from whileai.launch.offline import TINY, Offline, metric, task_texts
 from whileai.preflight.gate import gate
-from whileai.report import as_written, render_text
+from whileai.report.compiled import as_written, render_text
 from whileai.report.wrap import width
 from whileai.results import build, plot, write_results
 from whileai.rules.honoured import strict

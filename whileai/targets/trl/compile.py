@@ -43,7 +43,7 @@ from whileai.targets.trl.fieldmap import (
     one_per_prompt,
     privileged_key,
 )
-from whileai.tasksets import for_run, rows, source
+from whileai.tasksets.builtin import for_run, rows, source
 from whileai.version import __version__
 
 TRL_VERSION = "1.16.0"
