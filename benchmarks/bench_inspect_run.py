@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-BYTES_PER_TOKEN = 190  # whileai.cost.EXPORT_BYTES_PER_TOKEN
+BYTES_PER_TOKEN = 190  # whileai.cost.estimate.EXPORT_BYTES_PER_TOKEN
 PROMPT, COMPLETION, RANKS = 200, 630, 2
 
 

@@ -4,8 +4,8 @@ test reaches fails here with its file and line.
 
 What vulture cannot see is named once below: functions registered by a decorator (the loader
 mirror's rule sets, typer commands, Modal functions, pydantic validators) and methods that
-Python or a library calls by name (module __dir__, importlib's loader protocol, pydantic's
-model_post_init, rich's on_broken_pipe, http.server's do_GET / do_POST / log_message).
+Python or a library calls by name (a module's __getattr__ and __dir__, pydantic's model_post_init,
+rich's on_broken_pipe, http.server's do_GET / do_POST / log_message).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ CALLED_BY_DECORATOR = [
     "@app.command", "@app.function",  # typer commands; Modal functions
     "@field_validator", "@model_validator",  # pydantic
 ]
-CALLED_BY_NAME = ["__dir__", "create_module", "exec_module", "model_post_init", "on_broken_pipe",
+CALLED_BY_NAME = ["__getattr__", "__dir__", "model_post_init", "on_broken_pipe",
                   "do_GET", "do_POST", "log_message"]  # http.server's request handler protocol
 
 

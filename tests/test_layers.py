@@ -95,33 +95,11 @@ def test_root_holds_few_modules_and_no_name_families() -> None:
         assert all(len(v) < 3 for v in prefixes.values()), (folder, prefixes)
 
 
-def test_old_module_paths_are_the_new_modules() -> None:
-    """A script written for the flat layout imports the same module objects (whileai.moved)."""
-    import importlib
-
-    from whileai.moved import MOVED
-
-    for old, new in MOVED.items():
-        if new:
-            assert importlib.import_module(old) is importlib.import_module(new), old
-    assert importlib.import_module("whileai.inspect.app") is importlib.import_module("whileai.tokenview.app")
-    from whileai.spec import OPD, RunSpec
-    from whileai.targets.compiled import Compiled
-    from whileai.targets.prime_rl.compile import compile as compile_prime_rl
-
-    assert RunSpec.__module__ == "whileai.spec.run" and OPD.__module__ == "whileai.spec.methods"
-    assert Compiled.__module__ == "whileai.targets.compiled" and callable(compile_prime_rl)
-
-
-def test_layout_doc_names_every_package_and_old_path() -> None:
-    from whileai.moved import MOVED
-
+def test_layout_doc_names_every_package() -> None:
     text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
     pkg = ROOT / "whileai"
     for d in sorted(p for p in pkg.iterdir() if (p / "__init__.py").exists()):
         assert f"whileai/{d.name}/" in text, d.name
-    for old in MOVED:
-        assert f"| `{old}` |" in text, old
 
 
 def _name_switches(source: str, names: set[str]) -> list[int]:

@@ -358,7 +358,7 @@ def test_api_takes_the_layout_fields() -> None:
 @pytest.mark.parametrize("path", sorted(str(p.relative_to(EXAMPLES)) for p in EXAMPLES.rglob("*.toml")))
 def test_every_example_compiles_for_both_backends(path: str) -> None:
     from whileai.targets.trl import compile as trl
-    from whileai.tasksets import BUILTIN, name_of
+    from whileai.tasksets.builtin import BUILTIN, name_of
 
     spec = load_spec(EXAMPLES / path)
     assert check_document(toml(prime_rl.compile(spec, name=Path(path).name))) == []

@@ -185,7 +185,7 @@ def test_spec_schema_accepts_both_teacher_forms() -> None:
 
 
 def reports() -> list[tuple[str, dict[str, Any]]]:
-    from whileai.tasksets import BUILTIN, name_of
+    from whileai.tasksets.builtin import BUILTIN, name_of
 
     runs = [(p.stem, load_spec(p)) for p in EXAMPLES] + list(sample_runs().items())
     # TRL trains from files: a taskset it cannot generate locally needs `data` (it says so); a

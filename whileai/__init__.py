@@ -12,7 +12,6 @@ names below are imported on first use, so a command loads only the rooms it need
 
 from typing import TYPE_CHECKING, Any
 
-from whileai import moved as _moved
 from whileai.version import __version__
 
 # public name -> the module that defines it
@@ -27,8 +26,6 @@ __all__ = [
     "GRPO", "OPD", "OPSD", "SFT", "Compiled", "Endpoint", "RunSpec", "Source", "SpecError", "Stage",
     "compile", "compile_all", "prime_rl_config", "trl_config", "__version__",
 ]
-
-_moved.install()
 
 
 def __getattr__(name: str) -> Any:

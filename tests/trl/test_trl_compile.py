@@ -19,7 +19,8 @@ from whileai.targets.fieldmap import Drop, To, label
 from whileai.targets.trl import catalog as trl_catalog
 from whileai.targets.trl import compile as trl
 from whileai.targets.trl.fieldmap import FIELD_MAP, completions, teacher_template
-from whileai.tasksets import reverse_text, reverse_text_reward
+from whileai.tasksets import reverse_text
+from whileai.tasksets.reverse_text import reverse_text_reward
 
 
 def yaml_of(c: trl.Compiled) -> dict:

@@ -6,7 +6,3 @@
 
 May import: `whileai.spec`, `whileai.catalogs`, `whileai.errors`.
 """
-
-from whileai.moved import names_of
-
-__getattr__ = names_of(__name__, "estimate", __path__)  # a name of `estimate`, imported on first use

@@ -197,7 +197,7 @@ def estimate(work: Work, pools: Pools) -> Estimate:
     if work.student is None:
         return Estimate(work, pools, None, None, None,
                         f"the student's size is unknown from its name ({work.student_name!r}; "
-                        "no 'NB' in it and not in whileai.sizes.TABLE)")
+                        "no 'NB' in it and not in whileai.cost.sizes.TABLE)")
     flops: dict[str, float] = {}
     busy: dict[str, float] = {}
     unknown: list[str] = []

@@ -20,12 +20,12 @@ from typing import Any
 from whileai.errors import SpecError
 from whileai.launch.arms import replace_run
 from whileai.spec.run import RunSpec
-from whileai.tasksets import BUILTIN, name_of, rows
+from whileai.tasksets.builtin import BUILTIN, name_of, rows
 
 # how a built-in taskset's answer is written in a completion (for the supervised warm-up)
 ANSWER_FORMAT = {"reverse-text": "<reversed_text>\n{answer}\n</reversed_text>"}
-TINY = "tiny random Qwen3 models (whileai.tiny) warmed up on the train split: a pipeline test, " \
-       "not evidence about the methods"
+TINY = "tiny random Qwen3 models (whileai.launch.tiny) warmed up on the train split: a pipeline " \
+       "test, not evidence about the methods"
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ def reward_function(taskset: str, reward: str | None = None) -> Callable[..., li
         module, _, name = reward.rpartition(".")
         fn: Callable[..., list[float]] = getattr(import_module(module), name)
         return fn
-    from whileai.tasksets import resolve
+    from whileai.tasksets.builtin import resolve
 
     ts = resolve(taskset)
     fn = getattr(import_module(f"whileai.tasksets.{ts.module}"), ts.reward)

@@ -7,7 +7,3 @@
 A target's load-time validation (prime-rl's loader mirror) is not here: it lives with the target
 (`whileai.targets.prime_rl.loader`). May import: the facts, `whileai.spec`, `whileai.catalogs`.
 """
-
-from whileai.moved import names_of
-
-__getattr__ = names_of(__name__, "research", __path__)  # a name of `research`, imported on first use

@@ -43,5 +43,5 @@ SCALE_RULES: list[Rule] = [
     Rule("slurm-partition-default", "a SLURM run whose [slurm] table names no partition",
          "prime-rl SlurmConfig.partition default 'cluster' (configs/shared.py)", _partition),
     Rule("engine-too-small", "inference_tp below the GPUs the student's size needs",
-         "whileai.sizes: bf16 weights plus KV headroom (docs/cost.md)", _engine),
+         "whileai.cost.sizes: bf16 weights plus KV headroom (docs/cost.md)", _engine),
 ]

@@ -13,11 +13,4 @@ annotations`: their annotations are objects as the class is read, where pydantic
 each one's text when it builds the model (a name defined later is quoted, "RunSpec").
 
 May import: `whileai.catalogs`, `whileai.errors`, `whileai.secretscan`.
-
-`from whileai.spec import RunSpec` (and every public spec name) still works: the names are looked
-up in `run` on first use, so importing one module of this package does not build every model.
 """
-
-from whileai.moved import names_of
-
-__getattr__ = names_of(__name__, "run", __path__)  # a name of `run`, imported on first use

@@ -6,11 +6,6 @@
   verbatim beside a config; `local`: a spec's own JSONL tasks;
 - `seats`, `lengths`, `opsd_template`: trainable seats, prompt lengths, OPSD's teacher prompt.
 
-`from whileai.tasksets import for_run` (and every name of `builtin`) still works: the names are
-looked up in `builtin` on first use, so a prime-rl compile, which reads `seats` and
-`opsd_template` only, imports no taskset data.
+The package imports none of them: a prime-rl compile, which reads `seats` and `opsd_template`
+only, imports no taskset data.
 """
-
-from whileai.moved import names_of
-
-__getattr__ = names_of(__name__, "builtin", __path__)  # a name of `builtin`, imported on first use

@@ -13,7 +13,8 @@ from typing import Any, NamedTuple
 
 from whileai.errors import SpecError
 from whileai.spec.run import RunSpec
-from whileai.tasksets import BUILTIN, local, name_of, rows
+from whileai.tasksets import local
+from whileai.tasksets.builtin import BUILTIN, name_of, rows
 
 Prompt = str | list[dict[str, Any]]
 

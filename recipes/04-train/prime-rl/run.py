@@ -31,7 +31,8 @@ import os
 import sys
 from pathlib import Path
 
-from whileai.launch.recipe import (
+import whileai as wai
+from whileai.cli.recipe import (
     add_arm_options,
     arms_from_args,
     manifest_to_collect,
@@ -40,8 +41,6 @@ from whileai.launch.recipe import (
     positive,
     result_lines,
 )
-
-import whileai as wai
 from whileai.cost.budget import check_matched, per_step, steps_of
 from whileai.errors import SpecError
 from whileai.files.writable import out_error, probe

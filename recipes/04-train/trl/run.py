@@ -16,7 +16,7 @@ machine: a built-in taskset or the spec's own `data` (scored with the baseline's
 Arms, --baseline, --pair, --repeats and --budget work as in the prime-rl recipe.
 Options: --steps 40 --prompts 4 --max-tokens 64 --samples 4 --holdout 32 --warmup 300
          --lr 5e-4 --jobs 3 --tag trl-tiny --out runs --x step,rollouts --relaunch-failed
-The tokenizer and the random student and teacher (whileai.tiny) are built once and cached
+The tokenizer and the random student and teacher (whileai.launch.tiny) are built once and cached
 (~/.cache/whileai/tiny/<key>, or $WHILEAI_CACHE); --warmup gives the teacher that many
 supervised steps on the train split (the student a fifth) so rewards start above zero. Each arm
 folder is what `whileai compile --backend trl --cpu` writes; whileai.launch.trl_eval runs its
@@ -35,7 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from whileai.launch.recipe import (
+
+import whileai as wai
+from whileai.cli.recipe import (
     add_arm_options,
     arms_from_args,
     manifest_to_collect,
@@ -45,8 +47,6 @@ from whileai.launch.recipe import (
     result_lines,
     run_local,
 )
-
-import whileai as wai
 from whileai.cost.budget import check_matched, per_step, steps_of
 from whileai.errors import SpecError, raw
 from whileai.files.writable import out_error, probe

@@ -64,7 +64,7 @@ def host_port(url: str) -> tuple[str, int]:
 
 def _size_text(size: sizes.Size | None, need: int | None) -> str:
     if size is None or need is None:
-        return "size unknown from its name (no 'NB' in it, not in whileai.sizes.TABLE)"
+        return "size unknown from its name (no 'NB' in it, not in whileai.cost.sizes.TABLE)"
     return (f"{size.text()}: {sizes.weights_gb(size.total_b):g} GB of bf16 weights plus KV "
             f"headroom need {need} GPU{'s' if need > 1 else ''}")
 

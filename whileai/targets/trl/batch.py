@@ -24,7 +24,7 @@ from whileai.errors import SpecError, raw
 from whileai.spec.run import RunSpec
 from whileai.targets.trl.accelerate import processes
 from whileai.targets.trl.fieldmap import one_per_prompt
-from whileai.tasksets import for_run
+from whileai.tasksets.builtin import for_run
 
 GENERATION_KEYS = ("per_device_train_batch_size", "gradient_accumulation_steps",
                    "steps_per_generation", "generation_batch_size", "num_generations")

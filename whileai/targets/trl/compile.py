@@ -46,7 +46,7 @@ from whileai.targets.trl.fieldmap import (
 )
 from whileai.targets.trl.pin import TARGET
 from whileai.targets.trl.pin import VERSION as TRL_VERSION
-from whileai.tasksets import for_run, rows, source
+from whileai.tasksets.builtin import for_run, rows, source
 from whileai.version import __version__
 
 OFFLINE_ENV = "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1"

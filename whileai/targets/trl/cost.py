@@ -45,7 +45,8 @@ def prompts(run: RunSpec) -> tuple[int, str]:
     machine: the built-in taskset's generator or the spec's data), and the cost line's words.
     OPSD's self-teacher reads the privileged context in its template too: counted, and capped at
     max_prompt_length as SDFT truncates."""
-    from whileai.tasksets import for_run, lengths, rows
+    from whileai.tasksets import lengths
+    from whileai.tasksets.builtin import for_run, rows
 
     m, key = run.method, privileged_key(run)
     extra = None

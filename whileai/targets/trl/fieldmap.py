@@ -15,7 +15,7 @@ from whileai.spec.run import OPD, OPSD, RunSpec, anchor_rate
 from whileai.targets.fieldmap import Drop, Fix, Row, To
 from whileai.targets.trl.accelerate import ROWS as ACCELERATE_ROWS
 from whileai.targets.trl.accelerate import processes
-from whileai.tasksets import for_run
+from whileai.tasksets.builtin import for_run
 
 COMMANDS = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft", "sft": "sft"}
 BATCH_CAP = 8  # per-device micro-batch cap: TRL's default per_device_train_batch_size
