@@ -14,7 +14,7 @@ import tomllib
 from helpers import ROOT
 
 from whileai.targets.prime_rl.check import check_document
-from whileai.targets.prime_rl.migrate import migrate
+from whileai.targets.prime_rl.migrate.core import migrate
 from whileai.targets.prime_rl.migrate.hint import old_release_hint
 
 FIXTURE = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-history.json"

@@ -16,7 +16,7 @@ from helpers import ROOT
 from test_migrate import flat
 
 from whileai.targets.prime_rl.check import check_document
-from whileai.targets.prime_rl.migrate import entry_of, migrate
+from whileai.targets.prime_rl.migrate.core import entry_of, migrate
 
 FIXTURES = ROOT / "tests" / "fixtures" / "prime-rl"
 PAIRS = json.loads((FIXTURES / "migrate-entries.json").read_text())

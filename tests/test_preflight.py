@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 import whileai as wai
 from whileai.cli.app import app
-from whileai.preflight import preflight
 from whileai.preflight.report import Report
+from whileai.preflight.run import preflight
 
 pytest.importorskip("tokenizers", reason="the trl extra (pip install -e '.[trl]'): tokenizers")
 pytest.importorskip("jinja2", reason="jinja2 (with the trl extra): chat templates")

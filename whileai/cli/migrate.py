@@ -29,7 +29,8 @@ def migrate_cmd(
     from whileai.cli.fail import fail as _fail
     from whileai.files import write
     from whileai.spec.load import read_text
-    from whileai.targets.prime_rl.migrate import ENTRIES, chain, migrate
+    from whileai.targets.prime_rl.migrate import chain
+    from whileai.targets.prime_rl.migrate.core import ENTRIES, migrate
 
     known = chain.releases()
     if release is not None:

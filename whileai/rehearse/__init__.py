@@ -2,7 +2,9 @@
 CPU, with stand-ins for the policy inference server, every teacher and the trainer, before any
 GPU is paid for (docs/rehearse.md).
 
-    from whileai.rehearse import find_python, from_compiled, rehearse
+    from whileai.rehearse.env import find_python
+    from whileai.rehearse.inputs import from_compiled
+    from whileai.rehearse.run import rehearse
     result = rehearse(from_compiled(compiled), python=find_python(None), steps=2, timeout=900)
     result.ok, result.verdicts[0].summary
 
@@ -12,20 +14,5 @@ stages and the teachers' run lines), `offline` (the offline copy, each replaceme
 cached offline), `supervise` (process groups under one deadline), `verdict` (ok with per-step facts, or the
 first cause quoted from its log), `run` (a rehearsal, stage by stage, and a two-stage run's
 hand-off), `report` (the verdict as lines); `standins/` holds the scripts that run inside the
-prime-rl environment. Importing the package is cheap: the names below load on first use.
+prime-rl environment. Importing the package imports none of them.
 """
-
-from __future__ import annotations
-
-from typing import Any
-
-__all__ = ["find_python", "from_compiled", "from_toml", "rehearse"]
-_HOME = {"find_python": "env", "from_compiled": "inputs", "from_toml": "inputs", "rehearse": "run"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        import importlib
-
-        return getattr(importlib.import_module(f"whileai.rehearse.{_HOME[name]}"), name)
-    raise AttributeError(name)
