@@ -62,7 +62,7 @@ def leaf_fields(kind: str) -> list[str]:
 def test_every_field_has_a_row(kind: str) -> None:
     """The table itself names every leaf field of RunSpec and of the method."""
     named = {row.field for row in FIELD_MAP if isinstance(row, (To, Drop))}
-    named.add("overrides")  # each key becomes its own read (overrides.override_reads)
+    named.add("overrides")  # each key becomes its own read (overrides.account)
     missing = [f for f in leaf_fields(kind) if f not in named]
     assert not missing, f"{kind}: no TRL field-map row for {missing}"
 

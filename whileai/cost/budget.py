@@ -58,11 +58,13 @@ def per_step(c: Compiled) -> dict[str, Any]:
     run, f = c.run, c.facts
     samples = f.samples_effective if f.samples_effective is not None else run.method.samples
     rollouts = f.rollouts if f.rollouts is not None else run.prompts * samples * f.seats
-    whole = isinstance(f.prompts, int) or rollouts % (samples * f.seats) == 0
+    per = samples * f.seats
+    # the target's count of prompts; counted back from the rollouts only where it states none
+    prompts = f.prompts if isinstance(f.prompts, int) or rollouts % per else rollouts // per
     return {
         "rollouts": rollouts,
         "seats": f.seats,
-        "prompts": rollouts // (samples * f.seats) if whole else f.prompts,
+        "prompts": prompts,
         "samples": samples,
         "max_tokens": f.max_tokens if f.max_tokens is not None else run.method.max_tokens,
         "teacher": run.method.teacher_role,

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
 
 DEFAULT_GPUS = 2  # prime-rl's default single_node layout: 1 inference + 1 trainer GPU
+DEFAULT_GPUS_PER_NODE = 8  # prime-rl's deployment default gpus_per_node (an HGX node)
 _SLURM = "prime-rl SlurmConfig default"
 # what each SLURM value may be (it lands on an #SBATCH line), and how to say so
 _FORMS: dict[str, tuple[str, str]] = {
@@ -175,4 +176,4 @@ def check(run: "RunSpec") -> None:
                         "each within the node")
 
 
-__all__ = ["DEFAULT_GPUS", "Layout", "Slurm", "check", "layout"]
+__all__ = ["DEFAULT_GPUS", "DEFAULT_GPUS_PER_NODE", "Layout", "Slurm", "check", "layout"]

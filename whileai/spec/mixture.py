@@ -5,6 +5,9 @@ each with its own taskset, arguments, sampling ratio and method.
         e.pos, e.field, e.name, e.taskset, e.method, e.ratio
     shares(run)                 # the expected share of each step's rollouts per source
 
+Each function of the entries takes them listed already (`found`, a compile's plan holds them)
+or lists them itself.
+
 What the target does with the ratios (prime-rl 559b447 orchestrator/train_source.py): every
 task request draws a source with `random.choices(weights=ratios)` and becomes one group of that
 source's `group_size` rollouts, so a source's expected share of the rollouts is
@@ -15,6 +18,7 @@ the position if that still collides), because prime-rl refuses duplicate names.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from whileai.spec.run import Method, RunSpec
@@ -77,40 +81,41 @@ def name_reason(run: RunSpec, e: Entry) -> str:
             "duplicate source names")
 
 
-def shares(run: RunSpec) -> list[float]:
+def shares(run: RunSpec, found: Sequence[Entry] = ()) -> list[float]:
     """Each source's expected share of a step's rollouts: ratio x group_size, normalized."""
-    weights = [e.ratio * e.method.samples for e in entries(run)]
+    weights = [e.ratio * e.method.samples for e in found or entries(run)]
     total = sum(weights)
     return [w / total for w in weights]
 
 
-def max_tokens(run: RunSpec) -> int:
+def max_tokens(run: RunSpec, found: Sequence[Entry] = ()) -> int:
     """The longest completion any source samples (the sequence length must hold it)."""
-    return max(e.method.max_tokens for e in entries(run))
+    return max(e.method.max_tokens for e in found or entries(run))
 
 
-def summary(run: RunSpec) -> str:
-    """The report's line about the mixture."""
+def summary(run: RunSpec, found: Sequence[Entry] = (), weights: Sequence[float] = ()) -> str:
+    """The report's line about the mixture (weights: the entries' shares, when known)."""
+    found = found or entries(run)
     parts = [f"{e.name} ({e.method.type}, ratio {e.ratio:g}, {e.method.samples} per group: "
-             f"{share:.0%})" for e, share in zip(entries(run), shares(run), strict=True)]
+             f"{share:.0%})" for e, share in zip(found, weights or shares(run, found), strict=True)]
     return (f"mixture of {len(parts)} training sources, each task drawn by ratio (rollout share = "
             f"ratio x group size, normalized): {'; '.join(parts)}")
 
 
-def teachers(run: RunSpec) -> list[tuple[str, Any, list[Entry]]]:
+def teachers(run: RunSpec, found: Sequence[Entry] = ()) -> list[tuple[str, Any, list[Entry]]]:
     """Each distinct frozen teacher (by URL and model), with the spec field that names it and
     the sources that use it: OPD's scores, SFT's samples."""
-    found: dict[tuple[str, str], tuple[str, Any, list[Entry]]] = {}
-    for e in entries(run):
+    out: dict[tuple[str, str], tuple[str, Any, list[Entry]]] = {}
+    for e in found or entries(run):
         t = e.method.frozen_teacher  # OPD's and SFT's; OPSD's teacher is the policy
         if t is None:
             continue
         field = f"{e.field}method.teacher" if e.own_method else "method.teacher"
         key = (t.url, t.model)
-        if key not in found:
-            found[key] = (field, t, [])
-        found[key][2].append(e)
-    return list(found.values())
+        if key not in out:
+            out[key] = (field, t, [])
+        out[key][2].append(e)
+    return list(out.values())
 
 
 __all__ = ["Entry", "entries", "is_mixture", "max_tokens", "name_reason", "shares", "summary",

@@ -122,8 +122,9 @@ class RunSpec(OnTaskset):
         "whileai (one node)", default=None, ge=1, le=MAX_NODES,
     )
     gpus_per_node: int = src(
-        "GPUs in each machine.", "prime-rl deployment default gpus_per_node = 8 (an HGX node)",
-        default=8, ge=1, le=64,
+        "GPUs in each machine.", f"prime-rl deployment default gpus_per_node = "
+        f"{layout.DEFAULT_GPUS_PER_NODE} (an HGX node)", default=layout.DEFAULT_GPUS_PER_NODE, ge=1,
+        le=64,
     )
     inference_nodes: int | None = src(
         "With nodes > 1: the nodes that serve the policy for sampling; the rest train. Unset: "

@@ -50,8 +50,8 @@ class Fix(NamedTuple):
 
 
 Row = Union[To, Drop, Fix]
-__all__ = ["Applied", "Drop", "Fix", "Row", "To", "apply", "field_value", "get_path", "label",
-           "set_path"]
+__all__ = ["Applied", "Drop", "Fix", "Row", "To", "apply", "const", "field_value", "get_path",
+           "label", "set_path"]
 _MISSING = object()
 
 
@@ -72,6 +72,11 @@ def field_value(run: RunSpec, field: str) -> Any:
             else:
                 return _MISSING
     return obj
+
+
+def const(value: Any) -> Val:
+    """A row's value (or `when`) that is the same whatever the run: one worked out already."""
+    return lambda _: value
 
 
 def label(field: str) -> str:

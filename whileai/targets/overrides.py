@@ -8,7 +8,7 @@ schema, and the report learns which spec field or whileai default each one repla
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from whileai.catalogs import paths
 from whileai.catalogs.targets import Catalog
@@ -16,7 +16,7 @@ from whileai.errors import SpecError, raw
 from whileai.report.text import fmt
 from whileai.targets.compiled import Fixed, Ignore, Read
 from whileai.targets.fieldmap import _MISSING as MISSING
-from whileai.targets.fieldmap import field_value
+from whileai.targets.fieldmap import Applied, field_value
 
 
 def check_override(
@@ -46,29 +46,67 @@ def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any], catalog: Cat
         paths.set_path(doc, path, value)
 
 
-def override_reads(reads: list[Read], ignores: list[Ignore], fixed: list[Fixed],
-                   overrides: dict[str, Any], run: Any = None) -> None:
-    """Report overrides as reads. A spec field whose key an override replaced becomes an
-    ignore (with the spec's value, from `run`, where the key held one derived from it), and a
-    whileai default it replaced leaves the list: each key is shown once, with the override that
-    set it and what it replaced."""
-    for path, value in overrides.items():
-        segs = paths.parse(path)
-        replaced = [r for r in reads if _under(r.path, segs)]
-        for r in replaced:
-            reads.remove(r)
-            given = _spec_value(run, r.field, r.value)
-            wrote = "" if given == r.value else f" (whileai wrote {fmt(r.value)} there)"
-            ignores.append(Ignore(r.field, given, f"overrides.{path} = {fmt(value)} replaces "
-                                  f"it at {r.path}{wrote}"))
-        defaults = [f for f in fixed if _under(f.path, segs)]
-        for f in defaults:
-            fixed.remove(f)
-        said = [f"what {', '.join(dict.fromkeys(r.field for r in replaced))} set "
-                f"({', '.join(dict.fromkeys(fmt(r.value) for r in replaced))})"] if replaced else []
-        said += [f"whileai's {f.path} = {fmt(f.value)} ({f.reason})" for f in defaults]
-        note = "replaces " + "; ".join(said) if said else "user override"
-        reads.append(Read(f"overrides.{path}", path, value, note))
+class Account(NamedTuple):
+    """The report's three lists, final: what the target reads, ignores, and whileai fixes."""
+
+    reads: tuple[Read, ...]
+    ignores: tuple[Ignore, ...]
+    fixed: tuple[Fixed, ...]
+
+
+def account(applied: Applied, overrides: dict[str, Any], run: Any = None, *,
+            note: Callable[[str], str | None] | None = None,
+            unwritten: Callable[[str], str | None] | None = None) -> Account:
+    """The field map's records (`applied`) with the overrides, each list built once.
+
+    Which override replaces which record is decided first (the keys of `overrides` never nest:
+    whileai.catalogs.paths.conflicts): a spec field whose key an override replaced becomes an
+    ignore (with the spec's value, from `run`, where the key held one derived from it), a
+    whileai default it replaced leaves the list, and each override is read once, saying what it
+    replaced (and `note(path)`, a target's remark on the key, where there is one). So each key
+    is shown once. `unwritten(path)`: why the target's file holds no such key (None where it
+    does); a read there becomes an ignore with that reason (once per field), a default leaves."""
+    keys = {path: paths.parse(path) for path in overrides}
+
+    def owner(path: str) -> str | None:
+        return next((k for k, segs in keys.items() if _under(path, segs)), None)
+
+    read_by = [owner(r.path) for r in applied.reads]
+    fixed_by = [owner(f.path) for f in applied.fixed]
+    replaced = {k: [r for r, o in zip(applied.reads, read_by, strict=True) if o == k] for k in keys}
+    defaults = {k: [f for f, o in zip(applied.fixed, fixed_by, strict=True) if o == k] for k in keys}
+    read = [*(r for r, o in zip(applied.reads, read_by, strict=True) if o is None),
+            *(_read(k, v, replaced[k], defaults[k], note) for k, v in overrides.items())]
+    gone = {i: why for i, r in enumerate(read) if unwritten and (why := unwritten(r.path))}
+    kept = [r for i, r in enumerate(read) if i not in gone]
+    ignored = [*applied.ignores, *(_replaced(r, k, overrides[k], run) for k in keys
+                                   for r in replaced[k])]
+    said = {i.field for i in ignored} | {r.field for r in kept}
+    lost: dict[str, Ignore] = {}  # a field's first read the file does not hold
+    for i, why in gone.items():
+        if read[i].field not in said:
+            lost.setdefault(read[i].field, Ignore(read[i].field, read[i].value, why))
+    fixed = [f for f, o in zip(applied.fixed, fixed_by, strict=True)
+             if o is None and not (unwritten and unwritten(f.path))]
+    return Account(tuple(kept), (*ignored, *lost.values()), tuple(fixed))
+
+
+def _replaced(r: Read, path: str, value: Any, run: Any) -> Ignore:
+    """A spec field's read an override replaced, as an ignore saying so."""
+    given = _spec_value(run, r.field, r.value)
+    wrote = "" if given == r.value else f" (whileai wrote {fmt(r.value)} there)"
+    return Ignore(r.field, given, f"overrides.{path} = {fmt(value)} replaces it at {r.path}{wrote}")
+
+
+def _read(path: str, value: Any, replaced: list[Read], defaults: list[Fixed],
+          note: Callable[[str], str | None] | None) -> Read:
+    """An override as the report reads it: what it replaced, else a user override."""
+    said = [f"what {', '.join(dict.fromkeys(r.field for r in replaced))} set "
+            f"({', '.join(dict.fromkeys(fmt(r.value) for r in replaced))})"] if replaced else []
+    said += [f"whileai's {f.path} = {fmt(f.value)} ({f.reason})" for f in defaults]
+    text = "replaces " + "; ".join(said) if said else "user override"
+    extra = note(path) if note else None
+    return Read(f"overrides.{path}", path, value, f"{text}; {extra}" if extra else text)
 
 
 def _spec_value(run: Any, field: str, written: Any) -> Any:

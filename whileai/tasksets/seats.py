@@ -16,12 +16,14 @@ default: v1/agent.py `self.trainable = True`), with what an env's own source cha
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from whileai.catalogs import tasksets as tc
 from whileai.catalogs.paths import get_path
 from whileai.catalogs.targets import plugin_key
 from whileai.spec import mixture
+from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
 
 # a seat that runs more than once per episode: (env argument, its default), from the env's source
@@ -63,15 +65,17 @@ def of(taskset: str, roles: list[str] | None = None, env: dict[str, Any] | None 
                  f"{where})")
 
 
-def per_episode(run: RunSpec, doc: dict[str, Any] | None = None) -> Seats:
+def per_episode(run: RunSpec, doc: dict[str, Any] | None = None, entries: Sequence[Entry] = (),
+                shares: Sequence[float] = ()) -> Seats:
     """The run's traces per episode: its taskset's, or a mixture's, weighted by each source's
-    share of the episodes (rounded up)."""
-    entries = mixture.entries(run)
+    share of the episodes (rounded up). entries, shares: the run's (whileai.spec.mixture), when
+    listed already."""
+    entries = entries or mixture.entries(run)
     found = [of(e.taskset, e.roles, _env(doc, e.pos) if doc is not None else None)
              for e in entries]
     if len(found) == 1 or len({s.traces for s in found}) == 1:
         return found[0]
-    shares = mixture.shares(run)
+    shares = shares or mixture.shares(run, entries)
     mean = sum(s.traces * w for s, w in zip(found, shares, strict=True))
     traces = -(-round(mean * 1000) // 1000)
     return Seats(traces, tuple(r for s in found for r in s.roles), f"the sources yield "

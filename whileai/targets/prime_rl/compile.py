@@ -1,7 +1,8 @@
 """prime-rl target: RunSpec → a TOML for `uv run rl @ file.toml`, pinned to one commit.
 
-The field map below is the whole mapping; the report, `whileai explain` and the docs are
-derived from it. Output is checked against the pinned catalogue and the loader's rules.
+The field map (whileai.targets.prime_rl.fieldmap, over the run's plan) is the whole mapping;
+the report, `whileai explain` and the docs are derived from it. Output is checked against the
+pinned catalogue and the loader's rules.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 import tomli_w
 
+from whileai.catalogs import paths
 from whileai.catalogs import tasksets as tc
 from whileai.catalogs.targets import prime_rl
 from whileai.errors import SpecError, raw
@@ -21,16 +23,17 @@ from whileai.spec import mixture
 from whileai.spec.run import RunSpec
 from whileai.targets import overrides as ov
 from whileai.targets.compiled import Compiled
-from whileai.targets.fieldmap import Row, apply, get_path
-from whileai.targets.prime_rl import deploy, derived, lax, teacher
+from whileai.targets.fieldmap import Fix, Row, To, apply, get_path
+from whileai.targets.prime_rl import costing, deploy, lax, plan, teacher
 from whileai.targets.prime_rl import mixture as mix
 from whileai.targets.prime_rl.check import check_document, rename_hint
-from whileai.targets.prime_rl.fieldmap import FIELD_MAP, rows
+from whileai.targets.prime_rl.fieldmap import rows
 from whileai.targets.prime_rl.pin import COMMIT, TARGET, VERSION
+from whileai.targets.prime_rl.plan import Plan
 from whileai.tasksets import seats
 from whileai.version import __version__
 
-__all__ = ["COMMIT", "FIELD_MAP", "TARGET", "VERSION", "compile", "facts", "method_facts"]
+__all__ = ["COMMIT", "TARGET", "VERSION", "compile", "facts", "method_facts"]
 
 
 def method_facts(run: RunSpec) -> dict[str, Any]:
@@ -49,19 +52,27 @@ def method_facts(run: RunSpec) -> dict[str, Any]:
     }
 
 
-def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Facts:
-    """What prime-rl will do, read from the compiled document (overrides included): the warning
-    rules, the report's summary and the per-step spend use these, not the spec's values."""
-    m = run.method
+def facts(p: Plan, doc: dict[str, Any], got: tuple[int, int, int, int] | None,
+          ignored: Sequence[str] = (), set_by: Sequence[str] = ()) -> Facts:
+    """What prime-rl will do, read from the compiled document (overrides included; got: its
+    GPUs, deploy.gpus_of): the warning rules, the report's summary and the per-step spend use
+    these, not the spec's values. The prompts and seats are the plan's unless a key in `set_by`
+    (an override, an extra row) set the batch, the group or a training source: then the
+    document's, counted back."""
+    run, m = p.run, p.run.method
     steps = get_path(doc, "orchestrator.max_steps", get_path(doc, "max_steps"))
     batch, group = get_path(doc, "orchestrator.batch_size"), get_path(doc, "orchestrator.group_size")
     rank = get_path(doc, "trainer.model.lora.rank")
-    per = seats.per_episode(run, doc)
+    sources = _touched(set_by, "orchestrator.train.source")  # their env: the seats
+    per = seats.per_episode(run, doc, p.entries, p.shares) if sources else p.seats
+    prompts: int | str = p.prompts
+    if sources or _touched(set_by, "orchestrator.batch_size", "orchestrator.group_size"):
+        prompts = batch // group // per.traces if isinstance(batch, int) and isinstance(group, int) \
+            and group else "?"
     caps = [get_path(doc, "orchestrator.train.sampling.max_completion_tokens"),
             *(get_path(s, "sampling.max_completion_tokens")
               for s in get_path(doc, "orchestrator.train.source") or [] if isinstance(s, dict))]
     caps = [c for c in caps if isinstance(c, int)]
-    got = deploy.gpus_of(doc)
     interval = (get_path(doc, "orchestrator.eval.interval", 100)
                 if isinstance(get_path(doc, "orchestrator.eval"), dict) else None)
     return Facts(
@@ -70,14 +81,13 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
         steps=steps,
         rollouts=batch,
         samples_effective=group,
-        prompts=batch // group // per.traces if isinstance(batch, int) and isinstance(group, int)
-        and group else "?",
+        prompts=prompts,
         seats=per.traces,
         max_tokens=max(caps) if caps else None,
         seq_len=seq if isinstance(seq := get_path(doc, "seq_len"), int) else None,
         gpus=got[0] + got[1] if got else None,
-        layout=deploy.layout_fact(doc),
-        **deploy.facts(run, doc),
+        layout=deploy.layout_fact(doc, got),
+        **deploy.facts(p, doc, got),
         weights=f"LoRA rank {rank}" if rank is not None else "full weights",
         asynchrony=f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}"
         if get_path(doc, "orchestrator.max_off_policy_steps") is not None or not m.off_policy
@@ -90,6 +100,12 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
         holdouts=tuple(mix.holdouts(doc)) if run.sources else (),
         ignored=tuple(ignored),
     )
+
+
+def _touched(set_by: Sequence[str], *keys: str) -> bool:
+    """Whether a key set after the field map is one of `keys`, a table above one, or inside one."""
+    return any(paths.under(a, b) or paths.under(b, a)
+               for a in map(paths.parse, set_by) for b in map(paths.parse, keys))
 
 
 def holdout(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -113,53 +129,54 @@ def holdout(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any] | None:
 def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ()) -> Compiled:
     """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing.
 
+    One pass: the plan (whileai.targets.prime_rl.plan) is worked out once; the field map, the
+    overrides, the facts, the cost and the commands read it, and each of the report's lists is
+    built once, in its final form (targets.overrides.account).
+
     extra: rows applied after the field map (a stage of a two-stage run: its run name, where its
     weights land); a key set twice keeps the later value, and the report shows that one."""
-    for field, t, _ in mixture.teachers(run):
-        if t.port == 8000:
-            raise SpecError(f"{field}.url", t.url, "a port other than 8000, where rl serves the "
-                            "policy itself")
-    deploy.check(run, run.overrides)
-    derived.check(run)  # an override of a value others derive from: change the spec field
     fname = name or f"{run.method.type}.toml"
-    plans = teacher.plans(run, fname.removesuffix(".toml")) if deploy.serves(run) else []
-    applied = apply(rows(run), run, extra)
+    p = plan.make(run, fname.removesuffix(".toml"))
+    applied = apply(rows(p), run, extra)
     doc = applied.doc
     doc.setdefault("trainer", {})
-    reads, ignores, fixed = list(applied.reads), list(applied.ignores), list(applied.fixed)
     catalog = prime_rl()
     ov.apply_overrides(doc, run.overrides, catalog, hint=rename_hint)
-    ov.override_reads(reads, ignores, fixed, run.overrides, run)
-    reads[:] = [r._replace(note=f"{r.note}; {n}") if r.field.startswith("overrides.") and (
-        n := lax.override_note(r.path)) else r for r in reads]  # a likely typo of a vLLM key
-    deploy.without_inference(run, doc, reads, ignores, fixed)
+    if not p.serves:
+        doc.pop("inference", None)  # no inference nodes: no [inference] (its keys: ignored)
+    said = ov.account(applied, run.overrides, run, note=lax.override_note,  # a likely vLLM typo
+                      unwritten=None if p.serves else deploy.no_inference)
     problems = check_document(doc, catalog)
-    for plan in plans:
-        if plan.doc is not None:
-            problems += [p._replace(path=f"{plan.file}: {p.path}")
-                         for p in check_document(plan.doc, catalog, entry="inference")]
+    for t in p.served:
+        if t.doc is not None:
+            problems += [x._replace(path=f"{t.file}: {x.path}")
+                         for x in check_document(t.doc, catalog, entry="inference")]
     if problems:
-        p = problems[0]
-        raise SpecError(p.path or "config", raw("the compiled file"), f"prime-rl would reject "
-                        f"it: {p.message}", hint=_hint(p.path, p.message, doc, run))
-    commands = [c for plan in plans for c in teacher.commands(plan)] + deploy.run_commands(run, fname)
-    known = facts(run, doc, [i.field for i in ignores])
-    text = _header(run, fname) + tomli_w.dumps(_ordered(doc))
-    files = {fname: text} | {p.file: p.text for p in plans if p.file and p.text}
-    notes = tuple(p.note for p in plans) + ((mixture.summary(run),) if run.sources else ())
+        x = problems[0]
+        raise SpecError(x.path or "config", raw("the compiled file"), f"prime-rl would reject "
+                        f"it: {x.message}", hint=_hint(x.path, x.message, doc, p))
+    commands = [c for t in p.served for c in teacher.commands(t)] + deploy.run_commands(p, fname)
+    set_by = [*run.overrides, *(r.path for r in extra if isinstance(r, (To, Fix)) and r.when(run)
+                                and not r.path.startswith("<"))]
+    got = deploy.gpus_of(doc)
+    known = facts(p, doc, got, [i.field for i in said.ignores], set_by)
+    text = _header(p, fname) + tomli_w.dumps(_ordered(doc))
+    files = {fname: text} | {t.file: t.text for t in p.served if t.file and t.text}
+    notes = tuple(t.note for t in p.served) + ((mixture.summary(run, p.entries, p.shares),)
+                                                 if run.sources else ())
     return Compiled(
         target="prime-rl", pin=TARGET, run=run, files=files, main=fname,
-        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
-        warnings=mix.findings(run, known, method_facts), commands=tuple(commands), facts=known,
-        cost=deploy.estimate(run, doc, plans), notes=notes,
-        teacher=plans[0].to_dict() if plans else None,
-        teachers=tuple(p.to_dict() for p in plans),
+        reads=said.reads, ignores=said.ignores, fixed=said.fixed,
+        warnings=mix.findings(run, known, method_facts, p.entries[1:]),
+        commands=tuple(commands), facts=known, cost=costing.estimate(p, doc, got),
+        notes=notes, teacher=p.served[0].to_dict() if p.served else None,
+        teachers=tuple(t.to_dict() for t in p.served),
     )
 
 
-def _hint(path: str, message: str, doc: dict[str, Any], run: RunSpec) -> str:
+def _hint(path: str, message: str, doc: dict[str, Any], p: Plan) -> str:
     """What the spec offers instead, for the problems a spec field answers."""
-    if tp := deploy.tp_hint(run, path):
+    if tp := deploy.tp_hint(p, path):
         return tp
     m = re.match(r"(orchestrator\.(?:train|eval)\.source\[\d+\]\.env)\.taskset\.[^.]+$", path)
     if m and message.startswith("unknown key"):
@@ -172,9 +189,10 @@ def _hint(path: str, message: str, doc: dict[str, Any], run: RunSpec) -> str:
     return ""
 
 
-def _header(run: RunSpec, fname: str) -> str:
+def _header(p: Plan, fname: str) -> str:
+    run = p.run
     how = (f"uv run rl @ {quote(fname)} --dry-run (writes the sbatch script), then without "
-           "--dry-run to submit" if deploy.on_slurm(run) else f"uv run rl @ {quote(fname)}")
+           "--dry-run to submit" if p.on_slurm else f"uv run rl @ {quote(fname)}")
     return (
         f"# written by whileai {__version__} for {TARGET}: {run.method.type} on {run.taskset}\n"
         f"# run: {how}    (what each key does: whileai explain <spec>)\n\n"

@@ -19,8 +19,9 @@ its taskset (`holdouts`).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whileai.catalogs import tasksets as tc
 from whileai.catalogs.paths import get_path
@@ -32,8 +33,11 @@ from whileai.spec import mixture
 from whileai.spec.load import replace_run
 from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
-from whileai.targets.fieldmap import Drop, Fix, Row, To
+from whileai.targets.fieldmap import Drop, Fix, Row, To, const
 from whileai.targets.prime_rl.algo import algo_rows
+
+if TYPE_CHECKING:
+    from whileai.targets.prime_rl.plan import Plan
 
 HARNESS_NULL = "no agent harness: the taskset drives the episode (as in the pin's own configs)"
 RUNTIME = "always set the runtime: its default is a remote sandbox VM"
@@ -45,35 +49,29 @@ def train(i: int) -> str:
     return f"orchestrator.train.source[{i}]"
 
 
-def const(value: Any) -> Any:
-    return lambda r: value
-
-
-def rows(run: RunSpec) -> list[Row]:
+def rows(p: Plan) -> list[Row]:
     """The mixture's rows (extra training sources, their eval sources, source 0's ratio)."""
+    run = p.run
     if not run.sources:
         return [Drop("ratio", "no sources: a run of one training source has nothing to weigh "
                      "its ratio against")]
-    out: list[Row] = [To("ratio", f"{train(0)}.ratio", lambda r: r.ratio or 1.0, note=_share(0))]
-    for e in mixture.entries(run)[1:]:
-        out += _train_rows(e)
-    return out + _eval_rows(run)
+    out: list[Row] = [To("ratio", f"{train(0)}.ratio", lambda r: r.ratio or 1.0,
+                         note=_share(p, p.entries[0]))]
+    for e in p.entries[1:]:
+        out += _train_rows(p, e)
+    return out + _eval_rows(run, p.entries[1:])
 
 
-def _share(i: int) -> Any:
-    def note(r: RunSpec) -> str:
-        e = mixture.entries(r)[i]
-        unset = "unset: prime-rl's default 1.0; " if i == 0 and r.ratio is None else ""
-        return (f"{unset}about {mixture.shares(r)[i]:.0%} of each step's rollouts ({e.ratio:g} x "
-                f"group size {e.method.samples}, normalized)")
-    return note
+def _share(p: Plan, e: Entry) -> str:
+    unset = "unset: prime-rl's default 1.0; " if e.pos == 0 and p.run.ratio is None else ""
+    return (f"{unset}about {p.shares[e.pos]:.0%} of each step's rollouts ({e.ratio:g} x "
+            f"group size {e.method.samples}, normalized)")
 
 
-def _train_rows(e: Entry) -> list[Row]:
-    t, f, i = train(e.pos), e.field, e.pos
+def _train_rows(p: Plan, e: Entry) -> list[Row]:
+    t, f = train(e.pos), e.field
     out: list[Row] = [
-        To(f"{f}name", f"{t}.name", lambda r: mixture.entries(r)[i].name,
-           note=lambda r: mixture.name_reason(r, mixture.entries(r)[i])),
+        To(f"{f}name", f"{t}.name", const(e.name), note=mixture.name_reason(p.run, e)),
         To(f"{f}taskset", f"{t}.env.taskset.id"),
         *[To(f"{f}taskset_args", f"{t}.env.taskset.{k}", const(v)) for k, v in e.args.items()],
     ]
@@ -82,7 +80,7 @@ def _train_rows(e: Entry) -> list[Row]:
         out.append(To(f"{f}taskset", f"{t}.env.taskset.{plan.arg}", const(plan.train),
                       note=plan.train_reason))
     out += role_rows(t, e.taskset, e.roles, f"{f}roles")
-    out.append(To(f"{f}ratio", f"{t}.ratio", note=_share(i)))
+    out.append(To(f"{f}ratio", f"{t}.ratio", note=_share(p, e)))
     if not e.own_method:  # the run's method, written into the source (no hidden copy)
         return out + [To("method.type", f"{t}.algo.type", note=f"{f}method unset: the run's method"),
                       *[r for r in algo_rows(f"{t}.algo", "method")[1:] if not isinstance(r, Drop)]]
@@ -92,8 +90,7 @@ def _train_rows(e: Entry) -> list[Row]:
         To(f"{m}.samples", f"{t}.group_size", note="this source's group; batch_size must still "
            "divide by the run's group_size (orchestrator.group_size)"),
         To(f"{m}.temperature", f"{t}.sampling.temperature",
-           note=lambda r: "the teacher samples this source's completions"
-           if mixture.entries(r)[i].method.off_policy else ""),
+           note="the teacher samples this source's completions" if e.method.off_policy else ""),
         To(f"{m}.max_tokens", f"{t}.sampling.max_completion_tokens"),
         Drop(f"{m}.learning_rate", ONE_LR),
     ]
@@ -139,8 +136,7 @@ def _key(taskset: str, args: dict[str, Any]) -> tuple[str, str]:
     return plugin_key(taskset), json.dumps(args, sort_keys=True, default=str)
 
 
-def _eval_rows(run: RunSpec) -> list[Row]:
-    extras = mixture.entries(run)[1:]
+def _eval_rows(run: RunSpec, extras: Sequence[Entry]) -> list[Row]:
     if not run.eval.enabled:
         return [Drop(f"{e.field}eval", "eval.enabled is false: no eval source") for e in extras]
     if run.eval.taskset is not None:
@@ -212,13 +208,15 @@ def holdouts(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def findings(run: RunSpec, facts: Facts, method_facts: Any) -> tuple[Finding, ...]:
+def findings(run: RunSpec, facts: Facts, method_facts: Any,
+             extras: Sequence[Entry]) -> tuple[Finding, ...]:
     """The research warnings of the run (source 0's method), then those of each extra source
-    with a method of its own, named after the source (rules read its method, with the facts that
-    depend on the method recomputed by `method_facts`; run-wide ones are said once)."""
+    (`extras`: whileai.spec.mixture's entries after the first) with a method of its own, named
+    after the source (rules read its method, with the facts that depend on the method
+    recomputed by `method_facts`; run-wide ones are said once)."""
     found = list(rules.findings(run, facts))
     seen = {(w.rule, w.message) for w in found}
-    for e in mixture.entries(run)[1:]:
+    for e in extras:
         if not e.own_method:
             continue
         one = replace_run(run, method=e.method.model_dump(mode="python"), taskset=e.taskset,
@@ -233,4 +231,4 @@ def findings(run: RunSpec, facts: Facts, method_facts: Any) -> tuple[Finding, ..
     return tuple(found)
 
 
-__all__ = ["const", "findings", "holdouts", "role_rows", "rows", "source0_eval_args", "train"]
+__all__ = ["findings", "holdouts", "role_rows", "rows", "source0_eval_args", "train"]

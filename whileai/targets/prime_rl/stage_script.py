@@ -31,7 +31,7 @@ from typing import Any
 from whileai.catalogs.targets import prime_rl
 from whileai.errors import SpecError, raw
 from whileai.spec.run import RunSpec
-from whileai.targets.prime_rl import teacher
+from whileai.targets.prime_rl import plan, teacher
 from whileai.targets.prime_rl.check import check_document
 
 WAIT_S = 1800  # prime-rl's ClientConfig.wait_for_ready_timeout default
@@ -87,7 +87,7 @@ def teacher_servers(one: RunSpec, two: RunSpec, stems: list[str], stem: str) -> 
     out: dict[tuple[str, str, int], Server] = {}
     at: dict[tuple[str, int], tuple[str, int]] = {}
     for i, (run, s) in enumerate(((one, stems[0]), (two, stems[1])), start=1):
-        for p in teacher.plans(run, s):
+        for p in plan.make(run, s).teachers:  # each stage's plan, as its compile made it
             host, port = teacher.host_port(p.url)
             key = (p.model, host, port)
             seen = at.get((host, port))

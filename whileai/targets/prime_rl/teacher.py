@@ -1,7 +1,8 @@
 """Where a frozen teacher runs for prime-rl (OPD's scores the student's tokens, SFT's samples the
 training completions), sized from the teacher's name (whileai.cost.sizes).
 
-rl never launches the teacher. `plans(run, stem)` decides, for each teacher, by a rule the report states:
+rl never launches the teacher. `plans(...)` (called once per compile, by the run's plan:
+whileai.targets.prime_rl.plan) decides, for each teacher, by a rule the report states:
 - a run on one node without SLURM and a teacher at localhost: beside the policy on GPU 0 when
   it fits in TEACHER_GPU_MEMORY of it (or its size is unknown, said so), else on GPUs of its own
   on the same node, from `<stem>.teacher.toml`;
@@ -15,6 +16,7 @@ it against the catalogue's inference root and the inference entry point's rules.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from shlex import quote
 from typing import Any, NamedTuple
 
@@ -22,9 +24,10 @@ import tomli_w
 
 from whileai.cost import sizes
 from whileai.errors import SpecError
-from whileai.spec import mixture
+from whileai.spec.layout import Layout
+from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
-from whileai.targets.prime_rl.deploy import job_name, on_slurm
+from whileai.targets.prime_rl.deploy import job_name
 from whileai.targets.prime_rl.pin import TARGET
 from whileai.version import __version__
 
@@ -69,14 +72,16 @@ def _size_text(size: sizes.Size | None, need: int | None) -> str:
             f"headroom need {need} GPU{'s' if need > 1 else ''}")
 
 
-def plans(run: RunSpec, stem: str) -> list[Plan]:
-    """One plan per distinct teacher of the run (a mixture may have several: each source's OPD
-    or SFT teacher). Only the first local teacher may share GPU 0; the others get GPUs of their
-    own after the run's (and after earlier teachers'), files `<stem>.teacher.toml`,
+def plans(run: RunSpec, stem: str, teachers: Sequence[tuple[str, Any, list[Entry]]], lay: Layout,
+          slurm: bool, known: Mapping[str, sizes.Size | None]) -> list[Plan]:
+    """One plan per distinct teacher of the run (`teachers`: whileai.spec.mixture.teachers; a
+    mixture may have several, each source's OPD or SFT teacher), for its layout, on SLURM or not,
+    with the models' sizes `known`. Only the first local teacher may share GPU 0; the others get
+    GPUs of their own after the run's (and after earlier teachers'), files `<stem>.teacher.toml`,
     `<stem>.teacher-2.toml`, ..."""
     out: list[Plan] = []
     where: dict[tuple[str, int], str] = {}
-    for k, (field, t, users) in enumerate(mixture.teachers(run)):
+    for k, (field, t, users) in enumerate(teachers):
         at = host_port(t.url)
         if at in where:
             raise SpecError(f"{field}.url", t.url, f"a server of its own: {where[at]} is served "
@@ -87,19 +92,19 @@ def plans(run: RunSpec, stem: str) -> list[Plan]:
         shared = any(p.mode == "share" for p in out)
         role = "/".join(sorted({e.method.type for e in users})).upper()
         out.append(_plan(run, field, t, suffix, stem, max(e.method.max_tokens for e in users),
-                         role=role, offset=taken, share=not shared))
+                         role=role, offset=taken, share=not shared, lay=lay, slurm=slurm,
+                         size=known[t.model]))
     return out
 
 
 def _plan(run: RunSpec, field: str, t: Any, suffix: str, stem: str, max_tokens: int, *, role: str,
-          offset: int, share: bool) -> Plan:
+          offset: int, share: bool, lay: Layout, slurm: bool, size: sizes.Size | None) -> Plan:
     name, samples = f"{stem}.teacher{suffix}.toml", "SFT" in role
-    size = sizes.params(t.model)
     need = sizes.serve_gpus(size.total_b) if size else None
     what = _size_text(size, need)
     host, port = host_port(t.url)
-    per = run.gpus_per_node
-    if host in LOCAL and on_slurm(run):
+    per = lay.gpus_per_node
+    if host in LOCAL and slurm:
         raise SpecError(f"{field}.url", t.url, "a host the SLURM job reaches, not "
                         f"{host}: the orchestrator runs on a trainer node whose GPUs train",
                         hint=f"serve the teacher on its own node (whileai writes {name} for it "
@@ -114,12 +119,12 @@ def _plan(run: RunSpec, field: str, t: Any, suffix: str, stem: str, max_tokens: 
                         f"beside the policy on GPU 0 ({TEACHER_GPU_MEMORY:g} of its memory)"
                         + ("; if it does not fit there, serve it elsewhere" if size is None else ""),
                         samples=samples)
-        first = run.total_gpus + offset
+        first = lay.gpus + offset
         free = per - first
         if need is None or need > free:
             raise SpecError(f"{field}.model", t.model, f"a teacher that fits beside the run: "
                             f"{what} and the node has {max(free, 0)} GPUs besides the run's "
-                            f"{run.total_gpus}" + (f" and other teachers' {offset}" if offset else ""),
+                            f"{lay.gpus}" + (f" and other teachers' {offset}" if offset else ""),
                             hint="use fewer gpus, or serve it on another machine and put that "
                             f"host in {field}.url")
         gpus = ",".join(str(i) for i in range(first, first + need))
@@ -127,9 +132,9 @@ def _plan(run: RunSpec, field: str, t: Any, suffix: str, stem: str, max_tokens: 
         return Plan(t.model, t.url, size, need, "local", f"teacher {t.model}: {what}; served on "
                     f"GPUs {gpus} of this node from {name}", name, _text(run, name, doc, role),
                     doc, gpus, need, samples=samples)
-    if not on_slurm(run) or t.url.startswith("https://") or need is None or need > per:
+    if not slurm or t.url.startswith("https://") or need is None or need > per:
         why = ("an https endpoint is a hosted service" if t.url.startswith("https://") else
-               "the run is not on SLURM" if not on_slurm(run) else
+               "the run is not on SLURM" if not slurm else
                "its size is unknown, so whileai cannot size its servers" if need is None else
                f"more than one node of {per}: prime-rl's inference launcher keeps tensor "
                "parallelism within a node")
@@ -188,4 +193,4 @@ def commands(p: Plan | None) -> list[str]:
     return [f"# first serve {p.model} at {p.url} ({what}; key in ${p.key_env})"]
 
 
-__all__ = ["LOCAL", "TEACHER_GPU_MEMORY", "Plan", "commands", "host_port", "plans"]
+__all__ = ["LOCAL", "POLICY_PORT", "TEACHER_GPU_MEMORY", "Plan", "commands", "host_port", "plans"]

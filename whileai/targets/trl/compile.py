@@ -25,7 +25,7 @@ from whileai.rules.facts import Facts
 from whileai.rules.research import findings
 from whileai.spec.run import OPSD, SFT, RunSpec
 from whileai.targets import overrides as ov
-from whileai.targets.compiled import Compiled, Ignore, Read
+from whileai.targets.compiled import Compiled, Read
 from whileai.targets.fieldmap import Row, apply
 from whileai.targets.trl import accelerate as accel
 from whileai.targets.trl import batch as trl_batch
@@ -128,11 +128,11 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     cmd = command_name(run)
     applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run, extra)
     doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
-    reads: list[Read] = list(applied.reads)
-    ignores: list[Ignore] = cpu_ignores + list(applied.ignores)
-    fixed = list(applied.fixed)
     ov.apply_overrides(doc, run.overrides, trl_catalog.catalog(cmd))
-    ov.override_reads(reads, ignores, fixed, run.overrides, run)
+    said = ov.account(applied._replace(ignores=cpu_ignores + list(applied.ignores)), run.overrides,
+                      run)
+    reads: list[Read] = list(said.reads)
+    ignores, fixed = said.ignores, said.fixed
     _check_batch(doc, run)
     sampled = sample_prompts(run, doc)
     reads = [r._replace(value=sampled) if r.path == f"<{SAMPLE_PY} --prompts>" else r for r in reads]

@@ -13,7 +13,8 @@ from typing import Any
 from whileai.catalogs.paths import get_path
 from whileai.catalogs.targets import Problem
 
-GPUS_PER_NODE = 8
+GPUS_PER_NODE = 8  # the pin's DeploymentConfig default (whileai.spec.layout.DEFAULT_GPUS_PER_NODE:
+# the same number; the loader mirror stays free of pydantic for `whileai check`)
 
 
 def _int(v: Any, default: int) -> int | None:
