@@ -1,6 +1,6 @@
 """How often one compile computes the same thing (a count, not a timing).
 
-    python benchmarks/count_calls.py [SPEC ...] [--backend prime-rl|trl]
+    python benchmarks/count_calls.py [SPEC ...] [--target prime-rl|trl]
 
 Loads each spec (default: examples/opd.toml), compiles it once through the Python API
 (whileai.api.compile: what `whileai compile` runs, nothing written) and counts, with
@@ -26,6 +26,7 @@ from whileai import api  # noqa: E402
 from whileai.cost import sizes  # noqa: E402
 from whileai.spec import layout, mixture  # noqa: E402
 from whileai.spec.load import load_spec  # noqa: E402
+from whileai.targets import registry  # noqa: E402
 from whileai.targets.prime_rl import teacher  # noqa: E402
 
 WATCHED = {
@@ -36,7 +37,7 @@ WATCHED = {
 }
 
 
-def count(spec: Path, backend: str) -> Counter[str]:
+def count(spec: Path, target: str) -> Counter[str]:
     """The watched functions' calls during one compile of `spec`."""
     run = load_spec(spec)
     seen: Counter[str] = Counter({name: 0 for name in WATCHED.values()})
@@ -47,7 +48,7 @@ def count(spec: Path, backend: str) -> Counter[str]:
 
     sys.setprofile(profile)
     try:
-        api.compile(run, backend)
+        api.compile(run, target)
     finally:
         sys.setprofile(None)
     return seen
@@ -56,10 +57,10 @@ def count(spec: Path, backend: str) -> Counter[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("specs", nargs="*", type=Path, default=[ROOT / "examples" / "opd.toml"])
-    ap.add_argument("--backend", default="prime-rl", choices=api.BACKENDS)
+    ap.add_argument("--target", default="prime-rl", choices=registry.names())
     args = ap.parse_args()
     for spec in args.specs:
-        counts = count(spec, args.backend)
+        counts = count(spec, args.target)
         print(f"{spec}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
 
 

@@ -30,9 +30,9 @@ from typing import Any
 
 from whileai.catalogs.targets import prime_rl
 from whileai.errors import SpecError, raw
-from whileai.spec.run import RunSpec
-from whileai.targets.prime_rl import plan, teacher
+from whileai.targets.prime_rl import teacher
 from whileai.targets.prime_rl.check import check_document
+from whileai.targets.prime_rl.plan import Plan
 
 WAIT_S = 1800  # prime-rl's ClientConfig.wait_for_ready_timeout default
 
@@ -82,12 +82,14 @@ class Server:
                 f"{quote(self.plan.key_env)}")
 
 
-def teacher_servers(one: RunSpec, two: RunSpec, stems: list[str], stem: str) -> list[Server]:
-    """The distinct teachers of both stages, in the order they start."""
+def teacher_servers(plans: tuple[Plan, Plan], stem: str) -> list[Server]:
+    """The distinct teachers of both stages (their plans, as each stage's compile made them), in
+    the order they start."""
     out: dict[tuple[str, str, int], Server] = {}
     at: dict[tuple[str, int], tuple[str, int]] = {}
-    for i, (run, s) in enumerate(((one, stems[0]), (two, stems[1])), start=1):
-        for p in plan.make(run, s).teachers:  # each stage's plan, as its compile made it
+    one, two = (x.run for x in plans)
+    for i, stage in enumerate(plans, start=1):
+        for p in stage.teachers:
             host, port = teacher.host_port(p.url)
             key = (p.model, host, port)
             seen = at.get((host, port))

@@ -28,7 +28,6 @@ def compile_stages(run: RunSpec, stem: str) -> Compiled:
     """Both stages of `run`, their teachers' servers and the script that runs them in order;
     stem: the spec's name (the files are <stem>-1-<method>.toml, <stem>-2-<method>.toml, <stem>.sh)."""
     from whileai.catalogs.paths import get_path
-    from whileai.spec.load import loads_toml
     from whileai.targets.prime_rl import compile as prime_rl
 
     one = first(run)
@@ -38,7 +37,7 @@ def compile_stages(run: RunSpec, stem: str) -> Compiled:
         Fix("weight_broadcast.type", "filesystem", "the final weights land on disk in Hugging Face "
             "format (broadcasts/step_<max_steps>); NCCL would keep them in memory"),
     ])
-    doc = loads_toml(c1.text)
+    doc = c1.doc  # overrides included
     if get_path(doc, "weight_broadcast.type") != "filesystem":
         raise SpecError("overrides.weight_broadcast.type", get_path(doc, "weight_broadcast.type"),
                         "filesystem in the first stage of a two-stage run: only the filesystem "
@@ -55,7 +54,7 @@ def compile_stages(run: RunSpec, stem: str) -> Compiled:
     c2 = prime_rl.compile(second(run), name=f"{names[1]}.toml", extra=base)
     handoff = (f"uv run python -c {shlex.quote(_COPY)} {shlex.quote(run.model)} {shlex.quote(weights)}"
                "  # stage 1's final weights -> stage 2's student")
-    servers = stage_script.teacher_servers(one, second(run), names, stem)
+    servers = stage_script.teacher_servers((c1.plan, c2.plan), stem)
     c1, c2 = (_served(c, servers) for c in (c1, c2))
     rl = [[x for x in c.commands if x.startswith("uv run rl ")] for c in (c1, c2)]
     commands = [*(s.command() for s in servers if 1 in s.stages), *rl[0], handoff,

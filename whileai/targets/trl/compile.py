@@ -159,7 +159,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
         target="trl", pin=TARGET, run=spec, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=findings(run, data), commands=tuple(commands(run, out, path, sampled)), out=out,
-        facts=data, cost=trl_cost.estimate(run, doc), **_teacher_and_notes(run, doc),
+        facts=data, cost=trl_cost.estimate(run, doc), **_teacher_and_notes(run, doc), doc=doc,
     )
     files["README.md"] = _readme(compiled, path, sampled, cpu)
     return compiled

@@ -21,8 +21,6 @@ from whileai.targets.stages import chain, first, folder, script, second
 def compile_stages(run: RunSpec, out: str | None, cpu: bool) -> Compiled:
     """Both stages of `run` as run directories <n>-<method>/ side by side, and the run.sh that runs
     them in order; out: the folder they will be written to (only used in the commands)."""
-    import yaml
-
     from whileai.targets.trl import compile as trl
 
     one = first(run)
@@ -32,7 +30,7 @@ def compile_stages(run: RunSpec, out: str | None, cpu: bool) -> Compiled:
         one = replace_run(one, output_dir=os.path.join(run.output_dir, dirs[0]))
     where = [os.path.join(out, d) if out else d for d in dirs]
     c1 = trl.compile(one, cpu=cpu, out=where[0])
-    saved = str(yaml.safe_load(c1.text).get("output_dir", one.output_dir))  # overrides included
+    saved = str(c1.doc.get("output_dir", one.output_dir))  # overrides included
     weights = saved if os.path.isabs(saved) else f"../{dirs[0]}/{saved}"
     two = second(run, os.path.join(run.output_dir, dirs[1]) if absolute else None)
     c2 = trl.compile(two, cpu=cpu, out=where[1], extra=[
