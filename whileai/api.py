@@ -47,7 +47,7 @@ def compile_all(
     for run in runs:
         if not isinstance(run, RunSpec):
             raise SpecError("run", run, "a whileai.RunSpec (build one with wai.RunSpec(...))")
-    dests = write.destinations(t.shape, names or [r.method.type for r in runs], out)
+    dests = write.destinations(*t.shape, names or [r.method.type for r in runs], out)
     compiled = [t.compile(run, name=d.name, out=str(d.root) if d.root is not None else None,
                           options=options) for run, d in zip(runs, dests, strict=True)]
     if strict:  # every warning is an error, before anything is written (whileai.rules.honoured)

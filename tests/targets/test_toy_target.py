@@ -82,3 +82,17 @@ def test_cli_explain_names_each_key() -> None:
     for key in ("model", "steps", "method", "batch.prompts", "batch.samples"):
         assert key in out
     assert "(not emitted)" in out
+
+
+def test_cli_check_sends_a_file_to_the_target_that_claims_it(tmp_path: Path) -> None:
+    good, bad = tmp_path / "a.json", tmp_path / "b.json"
+    good.write_text('{"a": 1}\n')
+    bad.write_text("{}\n{}\n")
+    code, out = cli("check", str(good))
+    assert code == 0 and f"ok: {good} is one line of JSON" in out, out
+    code, out = cli("check", str(good), str(bad))
+    assert code == 2 and f"error: {bad}: not one line of JSON" in out, out
+    toml = tmp_path / "c.toml"
+    toml.write_text("max_steps = 1\n")
+    code, out = cli("check", str(toml))  # still prime-rl's
+    assert "prime-rl" in out, out

@@ -9,11 +9,11 @@ with no change to any file of whileai.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
-from whileai.files.write import Shape
 from whileai.spec.fields import spec_fields
 from whileai.spec.run import RunSpec
-from whileai.targets.base import Machine, Options
+from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Drop, Row, To, apply
 
@@ -55,6 +55,14 @@ class Toy:
     def verify(self, compiled: list[Compiled]) -> list[tuple[bool, str]]:
         return [(True, f"checked: {c.label} is one line of JSON") for c in compiled
                 if len(c.text.splitlines()) == 1 and json.loads(c.text)]
+
+    def claims(self, path: Path) -> bool:
+        return path.suffix == ".json"
+
+    def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return [("ok", f"{path} is one line of JSON")] if len(lines) == 1 and json.loads(lines[0]) \
+            else [("error", f"{path}: not one line of JSON")]
 
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
         return Machine(gpus=0, gpus_why="(the toy trains nothing)", broadcasts=0,

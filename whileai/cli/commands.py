@@ -95,51 +95,25 @@ def explain(specs: list[Path], target: str, sets: list[str] | None) -> None:
 
 
 def check(configs: list[Path], entry: str) -> None:
-    """Check prime-rl TOMLs against the pinned schema, loader rules and known renames."""
-    from whileai.spec.load import loads_toml, read_text
-    from whileai.targets.prime_rl.check import check_document, detect, looks_like_spec, notes, taskset_typos
+    """Check files written by hand: each goes to the target that claims it (a prime-rl TOML
+    against the pinned schema, loader rules and known renames; a TRL run directory through
+    TRL's own parser)."""
+    from whileai.targets import registry
 
     if entry != "auto" and entry not in ENTRY_POINTS:
         _fail(SpecError("--entry", entry, f"auto or one of {', '.join(ENTRY_POINTS)}"))
     failed = False
     with _stdout():
         for config in configs:
-            try:
-                doc = loads_toml(read_text(config, "config", 8 << 20, "TOML file"), where=str(config))
-            except SpecError as e:
-                _err(f"error: {e}")
-                failed = True
-                continue
-            if looks_like_spec(doc):
-                spec = SpecError("config", str(config), "a prime-rl TOML; this is a whileai spec",
-                                 hint=f"compile it: whileai compile {config}")
-                _err(f"error: {spec}")
-                failed = True
-                continue
-            try:
-                kind, problems = detect(doc) if entry == "auto" else (entry, check_document(doc, entry=entry))
-            except SpecError as e:  # a loader rule that crashed (RuleCrash): one line, never skipped
-                _err(f"error: {config}: {e}")
-                failed = True
-                continue
-            problems = [*problems, *taskset_typos(doc, kind)]
-            for note in notes(doc, kind):
-                print(clean(f"warning: {config}: {note}"))
-            how = f"uv run {kind} @ {config}"
-            for p in problems:
-                _err(f"error: {config}: {p}")
-            if problems:
-                guess = " (the likeliest entry point: none accepts it; --entry to choose)" \
-                    if entry == "auto" else ""
-                from whileai.targets.prime_rl.migrate.hint import old_release_hint
-
-                if (old := old_release_hint(doc, kind)) is not None:
-                    guess = f"; it {old}: run `whileai migrate {config}`"
-                _err(f"error: {config} is not a valid prime-rl {kind} config{guess}")
-                failed = True
-                continue
-            print(clean(f"ok: {config} is a prime-rl {kind} config ({how}) that passes the pinned "
-                        "schema and loader rules"))
+            # the target that claims it; else the first (the default -b), whose reader says why not
+            claimed = [registry.get(n) for n in registry.names() if registry.get(n).claims(config)]
+            target = claimed[0] if claimed else registry.get(registry.names()[0])
+            for level, line in target.check(config, entry):
+                if level == "error":
+                    _err(f"error: {line}")
+                    failed = True
+                else:
+                    print(clean(f"{level}: {line}"))
     if failed:
         raise SystemExit(2)
 

@@ -28,18 +28,6 @@ HEADER = "# written by whileai: the files it wrote here and their sha256 (sha256
 NAME_MAX = 255  # bytes in one path component (Linux, macOS)
 
 
-class Shape(NamedTuple):
-    """What a target writes: one file with this suffix (a prime-rl TOML) or, with suffix None,
-    a run directory (a TRL run); `why` says it in the error for an output of the wrong kind."""
-
-    suffix: str | None
-    why: str
-
-    def entry(self, stem: str) -> str:
-        """The name of a spec's output inside a folder of several: <stem>.toml or <stem>/."""
-        return stem + self.suffix if self.suffix else stem
-
-
 class Dest(NamedTuple):
     root: Path | None  # the folder the files go in; None: nothing is written
     name: str  # a file target: the file's name; a directory target: the spec's name
@@ -84,33 +72,34 @@ def _name(stem: str) -> str:
     return stem
 
 
-def destinations(shape: Shape, names: list[str], out: Any) -> list[Dest]:
-    """Where each compiled spec goes. A file target: `out` is the file (one spec) or a folder of
-    <name><suffix>; a directory target: `out` is the run directory (one spec) or a folder of
-    <name>/ runs."""
+def destinations(suffix: str | None, why: str, names: list[str], out: Any) -> list[Dest]:
+    """Where each compiled spec goes. A file target (`suffix`: its file's suffix): `out` is the
+    file (one spec) or a folder of <name><suffix>; a directory target (suffix None): `out` is the
+    run directory (one spec) or a folder of <name>/ runs. why: the target's kind of output, for
+    the error when `out` is of another kind."""
     names = [_name(n) for n in names]
     if out is None:
-        return [Dest(None, shape.entry(n)) for n in names]
+        return [Dest(None, n + (suffix or "")) for n in names]
     path = check_out(out)
     kind = _kind(path)
     many = len(names) > 1
-    if shape.suffix is not None:
-        if not many and path.suffix == shape.suffix and kind != "dir":
+    if suffix is not None:
+        if not many and path.suffix == suffix and kind != "dir":
             found = [Dest(path.parent, path.name)]
-        elif path.suffix and path.suffix != shape.suffix and kind != "dir" and not many:
-            raise SpecError("out", str(path), f"a {shape.suffix} file or a directory ({shape.why})")
-        elif many and (path.suffix in (shape.suffix, ".toml", ".yaml", ".yml", ".json")
+        elif path.suffix and path.suffix != suffix and kind != "dir" and not many:
+            raise SpecError("out", str(path), f"a {suffix} file or a directory ({why})")
+        elif many and (path.suffix in (suffix, ".toml", ".yaml", ".yml", ".json")
                        or kind == "file"):
             raise SpecError("out", str(path), f"a directory when compiling {len(names)} specs")
         else:
-            found = [Dest(path, shape.entry(n)) for n in names]
+            found = [Dest(path, n + suffix) for n in names]
     elif kind == "file":
-        raise SpecError("out", str(path), f"a directory ({shape.why})")
+        raise SpecError("out", str(path), f"a directory ({why})")
     else:
         found = [Dest(path / n if many else path, n) for n in names]
     seen: dict[str, int] = {}
     for i, t in enumerate(found):
-        where = os.path.abspath(os.path.join(t.root or "", t.name if shape.suffix else ""))
+        where = os.path.abspath(os.path.join(t.root or "", t.name if suffix else ""))
         if where in seen:
             raise SpecError("out", where, "one destination per spec", hint=f"specs {seen[where] + 1} "
                             f"and {i + 1} have the same name {names[i]!r}; rename one or compile "

@@ -16,9 +16,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from whileai.files.write import Shape
+    from pathlib import Path
+
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+
+
+class Shape(NamedTuple):
+    """What a target writes: one file with this suffix (a prime-rl TOML) or, with suffix None,
+    a run directory (a TRL run); `why` says it in the error for an output of the wrong kind."""
+
+    suffix: str | None
+    why: str
 
 
 class Options(NamedTuple):
@@ -59,6 +68,15 @@ class Target(Protocol):
     def verify(self, compiled: list[Compiled]) -> list[tuple[bool, str]]:
         """`compile --check`: the target's own check of what was just compiled (and written),
         one (passed, line) each, ending at the first failure; SpecError where it cannot check."""
+        ...
+
+    def claims(self, path: Path) -> bool:
+        """`whileai check`: whether `path` is this target's kind of file (or directory)."""
+        ...
+
+    def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
+        """`whileai check` on a file written by hand: ("ok" | "warning" | "error", line) in
+        order. entry: the entry point the file is for, or "auto"."""
         ...
 
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:

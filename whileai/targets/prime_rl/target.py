@@ -6,10 +6,10 @@ Light on purpose: the registry imports this module to find the target, and the c
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from whileai.files.write import Shape
-from whileai.targets.base import Machine, Options
+from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.prime_rl.pin import COMMIT
 from whileai.targets.prime_rl.pin import TARGET as PIN
 
@@ -41,6 +41,14 @@ class PrimeRL:
         # every compile already ran the catalogue and the loader mirror (a refusal raised)
         return [(True, "checked: every file (each stage of a two-stage run) passed the pinned "
                        "prime-rl catalogue and loader rules")]
+
+    def claims(self, path: Path) -> bool:
+        return path.suffix == ".toml" and not path.is_dir()
+
+    def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
+        from whileai.targets.prime_rl.checkfile import check_file
+
+        return check_file(path, entry)
 
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
         lay = run.layout

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from whileai.files.write import Shape
-from whileai.targets.base import Machine, Options
+from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.trl.pin import TARGET as PIN
 
 if TYPE_CHECKING:
@@ -55,6 +54,25 @@ class TRL:
             out.append((True, f"checked: {Path(c.out).parent} parses with TRL's own parser (no "
                               "unknown keys)"))
         return out
+
+    def claims(self, path: Path) -> bool:
+        return path.is_dir()  # a run directory (its config.yaml and its scripts)
+
+    def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
+        from whileai.errors import SpecError
+        from whileai.targets.trl.check import check_dir
+
+        if entry != "auto":
+            return [("error", str(SpecError("--entry", entry, "auto for a TRL run directory (its "
+                                            "command is in its config.yaml)")))]
+        try:
+            problems = check_dir(path)
+        except SpecError as e:
+            return [("error", f"{path}: {e}")]
+        if problems:
+            return [*(("error", f"{path}: {p}") for p in problems),
+                    ("error", f"{path} is not a TRL run directory TRL's parser accepts")]
+        return [("ok", f"{path} parses with TRL's own parser (no unknown keys)")]
 
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
         return Machine(gpus=run.gpus or 1, gpus_why="(TRL: one per training process)", broadcasts=1,

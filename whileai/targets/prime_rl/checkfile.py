@@ -1,0 +1,48 @@
+"""`whileai check` on a prime-rl TOML written by hand: the pinned catalogue, the loader mirror's
+rules for its entry point, taskset argument typos, the notes the loader would log, and, for a
+file written for an older release, the `whileai migrate` line.
+
+    lines = check_file(Path("rl.toml"), "auto")   # [("ok" | "warning" | "error", text), ...]
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from whileai.errors import SpecError
+
+
+def check_file(config: Path, entry: str) -> list[tuple[str, str]]:
+    """What `whileai check` says of one file, in order: its warnings, then "ok" or its errors."""
+    from whileai.spec.load import loads_toml, read_text
+    from whileai.targets.prime_rl.check import (
+        check_document,
+        detect,
+        looks_like_spec,
+        notes,
+        taskset_typos,
+    )
+
+    try:
+        doc = loads_toml(read_text(config, "config", 8 << 20, "TOML file"), where=str(config))
+    except SpecError as e:
+        return [("error", str(e))]
+    if looks_like_spec(doc):
+        return [("error", str(SpecError("config", str(config), "a prime-rl TOML; this is a whileai "
+                                        "spec", hint=f"compile it: whileai compile {config}")))]
+    try:
+        kind, problems = detect(doc) if entry == "auto" else (entry, check_document(doc, entry=entry))
+    except SpecError as e:  # a loader rule that crashed (RuleCrash): one line, never skipped
+        return [("error", f"{config}: {e}")]
+    problems = [*problems, *taskset_typos(doc, kind)]
+    out = [("warning", f"{config}: {note}") for note in notes(doc, kind)]
+    if not problems:
+        return [*out, ("ok", f"{config} is a prime-rl {kind} config (uv run {kind} @ {config}) "
+                             "that passes the pinned schema and loader rules")]
+    out += [("error", f"{config}: {p}") for p in problems]
+    guess = " (the likeliest entry point: none accepts it; --entry to choose)" if entry == "auto" else ""
+    from whileai.targets.prime_rl.migrate.hint import old_release_hint
+
+    if (old := old_release_hint(doc, kind)) is not None:
+        guess = f"; it {old}: run `whileai migrate {config}`"
+    return [*out, ("error", f"{config} is not a valid prime-rl {kind} config{guess}")]
