@@ -3,7 +3,7 @@
     python benchmarks/bench_inspect_run.py [--mb 300] [--steps 30] [--data /tmp/whileai-bench-exports]
 
 Writes (once; reused while its size and step count match) an export of about --mb megabytes
-over --steps steps in prime-rl 559b447's layout with tests/token_export_gen.py, into /tmp, never
+over --steps steps in prime-rl 559b447's layout with tests/tokenview/token_export_gen.py, into /tmp, never
 the repository: 2 ranks per step, sequences of 200 prompt + 630 completion tokens, two envs.
 Then runs the real command in a fresh process,
 
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "tokenview"))
 BYTES_PER_TOKEN = 190  # whileai.cost.estimate.EXPORT_BYTES_PER_TOKEN
 PROMPT, COMPLETION, RANKS = 200, 630, 2
 

@@ -30,7 +30,7 @@ loader_entry, loader_warnings, launch_error, agree, by_design, note. `loader_acc
 are null when no document exists (whileai refused the spec and there were no overrides to apply by
 hand). `by_design` (from the battery) marks a case where whileai means to differ from the loader
 (e.g. an unknown hub taskset passes through); `pending` one that another branch is to settle
-(tests/test_loader_fixture.py lets it differ).
+(tests/targets/prime_rl/test_loader_fixture.py lets it differ).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ broken case's cause was quoted from. Needs the rehearsal environment (docs/rehea
                                                          # (WHILEAI_REHEARSE_KEEP=KEPT)
 
 Runs `whileai rehearse` on the OPD arm (LoRA, a teacher, evals) and the GRPO+OPD mixture (full
-weights: /update_weights), then the broken cases of tests/test_rehearse_real.py; keeps, per
+weights: /update_weights), then the broken cases of tests/rehearse/test_rehearse_real.py; keeps, per
 (server, route, status), the first request body (long lists cut to 16 items) and the response's
 shape, and per broken case the quoted cause with the log it was quoted from.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "fixtures" / "rehearse"
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "rehearse"))
 
 from rehearse_cases import BROKEN  # noqa: E402
 

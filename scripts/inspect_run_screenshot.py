@@ -6,7 +6,7 @@ Usage:
 
 Trains a small byte-level BPE tokenizer (the `tokenizers` package) on whileai's reverse-text
 texts, writes 30 steps of OPD token exports in prime-rl 559b447's layout with
-tests/token_export_gen.py (their token ids are that text's, so the page shows words; the last
+tests/tokenview/token_export_gen.py (their token ids are that text's, so the page shows words; the last
 step has no STABLE marker yet), runs
 
     whileai inspect --run RUN --tokenizer TOKENIZER -o OUT
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "tokenview"))
 sys.path.insert(0, str(ROOT / "scripts"))
 from inspect_screenshot import find_chromium, screenshot  # noqa: E402  (the sibling: Chromium, the shot)
 

@@ -44,7 +44,8 @@ def seed_run(kind: str, **fields: object) -> wai.RunSpec:
 def missing(extra: str, *modules: str) -> str | None:
     """Why a test cannot run: the modules not installed and the extra that installs them; None
     when all are. By find_spec, not an import (nothing heavy loads at collection), and a namespace
-    package does not count: under pytest tests/ is on sys.path, so tests/trl/ imports as `trl`."""
+    package does not count: under pytest tests/targets/ is on sys.path, so tests/targets/trl/ imports as
+    `trl`."""
     from importlib.util import find_spec
 
     gone = [m for m in modules if (spec := find_spec(m)) is None or spec.origin is None]

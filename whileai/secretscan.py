@@ -5,7 +5,7 @@
 values, arrays) and `sensitive(segments)` says when a target key names a secret
 (`[overrides.env_vars] PASSWORD = ...`), whose value must then be a variable NAME.
 Calibrated so that model ids, local paths, URLs with /v1, 40-hex commit SHAs, W&B project
-names and taskset ids never trip it (tests/test_secrets.py checks both sides).
+names and taskset ids never trip it (tests/test_secretscan.py checks both sides).
 """
 
 from __future__ import annotations

@@ -258,7 +258,7 @@ def _sizes(work: Work, part: Part) -> tuple[dict[str, float], list[str]]:
 
 # prime-rl 559b447's token export (trainer.enable_token_export): ~190 bytes of JSON per exported
 # token (17 aligned columns, float32 values as doubles), measured on records of its layout
-# (tests/token_export_gen.py); every trained sequence, prompt included, of every step.
+# (tests/tokenview/token_export_gen.py); every trained sequence, prompt included, of every step.
 EXPORT_BYTES_PER_TOKEN = 190
 
 

@@ -53,7 +53,8 @@ def test_prime_rl_stages_name_their_runs_and_hand_the_weights_on() -> None:
     assert serve.startswith(f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {TEACHER} ")
     assert (rl1, rl2) == ("uv run rl @ sft-1-sft.toml", "uv run rl @ sft-2-opd.toml")
     assert "STABLE" in handoff and handoff.split("  #")[0].endswith(f"Qwen/Qwen3-0.6B-Base {weights}")
-    script = c.files["sft.sh"]  # the same steps, in order (tests/test_stage_script.py runs it)
+    # the same steps, in order (tests/targets/prime_rl/test_stage_script.py runs it)
+    script = c.files["sft.sh"]
     assert script.index("--server.port 8001") < script.index(rl1) < script.index("STABLE") \
         < script.index(rl2)
     assert any(r.field == "then" and r.value == weights for r in c.reads)

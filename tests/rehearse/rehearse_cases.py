@@ -1,4 +1,4 @@
-"""The real rehearsals of tests/test_rehearse_real.py and scripts/gen_rehearse_fixture.py: each
+"""The real rehearsals of tests/rehearse/test_rehearse_real.py and scripts/gen_rehearse_fixture.py: each
 case's arguments to `whileai rehearse` and what its verdict must say."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 TWO_STAGE = """taskset = "reverse-text"
 model = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"

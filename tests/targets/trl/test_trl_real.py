@@ -23,7 +23,7 @@ from whileai.targets.trl import compile as backend
 from whileai.targets.trl.check import check_dir, parse
 
 pytestmark = pytest.mark.trl
-needs("trl", "torch", "transformers", "trl")  # the whole file (tests/trl/ is no TRL: see needs)
+needs("trl", "torch", "transformers", "trl")  # the whole file (tests/targets/trl/ is no TRL: see needs)
 trl = pytest.importorskip("trl")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 

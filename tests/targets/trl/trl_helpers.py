@@ -10,7 +10,7 @@ from helpers import golden  # noqa: F401  (tests/helpers.py: one golden-file rul
 from whileai.spec.run import GRPO, OPD, OPSD, SFT, Endpoint, RunSpec
 from whileai.targets.compiled import Compiled
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests" / "golden" / "trl"
 STUDENT = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
 TEACHER = Endpoint(url="http://localhost:8001/v1", model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL")

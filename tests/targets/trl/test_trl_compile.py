@@ -52,8 +52,8 @@ MULTI_NODE = ("nodes", "inference_nodes", "inference_replicas", "inference_tp",
 
 def leaf_fields(kind: str) -> list[str]:
     """The fields one stage's field map accounts for (`then.*`: whileai.targets.stages,
-    tests/test_coverage.py;
-    `sources.*`: a mixture, which TRL refuses, tests/test_mixtures.py)."""
+    tests/targets/test_coverage.py;
+    `sources.*`: a mixture, which TRL refuses, tests/targets/prime_rl/test_mixtures.py)."""
     top = [f for f in spec_fields(RunSpec) if not f.startswith(("method.", "then.", "sources."))]
     return top + [f"method.{f}" for f in spec_fields(METHODS[kind])]
 
@@ -75,10 +75,10 @@ def test_every_set_field_is_read_or_ignored(kind: str, lora: bool) -> None:
     accounted = {r.field for r in c.reads} | {i.field for i in c.ignores}
     for field in leaf_fields(kind):
         if field in ("data", "reward", "roles") and getattr(run, field) is None:
-            continue  # unset: nothing to read (tests/test_local_data.py sets data and reward;
-            # roles is for unknown tasksets only: tests/test_coverage.py)
+            continue  # unset: nothing to read (tests/tasksets/test_local_data.py sets data and reward;
+            # roles is for unknown tasksets only: tests/targets/test_coverage.py)
         if field.split(".")[0] in MULTI_NODE:
-            continue  # several nodes: tests/test_coverage.py sets them
+            continue  # several nodes: tests/targets/test_coverage.py sets them
         name = "overrides.logging_steps" if field == "overrides" else label(field)
         assert name in accounted, f"{kind}: {field} is neither read nor ignored"
     assert all(len(i.reason) > 15 for i in c.ignores)
@@ -107,7 +107,7 @@ def test_compile_shape(kind: str) -> None:
 def test_compiling_imports_no_trl_torch_transformers() -> None:
     code = (
         "import sys\n"
-        "sys.path[:0] = ['tests/trl', 'tests']\n"
+        "sys.path[:0] = ['tests/targets/trl', 'tests']\n"
         "from trl_helpers import seed_run\n"
         "from whileai.targets.trl import compile as trl\n"
         "from whileai.targets.trl.check import check_dir\n"

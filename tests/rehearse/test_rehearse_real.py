@@ -2,7 +2,8 @@
 this CPU, with whileai's stand-in servers and trainer. Needs the rehearsal environment
 (docs/rehearse.md); each takes one to four minutes on 2 cores, one at a time (they share ports).
 
-    WHILEAI_REHEARSE_PYTHON=/path/to/prime-rl/.venv/bin/python python -m pytest tests/test_rehearse_real.py
+    WHILEAI_REHEARSE_PYTHON=/path/to/prime-rl/.venv/bin/python \
+        python -m pytest tests/rehearse/test_rehearse_real.py
 
 $WHILEAI_REHEARSE_KEEP (a folder) keeps each case's folder there, for
 `python scripts/gen_rehearse_fixture.py --from FOLDER`.

@@ -16,7 +16,7 @@ dependencies do not carry, so this generator writes its records instead, field f
   rl_weights 0 everywhere, ref_kl_weights 1 on the loss mask;
 - `STABLE` touched in a step's folder once the step is complete.
 
-tests/test_inspect_run.py checks a record's keys, in order, against the pin's own exporter and
+tests/tokenview/test_inspect_run.py checks a record's keys, in order, against the pin's own exporter and
 the reader's HEADER and COLUMNS (whileai.tokenview.exports) when the pinned tree is on the machine.
 """
 

@@ -18,7 +18,7 @@ from whileai.tokenview import adapters
 from whileai.tokenview.model import json_schema
 
 pytestmark = pytest.mark.trl
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def write_spec(folder: Path, method: str, student: str, teacher: str = "", extra: str = "") -> Path:

@@ -23,7 +23,7 @@ from whileai.report.model import Report
 from whileai.spec.load import build, load_spec, loads_toml
 from whileai.spec.run import RunSpec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.toml"))
 
 
@@ -189,7 +189,7 @@ def reports() -> list[tuple[str, dict[str, Any]]]:
 
     runs = [(p.stem, load_spec(p)) for p in EXAMPLES] + list(sample_runs().items())
     # TRL trains from files: a taskset it cannot generate locally needs `data` (it says so); a
-    # mixture is prime-rl's only (TRL refuses it in one line: tests/test_mixtures.py)
+    # mixture is prime-rl's only (TRL refuses it in one line: tests/targets/prime_rl/test_mixtures.py)
     return [(f"{name}/{b}", wai.compile(run, b).to_dict()) for name, run in runs for b in backends()
             if b != "trl" or ((run.data is not None or name_of(run.taskset) in BUILTIN)
                               and not run.sources)]
@@ -251,7 +251,7 @@ def test_trl_field_map_names_only_catalogue_paths() -> None:
         pytest.skip("whileai.targets.trl.catalog (the TRL catalogue) is not present yet")
     assert not trl_catalog.has("grpo", "no_such_key")
     for name, run in sample_runs().items():
-        if run.sources:  # a mixture: TRL refuses it (tests/test_mixtures.py)
+        if run.sources:  # a mixture: TRL refuses it (tests/targets/prime_rl/test_mixtures.py)
             continue
         c = wai.compile(run, "trl")
         for stage in c.stages or (c,):  # a two-stage run: each stage's directory

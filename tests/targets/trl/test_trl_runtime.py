@@ -27,7 +27,7 @@ from whileai.spec.run import GRPO, OPSD, RunSpec
 from whileai.targets.trl import compile as backend
 
 pytestmark = pytest.mark.trl
-needs("trl", "torch", "transformers", "trl")  # the whole file (tests/trl/ is no TRL: see needs)
+needs("trl", "torch", "transformers", "trl")  # the whole file (tests/targets/trl/ is no TRL: see needs)
 trl = pytest.importorskip("trl")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 ZERO = "stopping training at step 0"

@@ -28,7 +28,7 @@ from whileai.rehearse.standins import inference as inf
 from whileai.rehearse.supervise import Supervisor, busy
 from whileai.spec.load import load_spec, loads_toml
 
-FIX = Path(__file__).parent / "fixtures" / "rehearse"
+FIX = Path(__file__).parents[1] / "fixtures" / "rehearse"
 CALLS: dict[str, dict[str, Any]] = json.loads((FIX / "calls.json").read_text())
 CAUSES: dict[str, dict[str, Any]] = json.loads((FIX / "causes.json").read_text())
 

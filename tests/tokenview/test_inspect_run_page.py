@@ -1,5 +1,5 @@
 """The run page in headless Chromium: its script runs without an error, colours every trained
-token shown, and loads nothing from outside (as spec inspection's page test, tests/trl)."""
+token shown, and loads nothing from outside (as spec inspection's page test, tests/targets/trl)."""
 
 from __future__ import annotations
 

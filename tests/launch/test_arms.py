@@ -17,7 +17,7 @@ from whileai.launch.arms import DEFAULT_PAIRS, comparisons, load_arms, match_bud
 from whileai.launch.offline import Offline, task_texts
 from whileai.targets.prime_rl import compile as prime_rl
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MINE = ROOT / "tests" / "data" / "arms"
 FOUR = sorted(MINE.glob("*.toml"))
 BUNDLED = [EXAMPLES / f"{n}.toml" for n in ("grpo", "opd", "opsd")]

@@ -13,7 +13,7 @@ from whileai.spec.fields import spec_fields
 from whileai.spec.run import METHODS, RunSpec
 
 BACKENDS = ["prime-rl", "trl"]
-TASKS = Path(__file__).parent / "data" / "tasks.jsonl"
+TASKS = Path(__file__).parents[1] / "data" / "tasks.jsonl"
 TEACHER = wai.Endpoint(url="http://localhost:8001/v1", model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL")
 
 

@@ -2,7 +2,7 @@
 where one was planned, TRL's own divisibility rule, notes and warnings that match TRL's code.
 
 The checks against TRL's own classes (its config's rule, its sampler, accelerate's launcher, the
-adapter EMA) are in tests/trl/test_trl_runtime.py; these need no TRL.
+adapter EMA) are in tests/targets/trl/test_trl_runtime.py; these need no TRL.
 """
 
 from __future__ import annotations

@@ -46,12 +46,12 @@ def test_hub_ids_and_workspace_members_pass(tmp_path: Path, taskset: str) -> Non
 def test_a_label_beside_own_data_is_no_typo() -> None:
     from whileai.spec.load import load_spec
 
-    assert load_spec(Path(__file__).parents[1] / "examples" / "own-data" / "grpo.toml").taskset == "my-qa"
+    assert load_spec(Path(__file__).parents[2] / "examples" / "own-data" / "grpo.toml").taskset == "my-qa"
 
 
 def test_check_refuses_a_taskset_typo_in_a_hand_written_toml(tmp_path: Path) -> None:
     out = tmp_path / "rl.toml"
-    r = runner.invoke(app, ["compile", str(Path(__file__).parents[1] / "examples" / "grpo.toml"),
+    r = runner.invoke(app, ["compile", str(Path(__file__).parents[2] / "examples" / "grpo.toml"),
                             "-o", str(out)])
     assert r.exit_code == 0, r.stderr
     out.write_text(out.read_text().replace('id = "reverse-text"', 'id = "revers-text"'))

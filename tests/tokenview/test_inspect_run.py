@@ -1,7 +1,7 @@
 """`whileai inspect --run`: prime-rl's token exports read step by step (whileai.tokenview.exports,
 runsummary, runpage). Exports come from prime-rl's own exporter at the pin where its source tree
-is on the machine (tests/pin_exporter.py) and from tests/token_export_gen.py, which writes the
-same layout without prime-rl."""
+is on the machine (tests/tokenview/pin_exporter.py) and from tests/tokenview/token_export_gen.py,
+which writes the same layout without prime-rl."""
 
 from __future__ import annotations
 
