@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from whileai.rules.base import Finding
 from whileai.spec.run import RunSpec
 
 
@@ -41,14 +42,6 @@ class Fixed(_Row):
     path: str = Field(description="Dotted key in the target file.")
     value: Any = Field(description="The value whileai writes there.")
     reason: str = Field(description="Why whileai sets it.")
-
-
-class Finding(_Row):
-    """A research-backed warning."""
-
-    rule: str = Field(description="Rule id (see `whileai rules`).")
-    message: str = Field(description="What is wrong with this run, in words.")
-    citation: str = Field(description="The paper, code or issue the rule rests on.")
 
 
 class Flops(_Row):

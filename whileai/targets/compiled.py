@@ -117,7 +117,7 @@ class Compiled:
             "reads": [x._asdict() | {"value": _json(x.value)} for x in self.reads],
             "ignores": [x._asdict() | {"value": _json(x.value)} for x in self.ignores],
             "fixed": [x._asdict() | {"value": _json(x.value)} for x in self.fixed],
-            "warnings": [x._asdict() for x in self.warnings],
+            "warnings": [x.to_dict() for x in self.warnings],
             "run": list(self.commands),
             "files": dict(self.files),
             "cost": self.cost.to_dict() if self.cost is not None else None,

@@ -33,7 +33,6 @@ from dataclasses import replace
 from typing import Any
 
 from whileai.errors import SpecError
-from whileai.rules.base import Finding
 from whileai.spec.load import replace_run
 from whileai.spec.run import RunSpec, Stage
 from whileai.targets import stage_script
@@ -190,7 +189,7 @@ def _chain(run: RunSpec, c1: Compiled, c2: Compiled, files: dict[str, str], main
     ignores = [*c1.ignores, *(Ignore(_label(i.field, run), i.value, i.reason) for i in c2.ignores
                               if _mine(i.field, run))]
     reads.append(Read("then", f"{second_main}: model", weights, f"stage 2's student: {how}"))
-    warnings = [*c1.warnings, *(Finding(w.rule, f"stage 2: {w.message}", w.citation)
+    warnings = [*c1.warnings, *(replace(w, message=f"stage 2: {w.message}")
                                 for w in c2.warnings if w not in c1.warnings)]
     return Compiled(backend=c1.backend, target=c1.target, run=run, files=files, main=main,
                     reads=tuple(reads), ignores=tuple(ignores), fixed=c1.fixed + c2.fixed,
