@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from whileai.cost.estimate import Cost
 from whileai.rules.base import Finding
 from whileai.spec.run import RunSpec
 
@@ -42,72 +43,6 @@ class Fixed(_Row):
     path: str = Field(description="Dotted key in the target file.")
     value: Any = Field(description="The value whileai writes there.")
     reason: str = Field(description="Why whileai sets it.")
-
-
-class Flops(_Row):
-    """One number per stage (FLOPs, or GPU-hours of compute = FLOPs / (peak x MFU) / 3600)."""
-
-    train: float = Field(description="Student training: 6 x N x tokens.")
-    sample: float | None = Field(description="Sampling: 2 x N x tokens (SFT: the teacher's N; null "
-                                 "without inference or, for SFT, an unknown teacher size).")
-    teacher: float | None = Field(description="Teacher scoring: 2 x N_teacher x tokens (OPD), "
-                                  "2 x N x tokens (OPSD's self-teacher); null for GRPO or an "
-                                  "unknown teacher size.")
-    eval: float | None = Field(description="Evaluation: 2 x N x eval tokens, the student samples "
-                               "every evaluation's rollouts; null without evaluation.")
-
-
-class GpuHours(Flops):
-    """GPU-hours of compute per stage, and their sum."""
-
-    total: float = Field(description="The sum of the stages.")
-
-
-class Cost(_Row):
-    """The run's size and an estimate of its compute before launch (docs/cost.md)."""
-
-    gpus: int = Field(description="GPUs the run holds (trainer + inference; TRL: processes).")
-    nodes: int = Field(description="Machines.")
-    gpus_per_node: int = Field(description="GPUs in each machine.")
-    teacher_gpus: int | None = Field(description="GPUs held for a teacher served apart (its own "
-                                     "GPUs or SLURM job); null when it shares the run's or is "
-                                     "served elsewhere.")
-    steps: int = Field(description="Optimizer steps.")
-    rollouts_per_step: int = Field(description="Completions sampled per step.")
-    rollouts: int = Field(description="Completions sampled in the whole run.")
-    tokens_per_rollout: int = Field(description="prompt_tokens (below) + max_tokens, the "
-                                    "completion cap.")
-    tokens_per_step: int = Field(description="rollouts_per_step x tokens_per_rollout.")
-    sampled_tokens: int = Field(description="rollouts x max_tokens: an upper bound.")
-    teacher_tokens: int = Field(description="Sampled tokens a teacher (or self-teacher) scores, "
-                                "or (SFT) the tokens the teacher samples; 0 for GRPO.")
-    sampler: str = Field(description="Who samples the completions: student (on-policy methods) or "
-                         "teacher (SFT, off-policy; its sampling counts 2 x N_teacher x tokens).")
-    eval_rollouts: int = Field(description="Evaluation rollouts over the run: evaluations x "
-                               "examples x samples (x seats); 0 without evaluation or where not "
-                               "counted (see eval_how).")
-    eval_tokens: int = Field(description="eval_rollouts x (prompt_tokens + the eval cap).")
-    eval_how: str = Field(description="How eval_rollouts was counted, and what was not.")
-    prompt_tokens: int = Field(description="Tokens per prompt in the estimate: the mean measured "
-                               "on the task rows where they are on this machine (TRL: the "
-                               "built-in taskset or data), else the prompt cap.")
-    prompt_how: str = Field(description="Which: 'prompt lengths: measured on N rows of <source>, "
-                            "median, mean' (4 characters per token, no tokenizer loaded) or "
-                            "'prompt lengths: assumed <tokens>, <its source>'.")
-    student_params_b: float | None = Field(description="Student parameters, billions; null: unknown.")
-    student_active_params_b: float | None = Field(description="Parameters a token passes through "
-                                                  "(MoE: the active ones).")
-    teacher_params_b: float | None = Field(description="Teacher parameters, billions (OPD).")
-    teacher_active_params_b: float | None = Field(description="Teacher's active parameters.")
-    flops: Flops | None = Field(description="FLOPs per stage; null when the student's size is unknown.")
-    gpu_hours: GpuHours | None = Field(description="GPU-hours of compute per stage and in total.")
-    gpu_seconds: float | None = Field(description="gpu_hours.total x 3600.")
-    wall_hours: float | None = Field(description="Hours the slowest pool of GPUs is busy.")
-    held_gpu_hours: float | None = Field(description="wall_hours x the GPUs held (the run's and "
-                                         "a teacher's own): what the allocation costs.")
-    formula: str = Field(description="The formula, in one line.")
-    assumptions: list[str] = Field(description="GPU peak, MFU per stage and what is not counted.")
-    unknown: str = Field(description="What could not be estimated and why; '' when nothing.")
 
 
 class Teacher(_Row):

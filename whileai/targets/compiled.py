@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from whileai.cost.estimate import Estimate
+from whileai.cost.estimate import Cost
 from whileai.rules.base import Finding
 from whileai.rules.facts import Facts
 from whileai.spec.run import RunSpec
@@ -58,7 +58,7 @@ class Compiled:
     commands: tuple[str, ...]
     out: str | None = None
     facts: Facts = field(default_factory=Facts)  # what the target states it will do (rules.facts)
-    cost: Estimate | None = None  # whileai.cost.estimate: size and GPU-hours before launch
+    cost: Cost | None = None  # whileai.cost.estimate: size and GPU-hours before launch
     notes: tuple[str, ...] = ()  # further summary lines (e.g. where an OPD teacher is served)
     teacher: dict[str, Any] | None = None  # where and on how many GPUs a teacher is served
     teachers: tuple[dict[str, Any], ...] = ()  # every teacher (a mixture may have several)

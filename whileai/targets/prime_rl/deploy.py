@@ -215,7 +215,7 @@ def gpus_of(doc: dict[str, Any]) -> tuple[int, int, int, int] | None:
     return train, infer, 1, per
 
 
-def estimate(run: RunSpec, doc: dict[str, Any], plans: list[Any]) -> cost.Estimate | None:
+def estimate(run: RunSpec, doc: dict[str, Any], plans: list[Any]) -> cost.Cost | None:
     """The cost estimate from the compiled document's batch and layout (whileai.cost.estimate): one part
     per training source (a mixture's share of the rollouts each), each teacher where its plan
     serves it (its own GPUs, GPU 0 beside the policy, or elsewhere: not timed)."""

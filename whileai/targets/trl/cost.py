@@ -92,7 +92,7 @@ def evals(run: RunSpec, doc: dict[str, Any], steps: int) -> tuple[int, int, str]
             "counted)")
 
 
-def estimate(run: RunSpec, doc: dict[str, Any]) -> cost.Estimate:
+def estimate(run: RunSpec, doc: dict[str, Any]) -> cost.Cost:
     """Sampling, teacher scoring, training and evaluation all run in the training processes, in
     turn."""
     n = accel.processes(run)
