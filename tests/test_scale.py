@@ -277,10 +277,10 @@ def opd(url: str, teacher: str, **fields: Any) -> RunSpec:
 
 def test_teacher_placement_follows_the_stated_rule() -> None:
     share = prime_rl.compile(opd("http://localhost:8001/v1", "Qwen/Qwen3-8B", model="Qwen/Qwen3-1.7B"))
-    assert share.teacher is not None and share.teacher["mode"] == "share"
+    assert share.teacher is not None and share.teacher.mode == "share"
     assert toml(share)["inference"]["vllm"]["gpu_memory_utilization"] == 0.4
     local = prime_rl.compile(opd("http://localhost:8001/v1", BIG, model="Qwen/Qwen3-8B", gpus=4))
-    assert local.teacher is not None and local.teacher["mode"] == "local" and local.teacher["gpus"] == 2
+    assert local.teacher is not None and local.teacher.mode == "local" and local.teacher.gpus == 2
     assert "gpu_memory_utilization" not in toml(local)["inference"]["vllm"]
     assert local.commands[0].startswith("CUDA_VISIBLE_DEVICES=4,5 uv run inference @ opd.teacher.toml")
     t = toml(local, "opd.teacher.toml")
@@ -295,14 +295,14 @@ def test_teacher_placement_follows_the_stated_rule() -> None:
         prime_rl.compile(opd("http://localhost:8001/v1", BIG, nodes=2))
     assert e.value.field == "method.teacher.url"
     remote = prime_rl.compile(opd("https://api.example.com/v1", "deepseek-ai/DeepSeek-V3", nodes=2))
-    assert remote.teacher is not None and remote.teacher["mode"] == "endpoint"
-    assert remote.teacher["gpus"] == 32 and "must already be served" in remote.notes[0]
+    assert remote.teacher is not None and remote.teacher.mode == "endpoint"
+    assert remote.teacher.gpus == 32 and "must already be served" in remote.notes[0]
     assert set(remote.files) == {"opd.toml"}
     huge = prime_rl.compile(opd("http://teacher-node:8001/v1", "deepseek-ai/DeepSeek-V3", nodes=2))
-    assert huge.teacher is not None and huge.teacher["mode"] == "endpoint"
+    assert huge.teacher is not None and huge.teacher.mode == "endpoint"
     assert "more than one node" in huge.notes[0]
     unknown = prime_rl.compile(opd("http://teacher-node:8001/v1", "org/mystery", nodes=2))
-    assert unknown.teacher is not None and unknown.teacher["gpus"] is None
+    assert unknown.teacher is not None and unknown.teacher.gpus is None
     assert "size unknown" in unknown.notes[0]
 
 
@@ -314,15 +314,15 @@ def test_an_sft_teacher_is_planned_sized_and_served_like_opds() -> None:
         return run(method={"type": "sft", "teacher": {"url": url, "model": teacher}}, **fields)
 
     share = prime_rl.compile(sft("http://localhost:8001/v1", "Qwen/Qwen3-8B", model="Qwen/Qwen3-1.7B"))
-    assert share.teacher is not None and share.teacher["mode"] == "share"
+    assert share.teacher is not None and share.teacher.mode == "share"
     assert toml(share)["inference"]["vllm"]["gpu_memory_utilization"] == 0.4
     local = prime_rl.compile(sft("http://localhost:8001/v1", BIG, model="Qwen/Qwen3-8B", gpus=4))
-    assert local.teacher is not None and local.teacher["mode"] == "local" and local.teacher["gpus"] == 2
+    assert local.teacher is not None and local.teacher.mode == "local" and local.teacher.gpus == 2
     assert local.commands[0].startswith("CUDA_VISIBLE_DEVICES=4,5 uv run inference @ sft.teacher.toml")
     assert check_document(toml(local, "sft.teacher.toml"), entry="inference") == []
     assert "the SFT teacher's server" in local.files["sft.teacher.toml"]
     remote = prime_rl.compile(sft("https://api.example.com/v1", "deepseek-ai/DeepSeek-V3", nodes=2))
-    assert remote.teacher is not None and remote.teacher["mode"] == "endpoint"
+    assert remote.teacher is not None and remote.teacher.mode == "endpoint"
     assert "it samples the training completions" in remote.commands[0]
     with pytest.raises(SpecError, match="port other than 8000"):
         prime_rl.compile(sft("http://localhost:8000/v1", "Qwen/Qwen3-1.7B", model="Qwen/Qwen3-1.7B"))

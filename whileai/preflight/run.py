@@ -159,7 +159,7 @@ def _machine(run: RunSpec, c: Any, stages: list[Any], backend: str, where: str, 
     lay = run.layout
     out: list[Check] = []
     if backend == "prime-rl":
-        held = sum(int(t.get("held_gpus") or 0) for s in stages for t in s.teachers) if lay.nodes == 1 else 0
+        held = sum((t.held_gpus or 0) for s in stages for t in s.teachers) if lay.nodes == 1 else 0
         teacher = f" + {held} for the teacher" if held else ""
         need, what = (lay.gpus + held, f"on this node: {lay.text()}{teacher}") \
             if lay.nodes == 1 else (lay.gpus_per_node, f"on each of {lay.nodes} nodes")

@@ -3,68 +3,25 @@
 `schemas/report.schema.json` is generated from `Report`; a test validates every report the
 tests produce against both this model and that schema, so the contract cannot drift from
 `whileai.targets.compiled`. Every key is required (`out` may be null), as `to_dict()` always writes all.
+Its rows are the records the targets build, one type each (their fields and descriptions are the
+schema's): `Read`, `Ignore`, `Fixed` and `Teacher` (whileai.report.records), `Finding`
+(whileai.rules.base) and `Cost` (whileai.cost.estimate).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from whileai.cost.estimate import Cost
+from whileai.report.records import Fixed, Ignore, Read, Teacher
 from whileai.rules.base import Finding
 from whileai.spec.run import RunSpec
 
 
-class _Row(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Read(_Row):
-    """A spec field the target reads: where, and with which value."""
-
-    field: str = Field(description="Spec field, method fields without the 'method.' prefix.")
-    path: str = Field(description="Dotted key in the target file ('a.b[0].c' for list items).")
-    value: Any = Field(description="The value written there (JSON; other types as their text).")
-    note: str = Field(description="How the value was derived, or ''.")
-
-
-class Ignore(_Row):
-    """A spec field the target does not read, and why."""
-
-    field: str = Field(description="Spec field, method fields without the 'method.' prefix.")
-    value: Any = Field(description="The field's value in the spec.")
-    reason: str = Field(description="Why the target does not read it.")
-
-
-class Fixed(_Row):
-    """A key whileai sets that no spec field produced (a loader rule, a safe default)."""
-
-    path: str = Field(description="Dotted key in the target file.")
-    value: Any = Field(description="The value whileai writes there.")
-    reason: str = Field(description="Why whileai sets it.")
-
-
-class Teacher(_Row):
-    """Where a frozen teacher (OPD, SFT) is served and on how many GPUs (its size from its name)."""
-
-    model: str = Field(description="The teacher model.")
-    url: str = Field(description="Where the run reaches it.")
-    mode: str = Field(description="share (beside the policy on GPU 0), local (GPUs of its own on "
-                      "the run's node), job (its own SLURM job), endpoint (already served), "
-                      "in-process (TRL loads it into every training process; SFT: into sample.py, "
-                      "before training).")
-    params_b: float | None = Field(description="Parameters, billions; null: unknown from the name.")
-    active_params_b: float | None = Field(description="Active parameters (MoE).")
-    gpus: int | None = Field(description="GPUs one server needs: bf16 weights plus KV headroom.")
-    held_gpus: int | None = Field(description="GPUs held for it besides the run's.")
-    file: str | None = Field(description="The `uv run inference` config whileai wrote for it.")
-    formula: str = Field(description="How `gpus` is computed.")
-    note: str = Field(description="The report's line about it.")
-
-
-class Report(_Row):
+class Report(BaseModel):
     """What `whileai compile --json` prints for one spec (for several, a JSON array of these)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: str = Field(description="The backend that compiled the spec: prime-rl or trl.")
     target: str = Field(description="The pinned target, with its version or commit.")

@@ -59,8 +59,8 @@ def override_reads(reads: list[Read], ignores: list[Ignore], fixed: list[Fixed],
             reads.remove(r)
             given = _spec_value(run, r.field, r.value)
             wrote = "" if given == r.value else f" (whileai wrote {fmt(r.value)} there)"
-            ignores.append(Ignore(r.field, given, f"overrides.{path} = {fmt(value)} replaces "
-                                  f"it at {r.path}{wrote}"))
+            ignores.append(Ignore(field=r.field, value=given, reason=f"overrides.{path} = "
+                                  f"{fmt(value)} replaces it at {r.path}{wrote}"))
         defaults = [f for f in fixed if _under(f.path, segs)]
         for f in defaults:
             fixed.remove(f)
@@ -68,7 +68,7 @@ def override_reads(reads: list[Read], ignores: list[Ignore], fixed: list[Fixed],
                 f"({', '.join(dict.fromkeys(fmt(r.value) for r in replaced))})"] if replaced else []
         said += [f"whileai's {f.path} = {fmt(f.value)} ({f.reason})" for f in defaults]
         note = "replaces " + "; ".join(said) if said else "user override"
-        reads.append(Read(f"overrides.{path}", path, value, note))
+        reads.append(Read(field=f"overrides.{path}", path=path, value=value, note=note))
 
 
 def _spec_value(run: Any, field: str, written: Any) -> Any:

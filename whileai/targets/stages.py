@@ -36,7 +36,7 @@ from whileai.errors import SpecError
 from whileai.spec.load import replace_run
 from whileai.spec.run import RunSpec, Stage
 from whileai.targets import stage_script
-from whileai.targets.compiled import Compiled, Ignore, Read
+from whileai.targets.compiled import Compiled, Read
 from whileai.targets.fieldmap import Fix, Row
 
 STAGE_FIELDS = ("steps", "prompts", "lora", "lora_rank")
@@ -186,9 +186,10 @@ def _chain(run: RunSpec, c1: Compiled, c2: Compiled, files: dict[str, str], main
     if run.method.off_policy:  # stage 1 is the cold start sft-cold-start asks for
         c2 = replace(c2, warnings=tuple(w for w in c2.warnings if w.rule != "sft-cold-start"))
     reads = [*c1.reads, *(_then(r, run, second_main) for r in c2.reads if _mine(r.field, run))]
-    ignores = [*c1.ignores, *(Ignore(_label(i.field, run), i.value, i.reason) for i in c2.ignores
+    ignores = [*c1.ignores, *(replace(i, field=_label(i.field, run)) for i in c2.ignores
                               if _mine(i.field, run))]
-    reads.append(Read("then", f"{second_main}: model", weights, f"stage 2's student: {how}"))
+    reads.append(Read(field="then", path=f"{second_main}: model", value=weights,
+                      note=f"stage 2's student: {how}"))
     warnings = [*c1.warnings, *(replace(w, message=f"stage 2: {w.message}")
                                 for w in c2.warnings if w not in c1.warnings)]
     return Compiled(backend=c1.backend, target=c1.target, run=run, files=files, main=main,
@@ -212,19 +213,19 @@ def _label(field: str, run: RunSpec) -> str:
 
 
 def _then(r: Read, run: RunSpec, where: str) -> Read:
-    return Read(_label(r.field, run), f"{where}: {r.path}", r.value, r.note)
+    return replace(r, field=_label(r.field, run), path=f"{where}: {r.path}")
 
 
 def _served(c: Compiled, servers: list[stage_script.Server]) -> Compiled:
     """A stage as the two-stage run serves its teachers: the server files the script starts
     (one for a teacher both stages share) in place of the stage's own, in its notes too."""
-    mine = {p["file"] for p in c.teachers if p.get("file")}
-    renamed = {t["file"]: s.file for t in c.teachers for s in servers
-               if t.get("file") and (t["model"], t["url"]) == (s.plan.model, s.plan.url)}
+    mine = {p.file for p in c.teachers if p.file}
+    renamed: dict[str | None, str | None] = {t.file: s.file for t in c.teachers for s in servers
+                                             if t.file and (t.model, t.url) == (s.plan.model, s.plan.url)}
     files = {k: v for k, v in c.files.items() if k not in mine}
     notes = tuple(_rename(n, renamed) for n in c.notes)
     commands = tuple(_rename(n, renamed) for n in c.commands)
-    teachers = tuple(t | {"file": renamed.get(t.get("file"), t.get("file"))} for t in c.teachers)
+    teachers = tuple(replace(t, file=renamed.get(t.file, t.file)) for t in c.teachers)
     return replace(c, files=files, notes=notes, commands=commands, teachers=teachers,
                    teacher=teachers[0] if teachers else None)
 

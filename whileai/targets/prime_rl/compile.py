@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from shlex import quote
 from typing import Any
 
@@ -129,7 +130,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     catalog = prime_rl()
     ov.apply_overrides(doc, run.overrides, catalog, hint=rename_hint)
     ov.override_reads(reads, ignores, fixed, run.overrides, run)
-    reads[:] = [r._replace(note=f"{r.note}; {n}") if r.field.startswith("overrides.") and (
+    reads[:] = [replace(r, note=f"{r.note}; {n}") if r.field.startswith("overrides.") and (
         n := lax.override_note(r.path)) else r for r in reads]  # a likely typo of a vLLM key
     deploy.without_inference(run, doc, reads, ignores, fixed)
     problems = check_document(doc, catalog)
@@ -151,8 +152,8 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
         warnings=mix.findings(run, known, method_facts), commands=tuple(commands), facts=known,
         cost=deploy.estimate(run, doc, plans), notes=notes,
-        teacher=plans[0].to_dict() if plans else None,
-        teachers=tuple(p.to_dict() for p in plans),
+        teacher=plans[0].record() if plans else None,
+        teachers=tuple(p.record() for p in plans),
     )
 
 

@@ -189,7 +189,7 @@ def without_inference(run: RunSpec, doc: dict[str, Any], reads: list[Read], igno
     said = {i.field for i in ignores} | {r.field for r in reads}
     for r in gone:
         if r.field not in said:
-            ignores.append(Ignore(r.field, r.value, NO_INFERENCE))
+            ignores.append(Ignore(field=r.field, value=r.value, reason=NO_INFERENCE))
             said.add(r.field)
 
 
