@@ -8,7 +8,7 @@ import importlib.util
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -218,6 +218,25 @@ def test_report_schema_flags_a_changed_shape() -> None:
     assert errors("report", doc | {"extra": 1})
     assert errors("report", {k: v for k, v in doc.items() if k != "reads"})
     assert errors("report", doc | {"reads": [{"field": "steps", "path": "max_steps"}]})
+
+
+def test_report_rows_are_the_records_a_compile_returns() -> None:
+    """One type per record: the report model's rows are the very classes a compile builds, and a
+    record's to_dict() is pydantic's JSON of the same object, key order included."""
+    from pydantic import TypeAdapter
+
+    c = wai.compile(load_spec(ROOT / "examples" / "opd.toml"))
+    rows: dict[str, tuple[Any, ...]] = {"reads": c.reads, "ignores": c.ignores, "fixed": c.fixed,
+                                        "warnings": c.warnings, "teachers": c.teachers}
+    for key, got in rows.items():
+        (row,) = get_args(Report.model_fields[key].annotation)
+        assert got and all(type(x) is row for x in got), key
+        dumped = TypeAdapter(list[row]).dump_python(list(got), mode="json")  # type: ignore[valid-type]
+        assert json.dumps([x.to_dict() for x in got]) == json.dumps(dumped), key
+    assert c.cost is not None and type(c.cost) in get_args(Report.model_fields["cost"].annotation)
+    cost = TypeAdapter(type(c.cost)).dump_python(c.cost, mode="json")
+    assert json.dumps(c.cost.to_dict()) == json.dumps(cost)
+    assert c.teacher is not None and type(c.teacher) in get_args(Report.model_fields["teacher"].annotation)
 
 
 # -- field maps against the pinned catalogues ---------------------------------------------

@@ -32,12 +32,12 @@ def test_grpo_8b_matches_the_hand_computation() -> None:
     sample = 2 * 8e9 * tokens / (PEAK * 0.10) / 3600  # 14.14
     assert c.cost is not None and c.cost.gpu_hours is not None
     h = c.cost.gpu_hours
-    assert h["train"] == pytest.approx(train) and round(train, 2) == 10.60
-    assert h["sample"] == pytest.approx(sample) and round(sample, 2) == 14.14
+    assert h.train == pytest.approx(train) and round(train, 2) == 10.60
+    assert h.sample == pytest.approx(sample) and round(sample, 2) == 14.14
     # eval: steps 0, 25, 50, 75, 100 x 128 examples, sampled by the student on inference
     evals = 2 * 8e9 * (5 * 128) * (2048 + 4096) / (PEAK * 0.10) / 3600  # 0.18
-    assert h["eval"] == pytest.approx(evals) and round(evals, 2) == 0.18
-    assert h["teacher"] is None and h["total"] == pytest.approx(train + sample + evals)
+    assert h.eval == pytest.approx(evals) and round(evals, 2) == 0.18
+    assert h.teacher is None and h.total == pytest.approx(train + sample + evals)
     # 4 trainer and 4 inference GPUs work at once: the slower pool sets the wall time
     assert c.cost.wall_hours == pytest.approx(max(train / 4, (sample + evals) / 4))
     d = c.cost.to_dict()
@@ -60,7 +60,7 @@ def test_opd_32b_from_a_moe_teacher_matches_the_hand_computation() -> None:
     h = c.cost.gpu_hours
     # eval every 30 steps (a divisor of 150) and at step 0: 6 x 128 rollouts, the student samples
     evals = 2 * 32e9 * (6 * 128) * (2048 + 8192) / (PEAK * 0.10) / 3600  # 1.41
-    assert (h["train"], h["sample"], h["teacher"], h["eval"]) == pytest.approx(
+    assert (h.train, h.sample, h.teacher, h.eval) == pytest.approx(
         (train, sample, teacher, evals))
     wall = max(train / 32, (sample + evals) / 32, teacher / 8)  # 32 trainer, 32 inference, 8 teacher
     assert c.cost.wall_hours == pytest.approx(wall)
@@ -79,11 +79,11 @@ def test_trl_processes_sample_score_and_train_in_turn() -> None:
     counts = [sum(3 + math.ceil(len(m["content"]) / 4) for m in r["prompt"]) + 3
               for r in reverse_text.splits()[0][:512]]
     prompt = math.ceil(sum(counts) / len(counts))
-    assert 30 < prompt < 60 and c.cost.work.prompt_tokens == prompt
+    assert 30 < prompt < 60 and c.cost.prompt_tokens == prompt
     tokens = 100 * 64 * (prompt + 8192)  # DistillationTrainer: one completion per prompt
     h = c.cost.gpu_hours
-    assert h["teacher"] == pytest.approx(2 * 32e9 * tokens / (PEAK * 0.40) / 3600)
-    assert c.cost.wall_hours == pytest.approx(h["total"] / 8)
+    assert h.teacher == pytest.approx(2 * 32e9 * tokens / (PEAK * 0.40) / 3600)
+    assert c.cost.wall_hours == pytest.approx(h.total / 8)
 
 
 def test_unknown_sizes_are_said_not_guessed() -> None:
@@ -93,7 +93,7 @@ def test_unknown_sizes_are_said_not_guessed() -> None:
     teacher = prime_rl.compile(spec(model="Qwen/Qwen3-8B", gpus=4, method={
         "type": "opd", "teacher": "vllm:org/mystery-teacher@http://localhost:8001/v1"}))
     assert teacher.cost is not None and teacher.cost.gpu_hours is not None
-    assert teacher.cost.gpu_hours["teacher"] is None and "not counted" in teacher.cost.unknown
+    assert teacher.cost.gpu_hours.teacher is None and "not counted" in teacher.cost.unknown
 
 
 @pytest.mark.parametrize(("name", "total", "active"), [

@@ -85,7 +85,7 @@ def test_prime_rl_assumes_the_cap_and_says_where_from() -> None:
     assert "at the caps" in c.cost.line()
     set_ = wai.compile(run.model_copy(update={"prompt_tokens": 512}), "prime-rl").cost
     assert set_ is not None and "assumed 512 tokens each (the prompt_tokens cap, as the spec sets it" \
-        in set_.to_dict()["prompt_how"]
+        in set_.prompt_how
 
 
 def test_a_seq_len_override_leaves_the_prompt_assumption_alone() -> None:

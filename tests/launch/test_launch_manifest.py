@@ -69,7 +69,8 @@ def test_arm_from_compiled_keeps_report() -> None:
     run = RunSpec(taskset="reverse-text", model="S",
                   method=OPD(Endpoint(url="http://localhost:8001/v1", model="T")))
     c = Compiled(target="prime-rl", pin="x", run=run, files={"rl.toml": "a=1\n"},
-                 main="rl.toml", reads=(Read("steps", "max_steps", 100),), ignores=(), fixed=(),
+                 main="rl.toml", reads=(Read(field="steps", path="max_steps", value=100, note=""),),
+                 ignores=(), fixed=(),
                  warnings=(), commands=("uv run inference --server.port 8001 &  # teacher",
                                         "uv run rl @ rl.toml"))
     s = arm_from_compiled("opd", c)

@@ -22,7 +22,7 @@ def test_kuhn_poker_batch_holds_the_prompts_asked_for() -> None:
     assert c.facts.prompts == 32 and c.facts.seats == 2
     assert "100 steps x 32 prompts x 4 samples x 2 seats = 256 traces per step" in c.header()[1]
     assert per_step(c)["rollouts"] == 256
-    assert c.cost is not None and c.cost.to_dict()["rollouts_per_step"] == 256
+    assert c.cost is not None and c.cost.rollouts_per_step == 256
 
 
 def test_one_seat_tasksets_are_unchanged() -> None:

@@ -1,7 +1,7 @@
 """What a run costs before it is launched: tokens, FLOPs, GPU-hours, from the spec alone.
 
-    est = estimate(Work(...), Pools(...))   # Estimate: to_dict() is the report's "cost" key
-    est.line()                              # "cost: ≈ 1,234 GPU-hours ..." for the text report
+    cost = estimate(Work(...), Pools(...))  # Cost: the report's "cost" record (to_dict(): its JSON)
+    cost.line()                             # "cost: ≈ 1,234 GPU-hours ..." for the text report
 
 The formula (docs/cost.md states it with its sources):
 - tokens per rollout = prompt tokens + max_tokens: the completion at its cap (an upper bound), the
@@ -25,7 +25,10 @@ whileai's result budgets use for finished runs. Pure: no I/O, no heavy imports.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from dataclasses import asdict, dataclass
+from typing import Annotated, Any, NamedTuple
+
+from pydantic import ConfigDict, Field
 
 from whileai.cost.sizes import GPU, PEAK_TFLOPS, Size
 
@@ -104,73 +107,105 @@ def _num(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
-class Estimate(NamedTuple):
-    work: Work
-    pools: Pools
-    flops: dict[str, float | None] | None
-    gpu_hours: dict[str, float | None] | None
-    wall_hours: float | None
-    unknown: str
+@dataclass(frozen=True, kw_only=True)
+class Flops:
+    """One number per stage (FLOPs, or GPU-hours of compute = FLOPs / (peak x MFU) / 3600)."""
 
-    @property
-    def tokens_per_rollout(self) -> int:
-        """prompt_tokens + max_tokens (a mixture: each source's cap weighed by its share)."""
-        return self.work.prompt_tokens + round(sum(x.share * x.max_tokens for x in parts(self.work)))
+    __pydantic_config__ = ConfigDict(extra="forbid")  # the report schema's: no other keys
+
+    train: Annotated[float, Field(description="Student training: 6 x N x tokens.")]
+    sample: Annotated[float | None, Field(description="Sampling: 2 x N x tokens (SFT: the teacher's N; "
+                                          "null without inference or, for SFT, an unknown teacher "
+                                          "size).")]
+    teacher: Annotated[float | None, Field(description="Teacher scoring: 2 x N_teacher x tokens (OPD), "
+                                           "2 x N x tokens (OPSD's self-teacher); null for GRPO or an "
+                                           "unknown teacher size.")]
+    eval: Annotated[float | None, Field(description="Evaluation: 2 x N x eval tokens, the student samples "
+                                        "every evaluation's rollouts; null without evaluation.")]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuHours(Flops):
+    """GPU-hours of compute per stage, and their sum."""
+
+    total: Annotated[float, Field(description="The sum of the stages.")]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cost:
+    """The run's size and an estimate of its compute before launch (docs/cost.md)."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # the report schema's: no other keys
+
+    gpus: Annotated[int, Field(description="GPUs the run holds (trainer + inference; TRL: processes).")]
+    nodes: Annotated[int, Field(description="Machines.")]
+    gpus_per_node: Annotated[int, Field(description="GPUs in each machine.")]
+    teacher_gpus: Annotated[int | None, Field(description="GPUs held for a teacher served apart (its own "
+                                              "GPUs or SLURM job); null when it shares the run's or is "
+                                              "served elsewhere.")]
+    steps: Annotated[int, Field(description="Optimizer steps.")]
+    rollouts_per_step: Annotated[int, Field(description="Completions sampled per step.")]
+    rollouts: Annotated[int, Field(description="Completions sampled in the whole run.")]
+    tokens_per_rollout: Annotated[int, Field(description="prompt_tokens (below) + max_tokens, the "
+                                             "completion cap.")]
+    tokens_per_step: Annotated[int, Field(description="rollouts_per_step x tokens_per_rollout.")]
+    sampled_tokens: Annotated[int, Field(description="rollouts x max_tokens: an upper bound.")]
+    teacher_tokens: Annotated[int, Field(description="Sampled tokens a teacher (or self-teacher) scores, "
+                                         "or (SFT) the tokens the teacher samples; 0 for GRPO.")]
+    sampler: Annotated[str, Field(description="Who samples the completions: student (on-policy methods) "
+                                  "or teacher (SFT, off-policy; its sampling counts 2 x N_teacher x "
+                                  "tokens).")]
+    eval_rollouts: Annotated[int, Field(description="Evaluation rollouts over the run: evaluations x "
+                                        "examples x samples (x seats); 0 without evaluation or where "
+                                        "not counted (see eval_how).")]
+    eval_tokens: Annotated[int, Field(description="eval_rollouts x (prompt_tokens + the eval cap).")]
+    eval_how: Annotated[str, Field(description="How eval_rollouts was counted, and what was not.")]
+    prompt_tokens: Annotated[int, Field(description="Tokens per prompt in the estimate: the mean measured "
+                                        "on the task rows where they are on this machine (TRL: the "
+                                        "built-in taskset or data), else the prompt cap.")]
+    prompt_how: Annotated[str, Field(description="Which: 'prompt lengths: measured on N rows of <source>, "
+                                     "median, mean' (4 characters per token, no tokenizer loaded) or "
+                                     "'prompt lengths: assumed <tokens>, <its source>'.")]
+    student_params_b: Annotated[float | None, Field(description="Student parameters, billions; null: "
+                                                    "unknown.")]
+    student_active_params_b: Annotated[float | None, Field(description="Parameters a token passes "
+                                                           "through (MoE: the active ones).")]
+    teacher_params_b: Annotated[float | None, Field(description="Teacher parameters, billions (OPD).")]
+    teacher_active_params_b: Annotated[float | None, Field(description="Teacher's active parameters.")]
+    flops: Annotated[Flops | None, Field(description="FLOPs per stage; null when the student's size is "
+                                         "unknown.")]
+    gpu_hours: Annotated[GpuHours | None, Field(description="GPU-hours of compute per stage and in "
+                                                "total.")]
+    gpu_seconds: Annotated[float | None, Field(description="gpu_hours.total x 3600.")]
+    wall_hours: Annotated[float | None, Field(description="Hours the slowest pool of GPUs is busy.")]
+    held_gpu_hours: Annotated[float | None, Field(description="wall_hours x the GPUs held (the run's and "
+                                                  "a teacher's own): what the allocation costs.")]
+    formula: Annotated[str, Field(description="The formula, in one line.")]
+    assumptions: Annotated[list[str], Field(description="GPU peak, MFU per stage and what is not "
+                                            "counted.")]
+    unknown: Annotated[str, Field(description="What could not be estimated and why; '' when nothing.")]
 
     @property
     def held_gpus(self) -> int:
-        return self.pools.gpus + (self.pools.teacher_gpus or 0)
-
-    @property
-    def held_gpu_hours(self) -> float | None:
-        return None if self.wall_hours is None else self.wall_hours * self.held_gpus
+        """The run's GPUs and those held for a teacher served apart."""
+        return self.gpus + (self.teacher_gpus or 0)
 
     def to_dict(self) -> dict[str, Any]:
-        w, p = self.work, self.pools
-        rollouts = w.steps * w.rollouts_per_step
-        total = None if self.gpu_hours is None else self.gpu_hours["total"]
-        sampled = rollouts * sum(x.share * x.max_tokens for x in parts(w))
-        taught = rollouts * sum(x.share * x.max_tokens for x in parts(w)
-                                if x.scorer or x.sampler == "teacher")
-        return {
-            "gpus": p.gpus, "nodes": p.nodes, "gpus_per_node": p.gpus_per_node,
-            "teacher_gpus": p.teacher_gpus, "steps": w.steps,
-            "rollouts_per_step": w.rollouts_per_step, "rollouts": rollouts,
-            "tokens_per_rollout": self.tokens_per_rollout,
-            "tokens_per_step": w.rollouts_per_step * self.tokens_per_rollout,
-            "sampled_tokens": round(sampled) if "sample" in w.stages else 0,
-            "teacher_tokens": round(taught) if "sample" in w.stages else 0,
-            "sampler": "/".join(dict.fromkeys(x.sampler for x in parts(w))),
-            "eval_rollouts": w.eval_rollouts,
-            "eval_tokens": w.eval_rollouts * (w.prompt_tokens + w.eval_max_tokens),
-            "eval_how": w.eval_how,
-            "prompt_tokens": w.prompt_tokens, "prompt_how": w.prompt_how,
-            "student_params_b": w.student.total_b if w.student else None,
-            "student_active_params_b": w.student.active_b if w.student else None,
-            "teacher_params_b": w.teacher.total_b if w.teacher else None,
-            "teacher_active_params_b": w.teacher.active_b if w.teacher else None,
-            "flops": self.flops, "gpu_hours": self.gpu_hours,
-            "gpu_seconds": None if total is None else total * 3600,
-            "wall_hours": self.wall_hours, "held_gpu_hours": self.held_gpu_hours,
-            "formula": FORMULA,
-            "assumptions": assumptions(),
-            "unknown": self.unknown,
-        }
+        """The report's "cost" key: the fields, in order."""
+        return asdict(self)
 
     def line(self) -> str:
         """One line for the text report."""
-        w = self.work
-        tokens = w.rollouts_per_step * self.tokens_per_rollout
-        measured = "measured" in w.prompt_how
-        head = f"cost: {_num(tokens)} tokens per step " + (
+        measured = "measured" in self.prompt_how
+        head = f"cost: {_num(self.tokens_per_step)} tokens per step " + (
             "(prompts as measured, completions at the cap)" if measured else "at the caps")
-        how = f"; {w.prompt_how}" if w.prompt_how else ""
+        how = f"; {self.prompt_how}" if self.prompt_how else ""
         if self.gpu_hours is None:
             return f"{head}; no GPU-hour estimate: {self.unknown}{how} ({DOCS})"
         h = self.gpu_hours
         parts = ", ".join(f"{name} {_num(v)}" for name in ("train", "sample", "teacher", "eval")
-                          if (v := h.get(name)))
-        out = f"{head}; ≈ {_num(h['total'] or 0)} GPU-hours of compute ({parts})"
+                          if (v := getattr(h, name)))
+        out = f"{head}; ≈ {_num(h.total or 0)} GPU-hours of compute ({parts})"
         if self.wall_hours is not None:
             out += (f"; ≈ {_num(self.wall_hours)} h on {self.held_gpus} GPU"
                     f"{'s' if self.held_gpus != 1 else ''} = "
@@ -193,11 +228,11 @@ def assumed(tokens: int, source: str) -> str:
     return f"prompt lengths: assumed {tokens:,} tokens each ({source})"
 
 
-def estimate(work: Work, pools: Pools) -> Estimate:
+def estimate(work: Work, pools: Pools) -> Cost:
     if work.student is None:
-        return Estimate(work, pools, None, None, None,
-                        f"the student's size is unknown from its name ({work.student_name!r}; "
-                        "no 'NB' in it and not in whileai.cost.sizes.TABLE)")
+        return _cost(work, pools, None, None, None,
+                     f"the student's size is unknown from its name ({work.student_name!r}; "
+                     "no 'NB' in it and not in whileai.cost.sizes.TABLE)")
     flops: dict[str, float] = {}
     busy: dict[str, float] = {}
     unknown: list[str] = []
@@ -222,8 +257,38 @@ def estimate(work: Work, pools: Pools) -> Estimate:
     hours = {stage: _hours(stage, f) for stage, f in flops.items()}
     every: dict[str, Any] = {stage: None for stage in MFU}  # a stage that does not run: None
     wall = (sum(busy.values()) if pools.serial else max(busy.values())) if busy else None
-    return Estimate(work, pools, every | flops, every | hours | {"total": sum(hours.values())},
-                    wall, "; ".join(dict.fromkeys(unknown)))
+    return _cost(work, pools, Flops(**(every | flops)),
+                 GpuHours(**(every | hours), total=sum(hours.values())), wall,
+                 "; ".join(dict.fromkeys(unknown)))
+
+
+def _cost(work: Work, pools: Pools, flops: Flops | None, gpu_hours: GpuHours | None,
+          wall: float | None, unknown: str) -> Cost:
+    """The record of an estimate: the run's size, its tokens, and the FLOPs and hours computed."""
+    w, p = work, pools
+    rollouts = w.steps * w.rollouts_per_step
+    per_rollout = w.prompt_tokens + round(sum(x.share * x.max_tokens for x in parts(w)))
+    sampled = rollouts * sum(x.share * x.max_tokens for x in parts(w))
+    taught = rollouts * sum(x.share * x.max_tokens for x in parts(w) if x.scorer or x.sampler == "teacher")
+    held = p.gpus + (p.teacher_gpus or 0)
+    return Cost(
+        gpus=p.gpus, nodes=p.nodes, gpus_per_node=p.gpus_per_node, teacher_gpus=p.teacher_gpus,
+        steps=w.steps, rollouts_per_step=w.rollouts_per_step, rollouts=rollouts,
+        tokens_per_rollout=per_rollout, tokens_per_step=w.rollouts_per_step * per_rollout,
+        sampled_tokens=round(sampled) if "sample" in w.stages else 0,
+        teacher_tokens=round(taught) if "sample" in w.stages else 0,
+        sampler="/".join(dict.fromkeys(x.sampler for x in parts(w))),
+        eval_rollouts=w.eval_rollouts,
+        eval_tokens=w.eval_rollouts * (w.prompt_tokens + w.eval_max_tokens), eval_how=w.eval_how,
+        prompt_tokens=w.prompt_tokens, prompt_how=w.prompt_how,
+        student_params_b=w.student.total_b if w.student else None,
+        student_active_params_b=w.student.active_b if w.student else None,
+        teacher_params_b=w.teacher.total_b if w.teacher else None,
+        teacher_active_params_b=w.teacher.active_b if w.teacher else None,
+        flops=flops, gpu_hours=gpu_hours,
+        gpu_seconds=None if gpu_hours is None else gpu_hours.total * 3600,
+        wall_hours=wall, held_gpu_hours=None if wall is None else wall * held,
+        formula=FORMULA, assumptions=assumptions(), unknown=unknown)
 
 
 def _hours(stage: str, flops: float) -> float:
@@ -272,5 +337,6 @@ def export_note(tokens_per_step: int, steps: int) -> str:
             "inspect --run")
 
 
-__all__ = ["DOCS", "EXPORT_BYTES_PER_TOKEN", "FLOPS_PER_TOKEN", "FORMULA", "MFU", "MFU_SOURCE",
-           "Estimate", "Part", "Pools", "Work", "assumed", "assumptions", "estimate", "export_note", "parts"]
+__all__ = ["DOCS", "EXPORT_BYTES_PER_TOKEN", "FLOPS_PER_TOKEN", "FORMULA", "MFU", "MFU_SOURCE", "Cost",
+           "Flops", "GpuHours", "Part", "Pools", "Work", "assumed", "assumptions", "estimate", "export_note",
+           "parts"]

@@ -1,8 +1,10 @@
 """The report: renderings of a `whileai.targets.compiled.Compiled`, and nothing else.
 
+- `records`: the rows a target reports (`Read`, `Ignore`, `Fixed`, `Teacher`), one type each;
 - `text`: the plain report (`print(compiled)`, a pipe, a log), wrapped to a width;
 - `render`: the rich tables a terminal gets, `whileai explain`, `methods` and `rules`;
-- `wrap`: folding lines with a hanging indent; `model`: the report JSON's pydantic model.
+- `wrap`: folding lines with a hanging indent; `model`: the report JSON's pydantic model (its rows
+  are the records, `whileai.rules.base.Finding` and `whileai.cost.estimate.Cost`).
 
 A Compiled is read by its fields only (its type is imported for type checking), so this room
 stays below the targets that build it. May import: `whileai.rules`, the facts

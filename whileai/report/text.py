@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from whileai.errors import mask
 
 if TYPE_CHECKING:
-    from whileai.targets.compiled import Compiled, Ignore, Read
+    from whileai.report.records import Ignore, Read
+    from whileai.targets.compiled import Compiled
 
 
 def fmt(v: Any) -> str:
@@ -28,7 +29,7 @@ def grouped_reads(reads: tuple[Read, ...]) -> list[Read]:
         if key in rows:
             g = rows[key]
             note = "; ".join(dict.fromkeys(x for x in (*g.note.split("; "), r.note) if x))
-            rows[key] = g._replace(path=f"{g.path}, {r.path}", note=note)
+            rows[key] = replace(g, path=f"{g.path}, {r.path}", note=note)
         else:
             rows[key] = r
     return list(rows.values())

@@ -1,11 +1,15 @@
 """What every warning rule is made of: a `Rule` (id, condition, citation, check) reads the run spec
 and the `Facts` a target reports (whileai.rules.facts), and yields a `Finding` (id, message,
-citation) or nothing."""
+citation) or nothing. `Finding` is the report's warning record: one type, built here, rendered by
+whileai.report and typed in its JSON schema (whileai.report.model)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
+
+from pydantic import ConfigDict, Field
 
 from whileai.rules.facts import Facts
 
@@ -13,12 +17,19 @@ if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
 
 
-class Finding(NamedTuple):
-    """A research-backed warning: rule id, message, citation."""
+@dataclass(frozen=True, kw_only=True)
+class Finding:
+    """A research-backed warning."""
 
-    rule: str
-    message: str
-    citation: str
+    __pydantic_config__ = ConfigDict(extra="forbid")  # the report schema's: no other keys
+
+    rule: Annotated[str, Field(description="Rule id (see `whileai rules`).")]
+    message: Annotated[str, Field(description="What is wrong with this run, in words.")]
+    citation: Annotated[str, Field(description="The paper, code or issue the rule rests on.")]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `--json` report's form: the fields, in order."""
+        return asdict(self)
 
 
 class Rule(NamedTuple):
@@ -33,7 +44,7 @@ class Rule(NamedTuple):
         if set(self.fields) & ignored:
             return None
         msg = self.check(run, facts)
-        return Finding(self.id, msg, self.citation) if msg else None
+        return Finding(rule=self.id, message=msg, citation=self.citation) if msg else None
 
 
 __all__ = ["Facts", "Finding", "Rule"]

@@ -2,44 +2,22 @@
 
 A target builds a `Compiled`; nothing here prints or writes files. `str(compiled)` is the
 plain report (the seed page's shape, rendered by whileai.report.text), `to_dict()` the `--json`
-contract.
+contract. Its records are one type each, their JSON form their own `to_dict()`: `Read`, `Ignore`,
+`Fixed` and `Teacher` (whileai.report.records, named here too), `Finding` (whileai.rules.base) and
+`Cost` (whileai.cost.estimate).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from whileai.cost.estimate import Estimate
+from whileai.cost.estimate import Cost
+from whileai.report.records import Fixed, Ignore, Read, Teacher
 from whileai.rules.base import Finding
 from whileai.rules.facts import Facts
 from whileai.spec.run import RunSpec
-
-
-class Read(NamedTuple):
-    """A spec field the target reads: where, and with which value."""
-
-    field: str
-    path: str
-    value: Any
-    note: str = ""
-
-
-class Ignore(NamedTuple):
-    """A spec field the target does not read, and why."""
-
-    field: str
-    value: Any
-    reason: str
-
-
-class Fixed(NamedTuple):
-    """A key whileai sets that no spec field produced (a loader rule, a safe default)."""
-
-    path: str
-    value: Any
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -58,10 +36,10 @@ class Compiled:
     commands: tuple[str, ...]
     out: str | None = None
     facts: Facts = field(default_factory=Facts)  # what the target states it will do (rules.facts)
-    cost: Estimate | None = None  # whileai.cost.estimate: size and GPU-hours before launch
+    cost: Cost | None = None  # whileai.cost.estimate: size and GPU-hours before launch
     notes: tuple[str, ...] = ()  # further summary lines (e.g. where an OPD teacher is served)
-    teacher: dict[str, Any] | None = None  # where and on how many GPUs a teacher is served
-    teachers: tuple[dict[str, Any], ...] = ()  # every teacher (a mixture may have several)
+    teacher: Teacher | None = None  # where and on how many GPUs a teacher is served
+    teachers: tuple[Teacher, ...] = ()  # every teacher (a mixture may have several)
     stages: tuple[Compiled, ...] = ()  # a two-stage run (whileai.targets.stages): each stage, in order
     folder: str = ""  # a stage's folder inside the run's output folder ("" : beside the main file)
     doc: dict[str, Any] = field(default_factory=dict)  # the main file as data (read, not re-parsed)
@@ -117,31 +95,21 @@ class Compiled:
             "main": self.main,
             "summary": self.header(),
             "spec": self.run.model_dump(mode="json", by_alias=True, exclude_none=True),
-            "reads": [x._asdict() | {"value": _json(x.value)} for x in self.reads],
-            "ignores": [x._asdict() | {"value": _json(x.value)} for x in self.ignores],
-            "fixed": [x._asdict() | {"value": _json(x.value)} for x in self.fixed],
-            "warnings": [x._asdict() for x in self.warnings],
+            "reads": [x.to_dict() for x in self.reads],
+            "ignores": [x.to_dict() for x in self.ignores],
+            "fixed": [x.to_dict() for x in self.fixed],
+            "warnings": [x.to_dict() for x in self.warnings],
             "run": list(self.commands),
             "files": dict(self.files),
             "cost": self.cost.to_dict() if self.cost is not None else None,
-            "teacher": self.teacher,
-            "teachers": list(self.teachers) if self.teachers else ([self.teacher] if self.teacher else []),
+            "teacher": self.teacher.to_dict() if self.teacher is not None else None,
+            "teachers": [t.to_dict() for t in self.teachers or ((self.teacher,) if self.teacher else ())],
             "stages": [s.to_dict() for s in self.stages],
         }
 
 
 def _or(fact: Any, spec: Any) -> Any:
     return spec if fact is None else fact
-
-
-def _json(v: Any) -> Any:
-    if isinstance(v, (str, int, float, bool)) or v is None:
-        return v
-    if isinstance(v, (list, tuple)):
-        return [_json(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _json(x) for k, x in v.items()}
-    return str(v)
 
 
 def as_written(c: Compiled, folder: str | Path | None) -> Compiled:
@@ -152,3 +120,6 @@ def as_written(c: Compiled, folder: str | Path | None) -> Compiled:
     root = Path(folder)
     stages = tuple(replace(s, out=str(root / s.folder / s.main)) for s in c.stages)
     return replace(c, out=str(root / c.main), stages=stages)
+
+
+__all__ = ["Compiled", "Fixed", "Ignore", "Read", "Teacher", "as_written"]

@@ -117,19 +117,20 @@ def _apply(rows: list[Row], run: RunSpec) -> Applied:
         if isinstance(row, Fix):
             value = row.value(run) if callable(row.value) else copy.deepcopy(row.value)
             set_path(out.doc, row.path, value)
-            out.fixed.append(Fixed(row.path, value, _text(row.reason, run)))
+            out.fixed.append(Fixed(path=row.path, value=value, reason=_text(row.reason, run)))
             continue
         current = field_value(run, row.field)
         if current is _MISSING:
             continue
         if isinstance(row, Drop):
             if current is not None:
-                out.ignores.append(Ignore(label(row.field), current, _text(row.reason, run)))
+                out.ignores.append(Ignore(field=label(row.field), value=current,
+                                          reason=_text(row.reason, run)))
             continue
         value = row.value(run) if row.value else current
         if value is None:
             continue
         if not row.path.startswith("<"):  # `<command>` and the like are no key of the file
             set_path(out.doc, row.path, copy.deepcopy(value))  # later keys fill the doc's copy
-        out.reads.append(Read(label(row.field), row.path, value, _text(row.note, run)))
+        out.reads.append(Read(field=label(row.field), path=row.path, value=value, note=_text(row.note, run)))
     return out

@@ -85,7 +85,7 @@ def account(applied: Applied, overrides: dict[str, Any], run: Any = None, *,
     lost: dict[str, Ignore] = {}  # a field's first read the file does not hold
     for i, why in gone.items():
         if read[i].field not in said:
-            lost.setdefault(read[i].field, Ignore(read[i].field, read[i].value, why))
+            lost.setdefault(read[i].field, Ignore(field=read[i].field, value=read[i].value, reason=why))
     fixed = [f for f, o in zip(applied.fixed, fixed_by, strict=True)
              if o is None and not (unwritten and unwritten(f.path))]
     return Account(tuple(kept), (*ignored, *lost.values()), tuple(fixed))
@@ -95,7 +95,8 @@ def _replaced(r: Read, path: str, value: Any, run: Any) -> Ignore:
     """A spec field's read an override replaced, as an ignore saying so."""
     given = _spec_value(run, r.field, r.value)
     wrote = "" if given == r.value else f" (whileai wrote {fmt(r.value)} there)"
-    return Ignore(r.field, given, f"overrides.{path} = {fmt(value)} replaces it at {r.path}{wrote}")
+    return Ignore(field=r.field, value=given,
+                  reason=f"overrides.{path} = {fmt(value)} replaces it at {r.path}{wrote}")
 
 
 def _read(path: str, value: Any, replaced: list[Read], defaults: list[Fixed],
@@ -106,7 +107,8 @@ def _read(path: str, value: Any, replaced: list[Read], defaults: list[Fixed],
     said += [f"whileai's {f.path} = {fmt(f.value)} ({f.reason})" for f in defaults]
     text = "replaces " + "; ".join(said) if said else "user override"
     extra = note(path) if note else None
-    return Read(f"overrides.{path}", path, value, f"{text}; {extra}" if extra else text)
+    return Read(field=f"overrides.{path}", path=path, value=value,
+                note=f"{text}; {extra}" if extra else text)
 
 
 def _spec_value(run: Any, field: str, written: Any) -> Any:

@@ -17,10 +17,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from whileai.rules.base import Finding
 from whileai.spec.load import replace_run
 from whileai.spec.run import RunSpec, Stage
-from whileai.targets.compiled import Compiled, Ignore, Read
+from whileai.targets.compiled import Compiled, Read
 
 STAGE_FIELDS = ("steps", "prompts", "lora", "lora_rank")
 
@@ -57,10 +56,11 @@ def chain(run: RunSpec, c1: Compiled, c2: Compiled, files: dict[str, str], main:
     if run.method.off_policy:  # stage 1 is the cold start sft-cold-start asks for
         c2 = replace(c2, warnings=tuple(w for w in c2.warnings if w.rule != "sft-cold-start"))
     reads = [*c1.reads, *(_then(r, run, second_main) for r in c2.reads if _mine(r.field, run))]
-    ignores = [*c1.ignores, *(Ignore(_label(i.field, run), i.value, i.reason) for i in c2.ignores
+    ignores = [*c1.ignores, *(replace(i, field=_label(i.field, run)) for i in c2.ignores
                               if _mine(i.field, run))]
-    reads.append(Read("then", f"{second_main}: model", weights, f"stage 2's student: {how}"))
-    warnings = [*c1.warnings, *(Finding(w.rule, f"stage 2: {w.message}", w.citation)
+    reads.append(Read(field="then", path=f"{second_main}: model", value=weights,
+                      note=f"stage 2's student: {how}"))
+    warnings = [*c1.warnings, *(replace(w, message=f"stage 2: {w.message}")
                                 for w in c2.warnings if w not in c1.warnings)]
     return Compiled(target=c1.target, pin=c1.pin, run=run, files=files, main=main,
                     reads=tuple(reads), ignores=tuple(ignores), fixed=c1.fixed + c2.fixed,
@@ -83,7 +83,7 @@ def _label(field: str, run: RunSpec) -> str:
 
 
 def _then(r: Read, run: RunSpec, where: str) -> Read:
-    return Read(_label(r.field, run), f"{where}: {r.path}", r.value, r.note)
+    return replace(r, field=_label(r.field, run), path=f"{where}: {r.path}")
 
 
 def script(commands: list[str], how: str, *, here: bool = False) -> str:

@@ -37,7 +37,7 @@ def test_the_spec_field_re_derives_everything() -> None:
     assert doc["orchestrator"]["train"]["sampling"]["max_completion_tokens"] == 4096
     teacher = tomllib.loads(c.files["opd.teacher.toml"])
     assert teacher["vllm"]["max_model_len"] == 2048 + 4096
-    assert c.cost is not None and c.cost.to_dict()["tokens_per_rollout"] == 2048 + 4096
+    assert c.cost is not None and c.cost.tokens_per_rollout == 2048 + 4096
 
 
 @pytest.mark.parametrize("target", ["prime-rl", "trl"])

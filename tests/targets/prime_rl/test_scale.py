@@ -113,9 +113,9 @@ def test_scale_examples_compile_to_golden_files(spec: str) -> None:
         assert c.commands[0].startswith(f"uv run inference @ {spec.replace('.toml', '.teacher.toml')}")
     if spec.startswith("sft"):
         assert doc["orchestrator"]["algo"]["sampling"]["source"]["base_url"] == "http://teacher-node:8001/v1"
-        assert c.cost is not None and c.cost.work.sampler == "teacher"
-        assert c.cost.to_dict()["teacher_tokens"] == c.cost.to_dict()["sampled_tokens"] > 0
-        assert c.cost.gpu_hours is not None and c.cost.gpu_hours["teacher"] is None  # no scoring
+        assert c.cost is not None and c.cost.sampler == "teacher"
+        assert c.cost.teacher_tokens == c.cost.sampled_tokens > 0
+        assert c.cost.gpu_hours is not None and c.cost.gpu_hours.teacher is None  # no scoring
 
 
 def test_nemotron_layout_reproduces_the_pins_deployment_and_slurm_keys() -> None:
@@ -201,7 +201,7 @@ def test_zero_inference_nodes_needs_an_explicit_fake_data_benchmark() -> None:
     assert "inference" not in doc and doc["deployment"]["num_infer_nodes"] == 0
     assert doc["trainer"]["data"]["fake"] == {"batch_size": 8}
     assert not any(r.path.startswith("inference") for r in c.reads)
-    assert c.cost is not None and c.cost.gpu_hours is not None and c.cost.gpu_hours["sample"] is None
+    assert c.cost is not None and c.cost.gpu_hours is not None and c.cost.gpu_hours.sample is None
 
 
 @pytest.mark.parametrize(("doc", "path", "words"), [
@@ -277,10 +277,10 @@ def opd(url: str, teacher: str, **fields: Any) -> RunSpec:
 
 def test_teacher_placement_follows_the_stated_rule() -> None:
     share = prime_rl.compile(opd("http://localhost:8001/v1", "Qwen/Qwen3-8B", model="Qwen/Qwen3-1.7B"))
-    assert share.teacher is not None and share.teacher["mode"] == "share"
+    assert share.teacher is not None and share.teacher.mode == "share"
     assert toml(share)["inference"]["vllm"]["gpu_memory_utilization"] == 0.4
     local = prime_rl.compile(opd("http://localhost:8001/v1", BIG, model="Qwen/Qwen3-8B", gpus=4))
-    assert local.teacher is not None and local.teacher["mode"] == "local" and local.teacher["gpus"] == 2
+    assert local.teacher is not None and local.teacher.mode == "local" and local.teacher.gpus == 2
     assert "gpu_memory_utilization" not in toml(local)["inference"]["vllm"]
     assert local.commands[0].startswith("CUDA_VISIBLE_DEVICES=4,5 uv run inference @ opd.teacher.toml")
     t = toml(local, "opd.teacher.toml")
@@ -295,14 +295,14 @@ def test_teacher_placement_follows_the_stated_rule() -> None:
         prime_rl.compile(opd("http://localhost:8001/v1", BIG, nodes=2))
     assert e.value.field == "method.teacher.url"
     remote = prime_rl.compile(opd("https://api.example.com/v1", "deepseek-ai/DeepSeek-V3", nodes=2))
-    assert remote.teacher is not None and remote.teacher["mode"] == "endpoint"
-    assert remote.teacher["gpus"] == 32 and "must already be served" in remote.notes[0]
+    assert remote.teacher is not None and remote.teacher.mode == "endpoint"
+    assert remote.teacher.gpus == 32 and "must already be served" in remote.notes[0]
     assert set(remote.files) == {"opd.toml"}
     huge = prime_rl.compile(opd("http://teacher-node:8001/v1", "deepseek-ai/DeepSeek-V3", nodes=2))
-    assert huge.teacher is not None and huge.teacher["mode"] == "endpoint"
+    assert huge.teacher is not None and huge.teacher.mode == "endpoint"
     assert "more than one node" in huge.notes[0]
     unknown = prime_rl.compile(opd("http://teacher-node:8001/v1", "org/mystery", nodes=2))
-    assert unknown.teacher is not None and unknown.teacher["gpus"] is None
+    assert unknown.teacher is not None and unknown.teacher.gpus is None
     assert "size unknown" in unknown.notes[0]
 
 
@@ -314,24 +314,24 @@ def test_an_sft_teacher_is_planned_sized_and_served_like_opds() -> None:
         return run(method={"type": "sft", "teacher": {"url": url, "model": teacher}}, **fields)
 
     share = prime_rl.compile(sft("http://localhost:8001/v1", "Qwen/Qwen3-8B", model="Qwen/Qwen3-1.7B"))
-    assert share.teacher is not None and share.teacher["mode"] == "share"
+    assert share.teacher is not None and share.teacher.mode == "share"
     assert toml(share)["inference"]["vllm"]["gpu_memory_utilization"] == 0.4
     local = prime_rl.compile(sft("http://localhost:8001/v1", BIG, model="Qwen/Qwen3-8B", gpus=4))
-    assert local.teacher is not None and local.teacher["mode"] == "local" and local.teacher["gpus"] == 2
+    assert local.teacher is not None and local.teacher.mode == "local" and local.teacher.gpus == 2
     assert local.commands[0].startswith("CUDA_VISIBLE_DEVICES=4,5 uv run inference @ sft.teacher.toml")
     assert check_document(toml(local, "sft.teacher.toml"), entry="inference") == []
     assert "the SFT teacher's server" in local.files["sft.teacher.toml"]
     remote = prime_rl.compile(sft("https://api.example.com/v1", "deepseek-ai/DeepSeek-V3", nodes=2))
-    assert remote.teacher is not None and remote.teacher["mode"] == "endpoint"
+    assert remote.teacher is not None and remote.teacher.mode == "endpoint"
     assert "it samples the training completions" in remote.commands[0]
     with pytest.raises(SpecError, match="port other than 8000"):
         prime_rl.compile(sft("http://localhost:8000/v1", "Qwen/Qwen3-1.7B", model="Qwen/Qwen3-1.7B"))
     est = share.cost
     assert est is not None and est.flops is not None and est.gpu_hours is not None
-    tokens = est.work.steps * est.work.rollouts_per_step * est.tokens_per_rollout
-    assert est.flops["sample"] == pytest.approx(2 * 8.0e9 * tokens, rel=1e-3)  # 2·N_teacher·tokens
-    assert est.flops["train"] == pytest.approx(6 * 1.7e9 * tokens, rel=1e-3)  # 6·N_student·tokens
-    assert est.flops["teacher"] is None and est.to_dict()["teacher_tokens"] > 0
+    tokens = est.rollouts * est.tokens_per_rollout
+    assert est.flops.sample == pytest.approx(2 * 8.0e9 * tokens, rel=1e-3)  # 2·N_teacher·tokens
+    assert est.flops.train == pytest.approx(6 * 1.7e9 * tokens, rel=1e-3)  # 6·N_student·tokens
+    assert est.flops.teacher is None and est.teacher_tokens > 0
 
 
 def test_json_report_carries_cost_and_teacher(tmp_path: Path) -> None:
@@ -405,7 +405,10 @@ def test_trl_splits_the_step_over_processes_and_picks_a_strategy() -> None:
     sample, train = sft.commands  # the teacher samples once, then `trl sft` on every process
     assert sample.startswith("python sample.py ") and "--prompts 80 " in sample  # 10 x 32 / 4 samples
     assert train == "trl sft --config config.yaml --accelerate_config accelerate.yaml"
-    assert sft.cost is not None and sft.cost.pools.serial and sft.cost.wall_hours is not None
+    assert sft.cost is not None and sft.cost.gpu_hours is not None and sft.cost.gpu_hours.sample
+    # sample.py samples on one GPU, then trl sft trains on the 4 processes: the two add up
+    h = sft.cost.gpu_hours
+    assert sft.cost.wall_hours == pytest.approx(h.sample / 1 + h.train / 4)
 
 
 # -- prime-rl's own loader (recorded by scripts/gen_loader_fixture.py) ---------------------

@@ -169,8 +169,8 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
         reads=said.reads, ignores=said.ignores, fixed=said.fixed,
         warnings=mix.findings(run, known, method_facts, p.entries[1:]),
         commands=tuple(commands), facts=known, cost=costing.estimate(p, doc, got),
-        notes=notes, teacher=p.served[0].to_dict() if p.served else None,
-        teachers=tuple(t.to_dict() for t in p.served), doc=doc, plan=p,
+        notes=notes, teacher=p.served[0].record() if p.served else None,
+        teachers=tuple(t.record() for t in p.served), doc=doc, plan=p,
     )
 
 

@@ -226,8 +226,7 @@ def findings(run: RunSpec, facts: Facts, method_facts: Any,
         for w in rules.findings(one, own):
             if (w.rule, w.message) not in seen:
                 seen.add((w.rule, w.message))
-                found.append(Finding(w.rule, f"source {e.name!r} ({e.method.type}): {w.message}",
-                                     w.citation))
+                found.append(replace(w, message=f"source {e.name!r} ({e.method.type}): {w.message}"))
     return tuple(found)
 
 

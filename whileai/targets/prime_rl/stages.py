@@ -81,13 +81,13 @@ _COPY = ("import os, sys; from transformers import AutoConfig, AutoTokenizer; a,
 def _served(c: Compiled, servers: list[stage_script.Server]) -> Compiled:
     """A stage as the two-stage run serves its teachers: the server files the script starts
     (one for a teacher both stages share) in place of the stage's own, in its notes too."""
-    mine = {p["file"] for p in c.teachers if p.get("file")}
-    renamed = {t["file"]: s.file for t in c.teachers for s in servers
-               if t.get("file") and (t["model"], t["url"]) == (s.plan.model, s.plan.url)}
+    mine = {p.file for p in c.teachers if p.file}
+    renamed: dict[str | None, str | None] = {t.file: s.file for t in c.teachers for s in servers
+                                             if t.file and (t.model, t.url) == (s.plan.model, s.plan.url)}
     files = {k: v for k, v in c.files.items() if k not in mine}
     notes = tuple(_rename(n, renamed) for n in c.notes)
     commands = tuple(_rename(n, renamed) for n in c.commands)
-    teachers = tuple(t | {"file": renamed.get(t.get("file"), t.get("file"))} for t in c.teachers)
+    teachers = tuple(replace(t, file=renamed.get(t.file, t.file)) for t in c.teachers)
     return replace(c, files=files, notes=notes, commands=commands, teachers=teachers,
                    teacher=teachers[0] if teachers else None)
 

@@ -53,7 +53,7 @@ class PrimeRL:
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
         lay = run.layout
         if lay.nodes == 1:
-            held = sum(int(t.get("held_gpus") or 0) for s in stages for t in s.teachers)
+            held = sum(t.held_gpus or 0 for s in stages for t in s.teachers)
             teacher = f" + {held} for the teacher" if held else ""
             need, what = lay.gpus + held, f"on this node: {lay.text()}{teacher}"
         else:

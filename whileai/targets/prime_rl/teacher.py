@@ -27,6 +27,7 @@ from whileai.errors import SpecError
 from whileai.spec.layout import Layout
 from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
+from whileai.targets.compiled import Teacher
 from whileai.targets.prime_rl.deploy import job_name
 from whileai.targets.prime_rl.pin import TARGET
 from whileai.version import __version__
@@ -51,12 +52,10 @@ class Plan(NamedTuple):
     key_env: str = "VLLM_API_KEY"
     samples: bool = False  # SFT: the teacher samples the completions (OPD: it scores them)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "url": self.url, "mode": self.mode,
-                "params_b": self.size.total_b if self.size else None,
-                "active_params_b": self.size.active_b if self.size else None,
-                "gpus": self.gpus, "held_gpus": self.held, "file": self.file,
-                "formula": sizes.SERVE_FORMULA, "note": self.note}
+    def record(self) -> Teacher:
+        """The report's record of this teacher."""
+        return Teacher.sized(model=self.model, url=self.url, mode=self.mode, size=self.size,
+                             gpus=self.gpus, held_gpus=self.held, file=self.file, note=self.note)
 
 
 def host_port(url: str) -> tuple[str, int]:

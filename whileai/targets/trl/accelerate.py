@@ -102,7 +102,8 @@ def for_cpu(run: RunSpec) -> tuple[RunSpec, RunSpec, list[Ignore]]:
     if not distributed(run):
         return run, run, []
     why = f"compiled for the CPU (--cpu): one process ({FILE}: num_processes 1, use_cpu)"
-    gone = [Ignore(f, getattr(run, f), why) for f in ("gpus", "nodes") if getattr(run, f) is not None]
+    gone = [Ignore(field=f, value=getattr(run, f), reason=why) for f in ("gpus", "nodes")
+            if getattr(run, f) is not None]
     return run, run.model_copy(update={"gpus": None, "nodes": None}), gone
 
 

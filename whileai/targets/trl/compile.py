@@ -135,7 +135,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     ignores, fixed = said.ignores, said.fixed
     _check_batch(doc, run)
     sampled = sample_prompts(run, doc)
-    reads = [r._replace(value=sampled) if r.path == f"<{SAMPLE_PY} --prompts>" else r for r in reads]
+    reads = [replace(r, value=sampled) if r.path == f"<{SAMPLE_PY} --prompts>" else r for r in reads]
 
     files = {"config.yaml": _header(run, cmd) + dumps(doc)}
     files[accel.FILE] = (f"# written by whileai {__version__} for accelerate: "
@@ -146,7 +146,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     if run.method.rewarded and taskset.module and run.reward is None:
         files[f"{taskset.module}.py"] = source(taskset)
     if reward is not None:
-        reads = [r if r.field != "reward" else r._replace(note=reward.note()) for r in reads]
+        reads = [r if r.field != "reward" else replace(r, note=reward.note()) for r in reads]
         if reward.copy and reward.source is not None:
             files[reward.copy] = reward.source
     if run.method.type == "opsd":

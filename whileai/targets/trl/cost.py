@@ -14,6 +14,7 @@ from typing import Any
 from whileai.cost import estimate as cost
 from whileai.cost import sizes
 from whileai.spec.run import OPSD, RunSpec
+from whileai.targets.compiled import Teacher
 from whileai.targets.trl import accelerate as accel
 from whileai.targets.trl.batch import step_batch
 from whileai.targets.trl.fieldmap import SAMPLE_PY, max_prompt, one_per_prompt, privileged_key, test_rows
@@ -34,10 +35,9 @@ def teacher(run: RunSpec) -> dict[str, Any]:
         shard = (f"; {accel.processes(run)} processes shard it ({accel.strategy(run)[0]})"
                  if accel.distributed(run) else "")
         note = f"teacher {t.model}: {what}; loaded into every training process{shard}"
-    return {"notes": (note,), "teacher": {
-        "model": t.model, "url": t.url, "mode": "in-process",
-        "params_b": size.total_b if size else None, "active_params_b": size.active_b if size else None,
-        "gpus": None, "held_gpus": None, "file": None, "formula": sizes.SERVE_FORMULA, "note": note}}
+    return {"notes": (note,), "teacher": Teacher.sized(model=t.model, url=t.url, mode="in-process",
+                                                       size=size, gpus=None, held_gpus=None, file=None,
+                                                       note=note)}
 
 
 def prompts(run: RunSpec) -> tuple[int, str]:
@@ -93,7 +93,7 @@ def evals(run: RunSpec, doc: dict[str, Any], steps: int) -> tuple[int, int, str]
             "counted)")
 
 
-def estimate(run: RunSpec, doc: dict[str, Any]) -> cost.Estimate:
+def estimate(run: RunSpec, doc: dict[str, Any]) -> cost.Cost:
     """Sampling, teacher scoring, training and evaluation all run in the training processes, in
     turn."""
     n = accel.processes(run)
