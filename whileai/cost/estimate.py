@@ -49,7 +49,7 @@ DOCS = "docs/cost.md"
 
 
 class Work(NamedTuple):
-    """What the run computes: from the spec and the backend's compiled batch."""
+    """What the run computes: from the spec and the target's compiled batch."""
 
     steps: int
     rollouts_per_step: int

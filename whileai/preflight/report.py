@@ -42,7 +42,7 @@ def skip(name: str, detail: str) -> Check:
 @dataclass
 class Report:
     spec: str
-    backend: str
+    target: str  # the target's name (its JSON key is "backend", as -b/--backend)
     timeout: float
     checks: list[Check] = field(default_factory=list)
     seconds: float = 0.0  # the whole preflight, compiling the spec included
@@ -59,14 +59,14 @@ class Report:
     def summary(self) -> str:
         counts = {s: sum(c.status == s for c in self.checks) for s in ("ok", "FAIL", "skip")}
         verdict = "not ready: fix each FAIL before the run" if self.failed else "ready"
-        return (f"preflight {self.spec} ({self.backend}): {counts['ok']} ok, {counts['FAIL']} FAIL, "
+        return (f"preflight {self.spec} ({self.target}): {counts['ok']} ok, {counts['FAIL']} FAIL, "
                 f"{counts['skip']} skip in {self.seconds:.1f} s: {verdict}")
 
     def lines(self) -> list[str]:
         return [c.line() for c in self.checks] + [clean(self.summary())]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spec": clean(self.spec), "backend": self.backend, "timeout": self.timeout,
+        return {"spec": clean(self.spec), "backend": self.target, "timeout": self.timeout,
                 "seconds": round(self.seconds, 3), "probe_seconds": round(self.probe_seconds, 3),
                 "ok": not self.failed,
                 "checks": [c.to_dict() for c in self.checks]}

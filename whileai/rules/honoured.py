@@ -11,7 +11,7 @@ and what will run (not only a line among the ignores):
 
 Rules never fire on a field the target ignores: a Rule that names the spec fields it reads
 (`Rule.fields`) is skipped when the compiled report lists one of them under ignores (the
-backend passes them as the `ignored` fact), e.g. `top-k-small` on prime-rl, which has no top-k.
+target passes them as the `ignored` fact), e.g. `top-k-small` on prime-rl, which has no top-k.
 
 `strict(compiled)`: every warning is an error (exit 2 in the CLI and the recipes, SpecError in
 the API), raised before anything is written.

@@ -1,6 +1,6 @@
 """Warning rules about a run's scale: shared storage, SLURM defaults, engines that are too small.
 
-They read the facts the prime-rl backend states about its compiled file (`on_slurm`, `nodes`,
+They read the facts the prime-rl target states about its compiled file (`on_slurm`, `nodes`,
 `output_dir`, `slurm_partition`, `engine_tp`, `engine_need`); whileai.rules.research lists them with the
 research rules, so `whileai rules` and docs/rules.md show them too.
 """

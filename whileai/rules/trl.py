@@ -1,6 +1,6 @@
 """Warning rules about what TRL 1.16 really does with a spec's anchor and layout.
 
-They read the facts the TRL backend states (whileai.targets.trl.compile.facts): `adapter_ema` (the
+They read the facts the TRL target states (whileai.targets.trl.compile.facts): `adapter_ema` (the
 EMA teacher is TRL's PEFT adapter EMA) and `strategy` (the accelerate layout of several
 processes). whileai.rules lists them with the research rules, so `whileai rules` and
 docs/rules.md show them too.

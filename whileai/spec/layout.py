@@ -2,7 +2,7 @@
 
 The spec fields live on RunSpec (whileai.spec.run) and the SLURM table here (`Slurm`); `check(run)`
 holds the rules between them (one SpecError naming the field), and `Layout` is the split every
-backend, the report and the cost estimate read:
+target, the report and the cost estimate read:
 
     lay = layout(run)   # Layout(nodes=4, gpus_per_node=8, gpus=32, trainer_nodes=2, ...)
 """

@@ -1,6 +1,6 @@
 """What one prime-rl compile derives from the spec, worked out once: the `Plan`.
 
-`make(run, stem)` first refuses what the backend cannot plan (a teacher on the policy's port,
+`make(run, stem)` first refuses what the target cannot plan (a teacher on the policy's port,
 a run with no inference and no fake data, an override of a value others derive from), then
 works out the layout, the batch, the training sources and their shares, the seats, the model
 sizes, the engine width and where each frozen teacher is served. The field map, the facts, the
