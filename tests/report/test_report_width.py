@@ -58,35 +58,92 @@ def test_plain_report_fits_with_one_read_per_line(width: int, name: str) -> None
         assert f"warning [{w.rule}]: {squeeze(w.message)}" in flat
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_rich_report_keeps_field_path_and_value_visible(width: int) -> None:
-    text = cli(width, "compile", str(EXAMPLES / "opd.toml"), "--rich")
-    fits(text, width)
-    assert "\\n" not in text  # a line break in a cell is a break, never a literal \n
-    assert "…" not in text  # nothing cut: long names fold onto the next line instead
-    table = text.split("\nreads", 1)[1].split("\nignores", 1)[0].splitlines()[1:]
-    head = table[0]
-    p, v = head.index("target path"), head.index("value")
-    rows: list[list[str]] = []  # each read's three cells, their folded lines joined
-    for line in table[1:]:
-        if line[:p].strip():
-            rows.append(["", "", ""])
-        for i, cell in enumerate((line[:p], line[p:v], line[v:])):
-            rows[-1][i] += cell.strip()
-    c = compiled("opd.toml")
-    reads = grouped_reads(c.reads)
-    assert [row[0] for row in rows] == [r.field for r in reads]
-    def bare(t: str) -> str:
-        return re.sub(r"[\s,]+", "", t)
+def in_terminal(monkeypatch: pytest.MonkeyPatch, width: int, show) -> str:  # type: ignore[no-untyped-def]
+    """What `show()` prints through a rich console in a terminal `width` columns wide (colour
+    codes removed)."""
+    import io
 
-    for row, r in zip(rows, reads, strict=True):
-        assert bare(row[2]) == bare(fmt(r.value)), (r.field, row[2])
-        assert bare(row[1]) == bare(r.path + r.note), (r.field, row[1])
-    segments = {s for r in reads for p in r.path.split(", ") for s in p.split(".")}
-    split = [s for s in segments if not any(s in line for line in table)]
-    assert not split, split  # a path breaks after a dot, never inside a key (source[0].nam / e)
-    for line in text.splitlines()[:3]:  # the seed's first lines keep their form
-        assert line.startswith(("prime-rl config: opd.toml", "  method opd, model", "    "))
+    from whileai.report import render
+
+    buf = io.StringIO()
+    monkeypatch.setattr(render, "console", lambda: render._Console(
+        width=width, force_terminal=True, file=buf, highlight=False, soft_wrap=False))
+    show()
+    return re.sub(r"\x1b\[[0-9;]*m", "", buf.getvalue())
+
+
+def copyable(c) -> set[str]:  # type: ignore[no-untyped-def]
+    """What a person copies from a report: every key path, every word of every value, the model
+    names, URLs and every word of every command."""
+    words = {p for r in c.reads for p in r.path.split(", ")}
+    words |= {w for r in c.reads for w in fmt(r.value).split()}
+    words |= {w for x in c.ignores for w in fmt(x.value).split()}
+    words |= {c.run.model, *(w for cmd in c.commands for w in cmd.partition("  # ")[0].split())}
+    if c.teacher is not None:
+        words |= {c.teacher.model, c.teacher.url}
+    return words
+
+
+def split_words(text: str, words: set[str]) -> list[str]:
+    return sorted(w for w in words if not any(w in line for line in text.splitlines()))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", ["opd.toml", "sft.toml", "opsd.toml"])
+def test_rich_report_never_splits_a_key_a_name_or_a_url(monkeypatch: pytest.MonkeyPatch, width: int,
+                                                         name: str) -> None:
+    from whileai.report.render import print_report
+
+    c = compiled(name)
+    text = in_terminal(monkeypatch, width, lambda: print_report(c))
+    assert not split_words(text, copyable(c))  # once 'PrimeIntellect/Qwen3-0.' / '6B-Reverse-Text-SFT'
+    assert "…" not in text
+    fits(text, width)  # a word wider than the terminal would run past it; none is here
+    for r in grouped_reads(c.reads):
+        assert r.field in text
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_explain_keeps_every_key_whole_in_a_terminal_and_piped(monkeypatch: pytest.MonkeyPatch,
+                                                                width: int) -> None:
+    from whileai.report.explain import explain_rows
+    from whileai.report.render import print_explain
+
+    c = compiled("opd.toml")
+    keys = {k for k, _, _ in explain_rows(c)}
+    values = {w for _, v, _ in explain_rows(c) for w in fmt(v).split()}
+    rich = in_terminal(monkeypatch, width, lambda: print_explain(c))
+    piped = cli(width, "explain", str(EXAMPLES / "opd.toml"))
+    for text in (rich, piped):
+        assert not split_words(text, keys | values)
+    # `whileai explain SPEC | grep KEY` finds the key, its value on the same line
+    hits = [line for line in piped.splitlines() if "orchestrator.max_off_policy_steps" in line]
+    assert hits == ["orchestrator.max_off_policy_steps = 8  (spec max_off_policy_steps)"]
+    assert piped == cli(width, "explain", str(EXAMPLES / "opd.toml"), "--plain")
+    assert all(len(line) <= width or " " not in line.strip() for line in piped.splitlines())
+
+
+def test_explain_json_lists_every_key_value_and_origin() -> None:
+    import json
+
+    from whileai.report.explain import explain_rows
+
+    data = json.loads(cli(80, "explain", str(EXAMPLES / "opd.toml"), "--json"))
+    c = compiled("opd.toml")
+    assert [(k["key"], k["value"], k["produced_by"]) for k in data["keys"]] == explain_rows(c)
+    assert data["target"] == "prime-rl" and data["stages"] == []
+    assert [x["field"] for x in data["not_emitted"]] == [x.field for x in c.ignores]
+
+
+def test_whole_table_answers_none_when_a_word_cannot_fit() -> None:
+    from rich.text import Text
+
+    from whileai.report.tables import whole_table, widths
+
+    assert widths([["ab cd", "x" * 30]], 20) is None
+    assert widths([["ab cd", "efgh"]], 40) == [5, 4]  # never wider than the longest line
+    assert widths([["ab cdef", "x y z w"]], 9) == [5, 2]  # the spare room shared
+    assert whole_table(("k", "v"), [[Text("a" * 50), Text("b")]], 40) is None
 
 
 @pytest.mark.parametrize("width", WIDTHS)

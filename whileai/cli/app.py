@@ -18,7 +18,7 @@ from whileai.cli.params import typer_command
 from whileai.errors import SpecError
 
 SETTINGS: dict[str, Any] = dict(
-    add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    add_completion=False, no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False,
     help="Compile OPD / OPSD / GRPO / SFT method specs into prime-rl and TRL run files.",
 )
 app = typer.Typer(**SETTINGS)

@@ -81,17 +81,31 @@ def _check_target(target: str, results: list[Any]) -> None:
         raise SystemExit(2)
 
 
-def explain(specs: list[Path], target: str, sets: list[str] | None) -> None:
+def explain(specs: list[Path], target: str, sets: list[str] | None, as_json: bool,
+            plain: bool | None) -> None:
     """Each key of the compiled file and what produced it."""
     try:
         results = _compile_all(specs, target, sets, None, False, False)
     except SpecError as e:
         _fail(e)
-    from whileai.report.render import print_explain
-
     with _stdout():
-        for c in results:
-            print_explain(c)
+        if as_json:
+            import json
+
+            from whileai.report.explain import explain_dict
+
+            data = [explain_dict(c) for c in results]
+            print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
+        elif plain or (plain is None and not sys.stdout.isatty()):
+            from whileai.report.explain import explain_text
+            from whileai.report.wrap import width
+
+            print("\n\n".join(explain_text(c, width()) for c in results))
+        else:
+            from whileai.report.render import print_explain
+
+            for c in results:
+                print_explain(c)
 
 
 def check(configs: list[Path], entry: str) -> None:

@@ -150,17 +150,19 @@ COMPILE = (
           "<spec>.toml); trl: the run directory itself; several specs: a folder for all. Without "
           "it nothing is written.", None),
     SETS,
-    Param("as_json", bool, ("--json",), "Print the report as JSON.", False),
+    JSON := Param("as_json", bool, ("--json",), "Print the report as JSON.", False),
     Param("force", bool, (), "Overwrite a file whileai did not write, or one changed since it "
           "did.", False),
     Param("check", bool, (), "Also run the target's own parser (trl).", False),
     Param("cpu", bool, (), "trl: a CPU run (use_cpu, bf16 false).", False),
-    Param("plain", bool | None, ("--plain/--rich",), "Plain text report (the default when "
-          "stdout is not a terminal) or rich tables.", None),
+    PLAIN := Param("plain", bool | None, ("--plain/--rich",), "Plain text report (the default when "
+                   "stdout is not a terminal) or rich tables.", None),
     Param("strict", bool, (), "Every warning is an error: exit 2 naming the first, and nothing is "
           "written.", False),
 )
-EXPLAIN = (SPECS, BACKEND, SETS)
+EXPLAIN = (SPECS, BACKEND, SETS, JSON._replace(help="Print the keys as JSON."),
+           PLAIN._replace(help="One key a line, `key = value  (what produced it)`: the default when "
+                          "stdout is not a terminal; or rich tables."))
 
 ENTRY_POINTS = ("rl", "sft", "evals", "inference", "orchestrator", "trainer", "env-server")
 CHECK = (

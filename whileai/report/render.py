@@ -6,15 +6,17 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from whileai.errors import clean
-from whileai.report.text import fmt, grouped_reads
+from whileai.report.explain import explain_rows, explain_text, unemitted_line
+from whileai.report.tables import whole_table
+from whileai.report.text import fmt, grouped_reads, ignore_text, read_text
 from whileai.report.wrap import command, para, width
 from whileai.spec.fields import spec_fields
 
 if TYPE_CHECKING:
+    from whileai.report.records import Read
     from whileai.targets.compiled import Compiled
 
 
@@ -39,62 +41,49 @@ def print_report(c: Compiled) -> None:
             print_report(replace(st, commands=()))
         con.print(Text("run, in order" + ("" if c.out else " (once written with -o)") + ":", style="cyan"))
         for cmd in c.commands:
-            con.print(Text(f"  {cmd}"))
+            con.print(Text("\n".join(command(clean(cmd), con.width, "  "))), soft_wrap=True)
         con.print()
         return
     con.print(Text(f"{c.target} config: {c.label}", style="bold"), Text(f"  [{c.pin}]", "dim"))
     for line in c.header():
-        con.print(_hanging(line, con.width))
-    reads = Table(box=None, pad_edge=False, title="reads", title_justify="left",
-                  title_style="bold green")
-    # field, target path and value stay visible at 80 columns: each folds rather than being
-    # cut; a read's note wraps under its target path, which is as wide as its longest path
-    # where the width allows (a path folds only when it must)
+        con.print(_hanging(line, con.width), soft_wrap=True)
     rows = grouped_reads(c.reads)
-    field_w = min(24, max((len(r.field) for r in rows), default=5))
-    path_w = max((len(p) for r in rows for p in r.path.split(", ")), default=11)
-    value_w = max((len(fmt(r.value)) for r in rows), default=5)
-    room = con.width - field_w - 4  # two gaps of two columns between three columns
-    path_w = min(path_w, max(16, room - min(value_w, 24)))
-    reads.add_column("field", overflow="fold", width=field_w)
-    reads.add_column("target path", overflow="fold", width=path_w)
-    reads.add_column("value", overflow="fold", width=max(10, room - path_w))
-    for r in rows:
-        where = _text("\n".join(line for p in r.path.split(", ") for line in _fold_path(p, path_w)))
-        if r.note:
-            where.append("\n" + _text(r.note).plain, style="dim")
-        reads.add_row(_text(r.field), where, _text(fmt(r.value)))
-    con.print(reads)
+    cells = [[_text(r.field), _where(r), _text(fmt(r.value))] for r in rows]
+    reads = whole_table(("field", "target path", "value"), cells, con.width, (1, 3, 2), title="reads",
+                        title_justify="left", title_style="bold green")
+    _table_or_lines(con, reads, "reads", "bold green", [read_text(r) for r in rows])
     if c.ignores:
-        ign = Table(box=None, pad_edge=False, title="ignores", title_justify="left",
-                    title_style="bold yellow")
-        ign.add_column("field", overflow="fold", max_width=24)
-        ign.add_column("value", overflow="fold", ratio=2, min_width=10)
-        ign.add_column("why it is ignored", overflow="fold", ratio=5, min_width=20)
-        for x in c.ignores:
-            ign.add_row(*_cells(x.field, fmt(x.value), x.reason))
-        con.print(ign)
+        cells = [_cells(x.field, fmt(x.value), x.reason) for x in c.ignores]
+        ign = whole_table(("field", "value", "why it is ignored"), cells, con.width, (1, 2, 5),
+                          title="ignores", title_justify="left", title_style="bold yellow")
+        _table_or_lines(con, ign, "ignores", "bold yellow", [ignore_text(x) for x in c.ignores])
     for w in c.warnings:
         head = f"warning [{w.rule}]: "
         con.print(_hanging(f"{head}{w.message} ({w.citation})", con.width,
-                           {(2, 2 + len(head)): "yellow"}, dim_tail=len(w.citation) + 2))
+                           {(2, 2 + len(head)): "yellow"}, dim_tail=len(w.citation) + 2), soft_wrap=True)
     if c.commands:
         con.print(Text("  run:" if c.out else "  run (once written with -o):", style="cyan"))
         for cmd in c.commands:
-            con.print(Text("\n".join(command(clean(cmd), con.width))))
+            con.print(Text("\n".join(command(clean(cmd), con.width))), soft_wrap=True)
     con.print()
 
 
-def _fold_path(path: str, width: int) -> list[str]:
-    """A dotted key path in lines of at most `width`, broken after a dot where it can be (the
-    rest indented two), so a narrow terminal shows `orchestrator.train.` / `  source[0].name`."""
-    lines, rest, lead = [], path, ""
-    while len(lead) + len(rest) > width:
-        room = max(width - len(lead), 8)
-        cut = rest.rfind(".", 0, room) + 1 or room  # after the last dot that fits, else fold
-        lines.append(lead + rest[:cut])
-        rest, lead = rest[cut:], "  "
-    return [*lines, lead + rest]
+def _where(r: Read) -> Text:
+    """A read's target paths, one a line, and its note (dim) below them."""
+    where = _text("\n".join(r.path.split(", ")))
+    if r.note:
+        where.append("\n" + _text(r.note).plain, style="dim")
+    return where
+
+
+def _table_or_lines(con: Console, table: Any, title: str, style: str, lines: list[str]) -> None:
+    """The table where its words fit whole; else its title and one wrapped line per row."""
+    if table is not None:
+        con.print(table)
+        return
+    con.print(Text(title, style=style))
+    for line in lines:  # pre-wrapped between words; a word wider than the terminal runs past it
+        con.print(_hanging(line, con.width), soft_wrap=True)
 
 
 def _hanging(line: str, width: int, styles: dict[tuple[int, int], str] | None = None,
@@ -118,38 +107,24 @@ def _text(t: str) -> Text:
     return Text("\n".join(clean(line) for line in t.split("\n")))
 
 
-def explain_rows(c: Compiled) -> list[tuple[str, Any, str]]:
-    """(key, final value, what produced it): one row per key of the compiled file. A key two
-    fields write (method.type and divergence both set orchestrator.algo.type) is one row
-    naming both; an override's row names the spec field or whileai default it replaced."""
-    rows: dict[str, tuple[Any, list[str]]] = {}
-    produced = [(r.path, r.value, f"spec {r.field}" + (f": {r.note}" if r.note else ""))
-                for r in c.reads if not r.field.startswith("overrides.")]
-    produced += [(x.path, x.value, f"whileai: {x.reason}") for x in c.fixed]
-    produced += [(r.path, r.value, f"override {r.field.removeprefix('overrides.')}"
-                  + (f": {r.note}" if r.note else "")) for r in c.reads if r.field.startswith("overrides.")]
-    for path, value, why in produced:
-        _, whys = rows.get(path, (None, []))
-        rows[path] = (value, [*whys, why])  # later writers win, as in the file
-    return [(path, value, "; ".join(dict.fromkeys(whys))) for path, (value, whys) in rows.items()]
-
-
 def print_explain(c: Compiled) -> None:
+    """The rich explain: a table where every key, value and word fits whole, else the plain lines."""
     if c.stages:
         for st in c.stages:
             print_explain(st)
         return
     con = console()
     con.print(Text(f"{c.target}: {c.label}", style="bold"))
-    t = Table(box=None, pad_edge=False)
-    t.add_column("key", overflow="fold", ratio=3, min_width=16)
-    t.add_column("value", overflow="fold", ratio=2, min_width=10)
-    t.add_column("produced by", overflow="fold", ratio=4, min_width=20)
-    for path, value, why in explain_rows(c):
-        t.add_row(*_cells(path, fmt(value), why))
+    rows = explain_rows(c)
+    t = whole_table(("key", "value", "produced by"), [_cells(k, fmt(v), why) for k, v, why in rows],
+                    con.width, (2, 1, 4))
+    if t is None:  # the plain lines: one key a line, each key and value whole
+        con.print(Text(explain_text(c, con.width).split("\n", 1)[1]), soft_wrap=True)
+        return
     con.print(t)
     for ig in c.ignores:
-        con.print(Text(f"  (not emitted) {ig.field}={fmt(ig.value)}: {ig.reason}"))
+        con.print(Text("\n".join(para(unemitted_line(ig.field, ig.value, ig.reason), con.width, "",
+                                      "      "))), soft_wrap=True)
 
 
 def print_methods() -> None:
@@ -158,12 +133,8 @@ def print_methods() -> None:
     con = console()
     models: list[tuple[str, Any]] = [*METHODS.items(), ("run spec", RunSpec)]
     for name, model in models:
-        t = Table(box=None, pad_edge=False, title=f"{name}: {(model.__doc__ or '').strip()}",
-                  title_justify="left", title_style="bold")
-        t.add_column("field", overflow="fold", max_width=24)
-        t.add_column("default", overflow="fold", ratio=2, min_width=8)
-        t.add_column("source of the default", overflow="fold", ratio=3, min_width=12)
-        t.add_column("meaning", overflow="fold", ratio=4, min_width=16)
+        title = f"{name}: {(model.__doc__ or '').strip()}"
+        rows: list[tuple[str, str, str, str]] = []
         seen: set[str] = set()
         for field in spec_fields(model):
             nested = next((m for m in ("then.method", "sources.method")
@@ -179,8 +150,12 @@ def print_methods() -> None:
             extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
             default = "required" if info.is_required() else fmt(info.get_default(
                 call_default_factory=True))
-            t.add_row(field, default, str(extra.get("source", "")), info.description or "")
-        con.print(t)
+            rows.append((field, default, str(extra.get("source", "")), info.description or ""))
+        t = whole_table(("field", "default", "source of the default", "meaning"),
+                        [_cells(*r) for r in rows], con.width, (1, 2, 3, 4), title=title,
+                        title_justify="left", title_style="bold")
+        lines = [f"{f} = {d}{f' ({src})' if src else ''}: {m}" for f, d, src, m in rows]
+        _table_or_lines(con, t, title, "bold", lines)
         con.print()
 
 
@@ -196,10 +171,7 @@ def _info(model: Any, dotted: str) -> Any:
 def print_rules() -> None:
     from whileai.rules.research import RULES
 
-    t = Table(box=None, pad_edge=False)
-    t.add_column("id", overflow="fold", max_width=28)
-    t.add_column("fires when", overflow="fold", ratio=3, min_width=16)
-    t.add_column("source", overflow="fold", ratio=2, min_width=12)
-    for r in RULES:
-        t.add_row(r.id, r.condition, r.citation)
-    console().print(t)
+    rows = [(r.id, r.condition, r.citation) for r in RULES]
+    con = console()
+    t = whole_table(("id", "fires when", "source"), [_cells(*r) for r in rows], con.width, (1, 3, 2))
+    _table_or_lines(con, t, "rules", "bold", [f"{i}: fires when {cond} ({src})" for i, cond, src in rows])
