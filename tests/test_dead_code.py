@@ -5,7 +5,8 @@ test reaches fails here with its file and line.
 What vulture cannot see is named once below: functions registered by a decorator (the loader
 mirror's rule sets, typer commands, Modal functions, pydantic validators) and methods that
 Python or a library calls by name (a module's __getattr__ and __dir__, pydantic's model_post_init,
-rich's on_broken_pipe, http.server's do_GET / do_POST / log_message).
+rich's on_broken_pipe, http.server's do_GET / do_POST / log_message, click's
+collect_usage_pieces and format_options).
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ ROOT = Path(__file__).resolve().parents[1]
 CALLED_BY_DECORATOR = [
     "@RL", "@MODEL", "@SFT", "@ORCH", "@TRAINER", "@TRAINER_ONLY", "@ALGO", "@INFERENCE", "@EVAL",
     "@EVALS", "@STEPS", "@SOURCE", "@RESUME",  # the loader mirror's rule sets (targets/prime_rl/loader)
-    "@app.command", "@app.function",  # typer commands; Modal functions
+    "@app.command", "@command", "@app.function",  # typer commands; Modal functions
     "@field_validator", "@model_validator",  # pydantic
 ]
 CALLED_BY_NAME = ["__getattr__", "__dir__", "model_post_init", "on_broken_pipe",
-                  "do_GET", "do_POST", "log_message"]  # http.server's request handler protocol
+                  "do_GET", "do_POST", "log_message",  # http.server's request handler protocol
+                  "collect_usage_pieces", "format_options"]  # click's help (whileai.cli.helptext)
 
 
 def test_vulture_finds_no_unused_function_method_or_class_in_whileai() -> None:

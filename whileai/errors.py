@@ -39,6 +39,13 @@ class SpecError(ValueError):
         super().__init__(clean(msg))
 
 
+def missing_argument(name: str, allowed: str) -> SpecError:
+    """A command run without its argument: `missing argument SPEC; <what it takes>`."""
+    err = SpecError(name, raw("missing argument"), allowed)
+    err.args = (clean(f"missing argument {name}; {allowed}"),)
+    return err
+
+
 class _Raw(str):
     """A value already rendered for a message (no repr quoting)."""
 

@@ -162,7 +162,7 @@ def test_cli_writes_page_and_json_that_match_the_schema(tmp_path: Path) -> None:
     (["--run", "{tmp}/run", "--tokenizer", "{tmp}/no-tokenizer"], "--tokenizer"),
     (["--run", "{tmp}/run", "--show-step", "7"], "--show-step"),
     (["examples/opd.toml", "--run", "{tmp}/run"], "--run"),
-    ([], "SPEC"),
+    ([], "missing argument SPEC"),
 ])
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path, args: list[str], field: str) -> None:
     (tmp_path / "empty").mkdir()

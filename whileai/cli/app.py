@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +15,7 @@ from whileai.cli.commands import HOT
 from whileai.cli.fail import err_line as _err
 from whileai.cli.fail import fail as _fail
 from whileai.cli.fail import quiet_pipe as _stdout
+from whileai.cli.helptext import HelpCommand
 from whileai.cli.params import typer_command
 from whileai.errors import SpecError
 
@@ -22,12 +24,13 @@ SETTINGS: dict[str, Any] = dict(
     help="Compile OPD / OPSD / GRPO / SFT method specs into prime-rl and TRL run files.",
 )
 app = typer.Typer(**SETTINGS)
+command = partial(app.command, cls=HelpCommand)  # plain, readable help: whileai.cli.helptext
 
 for _name, (_params, _body) in HOT.items():  # compile, explain, check: whileai.cli.params
-    app.command(_name)(typer_command(_params, _body))
+    command(_name)(typer_command(_params, _body))
 
 
-@app.command()
+@command()
 def methods() -> None:
     """The methods, their fields, defaults and where each default comes from."""
     from whileai.report.render import print_methods
@@ -36,7 +39,7 @@ def methods() -> None:
         print_methods()
 
 
-@app.command()
+@command()
 def rules() -> None:
     """The research warning rules, their conditions and sources."""
     from whileai.report.render import print_rules
@@ -45,7 +48,7 @@ def rules() -> None:
         print_rules()
 
 
-@app.command("inspect")
+@command("inspect")
 def inspect_cmd(
     spec: Annotated[Path | None, typer.Argument(help="An OPD, OPSD or SFT run spec (or --run).",
                     show_default=False)] = None,
@@ -113,7 +116,7 @@ def inspect_cmd(
         _fail(e)
 
 
-@app.command()
+@command()
 def schema(
     which: Annotated[str, typer.Argument(help="spec, report, results, inspect or inspect-run.")] = "spec",
 ) -> None:
@@ -128,17 +131,17 @@ def schema(
 
 from whileai.cli.arms import arms_cmd  # noqa: E402  (its own module: plans paired arms)
 
-app.command("arms")(arms_cmd)
+command("arms")(arms_cmd)
 
 from whileai.preflight.command import preflight_cmd  # noqa: E402  (its own package: probes the run)
 
-app.command("preflight")(preflight_cmd)
+command("preflight")(preflight_cmd)
 from whileai.cli.migrate import migrate_cmd  # noqa: E402  (whileai migrate)
 
-app.command("migrate")(migrate_cmd)
+command("migrate")(migrate_cmd)
 from whileai.cli.rehearse import rehearse_cmd  # noqa: E402  (whileai rehearse: a CPU run of prime-rl's launcher)
 
-app.command("rehearse")(rehearse_cmd)
+command("rehearse")(rehearse_cmd)
 
 
 def main() -> None:
@@ -155,8 +158,24 @@ def main() -> None:
     lean(prog_name="whileai")
 
 
-def _group() -> None:
+def _version(shown: bool) -> None:
+    if shown:
+        from whileai.targets.prime_rl.pin import COMMIT
+        from whileai.targets.trl.pin import VERSION
+        from whileai.version import __version__
+
+        print(f"whileai {__version__} (targets: prime-rl {COMMIT[:7]}, trl {VERSION})")
+        raise typer.Exit()
+
+
+def _group(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
     """Compile OPD / OPSD / GRPO / SFT method specs into prime-rl and TRL run files."""
+
+
+app.callback()(_group)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ import typer
 
 
 def arms_cmd(
-    specs: Annotated[list[Path], typer.Argument(help="Spec files, one per arm.", show_default=False)],
+    specs: Annotated[list[Path] | None, typer.Argument(help="Spec files, one per arm (default: the "
+                     "bundled examples/*.toml).", show_default=False)] = None,
     baseline: Annotated[str | None, typer.Option(help="The arm (name or spec file) every other is "
                         "compared against; default: the GRPO arm.")] = None,
     pair: Annotated[list[str] | None, typer.Option("--pair", help="Also compare A against B "
@@ -38,7 +39,7 @@ def arms_cmd(
     from whileai.errors import SpecError
 
     try:
-        plan = make_plan(specs, baseline, pair or [], repeats, budget, target, cpu, out)
+        plan = make_plan(specs or _bundled(), baseline, pair or [], repeats, budget, target, cpu, out)
     except SpecError as e:
         from whileai.cli.fail import fail
 
@@ -55,6 +56,16 @@ def arms_cmd(
         print(f"budget matched: every arm's steps set to spend {plan['budget']}")
     if out is not None:
         print(f"wrote {len(plan['arms'])} arm folder(s) and {plan['manifest']}")
+
+
+def _bundled() -> list[Path]:
+    """The bundled examples/*.toml (GRPO, OPD, OPSD, SFT): the arms when none are named."""
+    from whileai.cli.recipe import EXAMPLES, bundled
+    from whileai.errors import SpecError
+
+    if not bundled():
+        raise SpecError("SPEC", str(EXAMPLES), "spec files: this install has no bundled examples")
+    return [EXAMPLES / f"{n}.toml" for n in bundled()]
 
 
 def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats: int,

@@ -40,7 +40,8 @@ class Parser(argparse.ArgumentParser):
 
 
 def parser(doc: str | None) -> Parser:
-    return Parser(description=(doc or "").splitlines()[0],
+    """The recipe's parser, described by its docstring's first paragraph (whole sentences)."""
+    return Parser(description=(doc or "").strip().split("\n\n")[0],
                   formatter_class=argparse.RawDescriptionHelpFormatter)
 
 

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from whileai.errors import SpecError, clean
+from whileai.errors import SpecError, clean, missing_argument
 
 
 def rehearse_cmd(
@@ -76,7 +76,7 @@ def rehearse_cmd(
             print("\n".join(clean(x) for x in found))
             raise typer.Exit(0 if ok else 1)
         if config is None:
-            raise SpecError("CONFIG", None, "a run spec or a prime-rl TOML (or --setup DIR)")
+            raise missing_argument("CONFIG", "a run spec or a prime-rl TOML (or --setup DIR)")
         from whileai.rehearse.env import find_python
         from whileai.rehearse.report import lines
         from whileai.rehearse.run import rehearse

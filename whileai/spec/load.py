@@ -37,6 +37,8 @@ def read_bytes(path: str | Path, field: str, limit: int, what: str = "file") -> 
         if not stat.S_ISREG(st.st_mode):
             raise SpecError(field, str(p), f"a regular {what}", hint=_kind(st.st_mode))
         fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise SpecError(field, raw(f"no such file: {p}"), f"the path of an existing {what}") from None
     except OSError as e:
         raise SpecError(field, str(p), f"a readable {what}", hint=e.strerror or type(e).__name__) \
             from None

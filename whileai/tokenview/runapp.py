@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from whileai.errors import SpecError
+from whileai.errors import SpecError, missing_argument
 from whileai.tokenview.exports import parse_steps
 from whileai.tokenview.page import num, pct, shown
 from whileai.tokenview.runmodel import RunReport
@@ -104,8 +104,8 @@ def print_run_summary(report: RunReport, paths: list[str], console: Console) -> 
 def run_cli(spec: Path | None, run: Path | None, **kw: Any) -> list[str]:
     """The CLI's entry: exactly one of a spec and --run."""
     if run is None:
-        raise SpecError("SPEC", None, "a spec file to inspect before training, or --run OUTPUT_DIR "
-                        "for a prime-rl run's token exports")
+        raise missing_argument("SPEC", "a spec file to inspect before training, or --run OUTPUT_DIR "
+                               "for a prime-rl run's token exports")
     if spec is not None:
         raise SpecError("--run", str(run), "either a spec or --run, not both")
     return run_inspect_run(run, **kw)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from whileai.errors import SpecError
+from whileai.errors import SpecError, raw
 
 
 def check_file(config: Path, entry: str) -> list[tuple[str, str]]:
@@ -27,6 +27,9 @@ def check_file(config: Path, entry: str) -> list[tuple[str, str]]:
         doc = loads_toml(read_text(config, "config", 8 << 20, "TOML file"), where=str(config))
     except SpecError as e:
         return [("error", str(e))]
+    if not doc:  # nothing but blanks or comments: every default, which no one means to check
+        return [("error", str(SpecError("config", raw(f"{config} is an empty file"),
+                                        "a prime-rl TOML with the keys of a run")))]
     if looks_like_spec(doc):
         return [("error", str(SpecError("config", str(config), "a prime-rl TOML; this is a whileai "
                                         "spec", hint=f"compile it: whileai compile {config}")))]
