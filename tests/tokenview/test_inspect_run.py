@@ -108,7 +108,7 @@ def test_steps_window_and_unstable_steps(tmp_path: Path) -> None:
     assert report.reading.steps_read == [2, 4, 6, 8] and report.reading.steps_unstable == []
     report = summarise(tmp_path, window=exports.parse_steps("5:"))
     assert report.reading.steps_read == [5, 6, 8] and report.reading.steps_unstable == [7, 9]
-    assert "2 step(s) left out: no STABLE marker" in report.notes[0]
+    assert "left out, no STABLE marker" in report.notes[0] and report.notes[0].endswith(": steps 7, 9")
     for bad in ("a:b", "1:2:3:4", "3:1", "::0"):
         with pytest.raises(SpecError, match="--steps"):
             exports.parse_steps(bad)
@@ -229,3 +229,18 @@ def test_memory_is_bounded_by_a_step_not_the_run(tmp_path: Path) -> None:
     step_bytes = sum(p.stat().st_size for p in (tmp_path / "run3/token_exports/step_0").glob("*.jsonl"))
     assert many < few * 1.3, (few, many)
     assert many < 20 * step_bytes  # a step's values and the shown step, not the run's 12 steps
+
+
+def test_wrapped_summary_lines_hang_under_their_text(tmp_path: Path) -> None:
+    gen.write_run(tmp_path / "run", steps=2, ranks=1, sequences=1)
+    r = CliRunner().invoke(app, ["inspect", "--run", str(tmp_path / "run"), "-o", str(tmp_path / "out")],
+                           env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("step "))  # the table's header
+    assert lines[0].startswith("inspect --run:") and str(tmp_path / "run") in "".join(lines[:head])
+    rest = lines[1:head] + lines[head + 1:]
+    assert all(line.startswith(" ") for line in rest), lines  # once at column 0
+    assert all(len(line) <= 80 or " " not in line.strip() for line in rest)  # a long path runs past
+    notes = [i for i, line in enumerate(lines) if line.startswith("  note: ")]
+    assert notes and lines[notes[0] + 1].startswith("    ")  # a note's second line, indented

@@ -91,10 +91,14 @@ def inspect_cmd(
 
     try:
         if run is not None or spec is None:
-            from whileai.tokenview.runapp import run_cli
+            from whileai.tokenview.runapp import NothingFinished, run_cli
 
-            run_cli(spec, run, steps=steps, tokenizer=tokenizer, out=out, force=force,
-                    show_step=show_step, console=console())
+            try:
+                run_cli(spec, run, steps=steps, tokenizer=tokenizer, out=out, force=force,
+                        show_step=show_step, console=console())
+            except NothingFinished as e:  # a run folder with nothing finished: say what, exit 1
+                _err(f"error: {e}")
+                raise SystemExit(1) from None
             return
         from whileai.tokenview.app import run_inspect
         from whileai.tokenview.run import Options
@@ -114,6 +118,9 @@ def inspect_cmd(
                     student_key_env=student_api_key_env, **flags)
     except SpecError as e:
         _fail(e)
+    except KeyboardInterrupt:
+        _err("interrupted: whileai inspect stopped; nothing more was written")
+        raise SystemExit(130) from None
 
 
 @command()

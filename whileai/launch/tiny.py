@@ -203,6 +203,28 @@ def paths_in(folder: Path, sizes: dict[str, dict[str, int]] | None = None) -> di
     return {name: str(folder / name) for name in (sizes or SIZES)}
 
 
+def sweep_stale(parent: Path) -> list[Path]:
+    """Remove the temporary folders (`.<key>.<pid>.tmp`) of builds whose process is gone (killed
+    before it could clean up); the removed folders."""
+    gone = []
+    for tmp in parent.glob(".*.*.tmp") if parent.is_dir() else ():
+        pid = tmp.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(tmp, ignore_errors=True)
+            gone.append(tmp)
+    return gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):  # another user's process, or a platform without signal 0
+        return True
+    return True
+
+
 def cached(texts: Sequence[str], pairs: Sequence[Pair], warmup: dict[str, int], *,
            root: str | Path | None = None, sizes: dict[str, dict[str, int]] | None = None,
            seed: int = 0) -> tuple[dict[str, str], bool]:
@@ -212,6 +234,7 @@ def cached(texts: Sequence[str], pairs: Sequence[Pair], warmup: dict[str, int], 
     final = cache_dir(key, root)
     if (final / DONE).exists():
         return paths_in(final, sizes), False
+    sweep_stale(final.parent)
     tmp = final.with_name(f".{key}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     import torch
@@ -222,9 +245,12 @@ def cached(texts: Sequence[str], pairs: Sequence[Pair], warmup: dict[str, int], 
         built = build(tmp, texts=texts, sizes=sizes, seed=seed)
         for i, (name, steps) in enumerate(warmup.items()):
             warm_up(built[name], pairs, steps, seed=seed + i)
+        (tmp / DONE).write_text(json.dumps({"key": key, "warmup": warmup}) + "\n", encoding="utf-8")
+    except BaseException:  # Ctrl-C or a failure: no half-built folder is left behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     finally:
         torch.set_num_threads(threads)
-    (tmp / DONE).write_text(json.dumps({"key": key, "warmup": warmup}) + "\n", encoding="utf-8")
     if final.exists():  # an incomplete copy (no done.json) from an interrupted build
         shutil.rmtree(final, ignore_errors=True)
     try:

@@ -39,6 +39,10 @@ def preflight_cmd(
     except SpecError as e:
         print(clean(f"error: {e}"), file=sys.stderr)
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        print("interrupted: whileai preflight stopped before its checks finished; nothing was written",
+              file=sys.stderr)
+        raise typer.Exit(130) from None
     try:
         print(json.dumps(report.to_dict(), indent=1) if as_json else "\n".join(report.lines()))
         sys.stdout.flush()

@@ -6,7 +6,8 @@ JSON, print a summary.
 The tokenizer is local only: a folder holding tokenizer.json, or a model id already in the
 local Hugging Face cache (whileai.vocab.files; nothing is downloaded). The `tokenizers` package is
 imported only when one is given. Bad input (no exports, a bad --steps, an unknown tokenizer)
-is one line, exit code 2, before anything is written.
+is one line, exit code 2, before anything is written; exports with no finished step to read
+(none has its STABLE marker, or none holds a valid sequence) are one line, exit code 1.
 """
 
 from __future__ import annotations
@@ -16,15 +17,36 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
 from whileai.errors import SpecError, missing_argument
 from whileai.tokenview.exports import parse_steps
 from whileai.tokenview.page import num, pct, shown
 from whileai.tokenview.runmodel import RunReport
-from whileai.tokenview.runsummary import Decoder, ids_only, summarise
+from whileai.tokenview.runsummary import Decoder, ids_only, steps_text, summarise
+from whileai.tokenview.summary import hanging
 
 FILES = ("inspect-run.html", "inspect-run.json")
+
+
+class NothingFinished(Exception):
+    """A run folder whose token exports hold no finished step to read: the CLI says what is
+    missing and exits 1, having written nothing."""
+
+
+def _nothing_read(run: Path, report: RunReport) -> NothingFinished | None:
+    rd = report.reading
+    if rd.records:
+        return None
+    if rd.steps_read:
+        verb = "hold" if len(rd.steps_read) > 1 else "holds"
+        why = (f"the finished {steps_text(rd.steps_read)} {verb} no valid sequence"
+               + (f" (first: {rd.problem_examples[0]})" if rd.problem_examples else ""))
+    elif rd.steps_unstable:
+        why = (f"{steps_text(rd.steps_unstable)} {'have' if len(rd.steps_unstable) > 1 else 'has'} no "
+               "STABLE marker yet (being written, or the trainer stopped mid-step)")
+    else:
+        why = f"none of its {rd.steps_found} step folder(s) lies inside --steps"
+    return NothingFinished(f"--run {run}: no finished step to read: {why}; nothing written")
 
 
 def decoder(name: str | None) -> Decoder:
@@ -67,6 +89,8 @@ def run_inspect_run(run: Path, *, steps: str | None, tokenizer: str | None, out:
     err = Console(stderr=True, width=console.width)
     with err.status("reading token exports"):
         report = summarise(run, window=window, decoder=dec, show_step=show_step)
+    if (nothing := _nothing_read(run, report)) is not None:
+        raise nothing
     files = {FILES[0]: render(report), FILES[1]: report.model_dump_json(indent=1) + "\n"}
     write([Output(target, files)], force=force)
     paths = [str(target / name) for name in files]
@@ -76,9 +100,8 @@ def run_inspect_run(run: Path, *, steps: str | None, tokenizer: str | None, out:
 
 def print_run_summary(report: RunReport, paths: list[str], console: Console) -> None:
     rd = report.reading
-    console.print(Text(f"inspect --run: {report.run}", style="bold"),
-                  Text(f"  ({len(rd.steps_read)} steps, {rd.records} sequences, "
-                       f"{rd.bytes_read / 1e6:.1f} MB, {report.timings['read']:.1f}s)", style="dim"))
+    hanging(console, f"inspect --run: {report.run}", "bold", f"   ({len(rd.steps_read)} steps, "
+            f"{rd.records} sequences, {rd.bytes_read / 1e6:.1f} MB, {report.timings['read']:.1f}s)")
     t = Table(box=None, pad_edge=False)
     for col in ("step", "trained tokens", "mean signal", "top 1% share", "masked", "mismatch KL", "entropy"):
         t.add_column(col, justify="right")
@@ -90,15 +113,14 @@ def print_run_summary(report: RunReport, paths: list[str], console: Console) -> 
         t.add_row(str(s.step), str(s.trained_tokens), num(s.mean_signal), pct(s.top1_share_signal),
                   pct(s.masked_fraction), num(s.mean_mismatch_kl, 4), num(s.mean_entropy))
     console.print(t)
-    console.print(Text("  signal", style="bold"),
-                  Text(f" ({report.signal_name}) = {report.signal_definition}"), sep="")
+    hanging(console, "  signal", "bold", f" ({report.signal_name}) = {report.signal_definition}")
     high = ", ".join(f"'{shown(r.text)}' ({r.steps_high} steps)" for r in report.top_tokens[:5])
     if high:
-        console.print(Text("  stays high: ", style="bold"), Text(high), sep="")
+        hanging(console, "  stays high: ", "bold", high)
     for n in report.notes:
-        console.print(Text("  note: ", style="yellow"), Text(n), sep="")
+        hanging(console, "  note: ", "yellow", n)
     for p in paths:
-        console.print(Text("  wrote ", style="cyan"), Text(p), sep="")
+        hanging(console, "  wrote ", "cyan", p)
 
 
 def run_cli(spec: Path | None, run: Path | None, **kw: Any) -> list[str]:

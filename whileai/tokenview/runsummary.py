@@ -101,6 +101,12 @@ def top_share(values: list[float]) -> float | None:
     return sum(max(v, 0.0) for v in heapq.nlargest(k, values)) / total
 
 
+def steps_text(steps: list[int]) -> str:
+    """`step 3` or `steps 0, 1, 2` (the first ten, then `...`)."""
+    listed = ", ".join(map(str, steps[:10])) + (", ..." if len(steps) > 10 else "")
+    return f"step{'s' if len(steps) > 1 else ''} {listed}"
+
+
 def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, None, 1),
               decoder: Decoder | None = None, show_step: int | None = None) -> RunReport:
     """Read every STABLE step of the run inside `window` and build the report."""
@@ -160,9 +166,8 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
     name = "reverse_kl" if have_ref else "nll"
     notes = []
     if unstable:
-        notes.append(f"{len(unstable)} step(s) left out: no STABLE marker yet (being written, or the "
-                     f"trainer stopped mid-step): {', '.join(map(str, unstable[:10]))}"
-                     + (", ..." if len(unstable) > 10 else ""))
+        notes.append("left out, no STABLE marker yet (being written, or the trainer stopped "
+                     f"mid-step): {steps_text(unstable)}")
     if problems.torn or problems.invalid:
         notes.append(f"skipped {problems.torn} torn and {problems.invalid} invalid line(s); first: "
                      + "; ".join(problems.examples[:2]))

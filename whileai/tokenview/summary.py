@@ -32,6 +32,17 @@ def progress_bar(console: Console) -> Iterator[Any]:
         yield update
 
 
+def hanging(console: Console, head: str, style: str, body: str) -> None:
+    """`head` (in `style`) and `body` as one paragraph wrapped between words at the console's
+    width, its continuation lines indented under the text (never back at column 0)."""
+    from whileai.report.wrap import para
+
+    lead = len(head) - len(head.lstrip())
+    text = Text("\n".join(para(head.lstrip() + body, console.width, " " * lead, " " * (lead + 2))))
+    text.stylize(style, 0, len(head))
+    console.print(text, soft_wrap=True)
+
+
 def print_summary(report: InspectReport, paths: list[str], console: Console) -> None:
     o, s = report.overall, report.settings
     console.print(Text(f"inspect: {report.method.type} on {report.taskset}", style="bold"),
@@ -55,17 +66,16 @@ def print_summary(report: InspectReport, paths: list[str], console: Console) -> 
     console.print(t)
     worst = ", ".join(f"'{shown(r.text)}' ({r.sum_signal:.2f} over {r.count})" for r in report.top_tokens[:5])
     if worst:
-        console.print(Text("  most disagreed-with: ", style="bold"), Text(worst), sep="")
-    console.print(Text("  signal", style="bold"), Text(" = log p_sampler(x_t) - log p_other(x_t) on "
-                  "the sampled token; full KL: " + report.definitions.full_kl_note), sep="")
+        hanging(console, "  most disagreed-with: ", "bold", worst)
+    hanging(console, "  signal", "bold", " = log p_sampler(x_t) - log p_other(x_t) on the sampled token; "
+            "full KL: " + report.definitions.full_kl_note)
     bad = "DIFFERENT" in report.tokenizer_note or (
         report.tokenizer_check is not None and report.tokenizer_check.verdict != "identical")
-    console.print(Text("  tokenizers: ", style="bold red" if bad else "bold"), Text(report.tokenizer_note),
-                  sep="")
+    hanging(console, "  tokenizers: ", "bold red" if bad else "bold", report.tokenizer_note)
     for n in report.notes:
-        console.print(Text("  note: ", style="yellow"), Text(n), sep="")
+        hanging(console, "  note: ", "yellow", n)
     tm = report.timings
     console.print(Text(f"  time: load {tm['load']:.1f}s, generate {tm['generate']:.1f}s, score "
                        f"{tm['score']:.1f}s, total {tm['total']:.1f}s", style="dim"))
     for p in paths:
-        console.print(Text("  wrote ", style="cyan"), Text(p), sep="")
+        hanging(console, "  wrote ", "cyan", p)
