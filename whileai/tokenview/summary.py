@@ -45,12 +45,12 @@ def hanging(console: Console, head: str, style: str, body: str) -> None:
 
 def print_summary(report: InspectReport, paths: list[str], console: Console) -> None:
     o, s = report.overall, report.settings
-    console.print(Text(f"inspect: {report.method.type} on {report.taskset}", style="bold"),
-                  Text(f"  ({s.prompts} prompts x {s.samples} samples, {o.tokens} tokens, "
-                       f"sampler: {report.method.sampler})", style="dim"))
+    hanging(console, f"inspect: {report.method.type} on {report.taskset}", "bold",
+            f"  ({s.prompts} prompts x {s.samples} samples, {o.tokens} tokens, sampler: "
+            f"{report.method.sampler})")
     for side in (report.student, report.teacher):
         where = side.model + (f" at {side.url}" if side.url else "")
-        console.print(f"  {side.role}: {side.kind} {where} (log-probs: {side.logprobs})")
+        hanging(console, f"  {side.role}: ", "", f"{side.kind} {where} (log-probs: {side.logprobs})")
     t = Table(box=None, pad_edge=False)
     for col in ("", "tokens", "mean signal", "top 1% share", "mean full KL", "top 1% share (KL)",
                 "in teacher top-k"):
