@@ -86,14 +86,38 @@ def test_results_page_lists_every_health_rule_and_field() -> None:
 
 
 def test_readme_and_docs_show_the_taskset_example_as_compiled() -> None:
-    """The non-reverse-text example end to end (spec, report, TOML) in README.md and
+    """The non-reverse-text example end to end (spec, report, TOML) in docs/guide.md and
     docs/tasksets.md is exactly the example file and its golden report and TOML."""
     spec = (ROOT / "examples" / "tasksets" / "gsm8k-opd.toml").read_text(encoding="utf-8")
     golden = ROOT / "tests" / "golden" / "prime-rl" / "tasksets"
     report = (golden / "gsm8k-opd.report.txt").read_text(encoding="utf-8")
     toml = (golden / "gsm8k-opd.toml").read_text(encoding="utf-8")
-    for page in (ROOT / "README.md", DOCS / "tasksets.md"):
+    for page in (DOCS / "guide.md", DOCS / "tasksets.md"):
         text = page.read_text(encoding="utf-8")
         assert f"```toml\n{spec}```" in text, page.name
         assert f"```text\n{report}```" in text, page.name
         assert f"```toml\n{toml}```" in text, page.name
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_between_the_pages_resolves() -> None:
+    pages = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+    broken = []
+    for page in pages:
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, anchor = target.partition("#")
+            where = (page.parent / path).resolve() if path else page
+            if not where.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and where.suffix == ".md":
+                heads = re.findall(r"^#+ (.*)$", where.read_text(encoding="utf-8"), flags=re.M)
+                if anchor not in {_slug(h) for h in heads}:
+                    broken.append(f"{page.name}: {target} (no such heading)")
+    assert not broken, broken

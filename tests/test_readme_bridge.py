@@ -3,6 +3,10 @@ ordinary machine, the article the examples follow, and the project's own researc
 
 from __future__ import annotations
 
+import importlib.util
+import re
+
+import pytest
 from helpers import ROOT
 
 from whileai.targets.prime_rl.pin import COMMIT as PRIME_RL_COMMIT
@@ -16,11 +20,46 @@ def test_readme_says_where_uv_run_rl_runs() -> None:
     assert "`uv run rl @ file.toml` runs inside a prime-rl checkout at the pinned commit" in README
 
 
-def test_readme_names_the_cpu_wheel_index_and_the_article() -> None:
-    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in README
+TEST_COMMAND = ("pip install torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu && "
+                "pip install -e '.[dev,trl,modal,results]' && python -m pytest")
+
+
+def quick_start() -> list[str]:
+    """The quick start's code blocks, in order."""
+    quick = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.*?)\n```", quick, flags=re.S)
+
+
+def test_the_quick_start_comes_first_and_names_the_cpu_wheel_index() -> None:
+    assert re.findall(r"^## (.*)$", README, flags=re.M)[0] == "Quick start"  # the first section
+    assert quick_start() == ["pip install . && whileai compile examples/*.toml", TEST_COMMAND]
     assert "[On-Policy Distillation](https://thinkingmachines.ai/blog/on-policy-distillation/)" in README
     assert "[docs/research.md](docs/research.md)" in README and (ROOT / "docs" / "research.md").is_file()
-    quick = README.split("## Quick start", 1)[1].split("##", 1)[0]  # the two commands stay as they were
-    assert "pip install . && whileai compile examples/*.toml" in quick
-    assert ("pip install torch==2.13.0 && pip install -e '.[dev,trl,modal,results]' && "
-            "python -m pytest") in quick
+
+
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert ci.rstrip().splitlines()[-1] == TEST_COMMAND
+
+
+def test_the_readme_is_a_short_map() -> None:
+    assert len(README.splitlines()) <= 200  # the long reference lives in docs/guide.md
+    for command in ("compile", "explain", "check", "inspect", "preflight", "arms", "rehearse", "migrate",
+                    "schema"):
+        assert f"`whileai {command}" in README, command
+
+
+def test_the_readmes_test_count_is_the_suites() -> None:
+    """The count is measured (`python scripts/measure_suite.py --count-only`), never typed."""
+    spec = importlib.util.spec_from_file_location("measure_suite", ROOT / "scripts" / "measure_suite.py")
+    assert spec and spec.loader
+    measure = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(measure)
+    count, last = measure.collected()
+    if "skipped" in last:  # a module skipped for a missing extra: the README counts every extra
+        pytest.skip(f"not every extra is installed ({last})")
+    shown = measure.COUNT.search(README)
+    assert shown, "no measured block: run python scripts/measure_suite.py"
+    assert int(shown.group(1).replace(",", "")) == count, (
+        f"README says {shown.group(1)} tests, pytest collects {count}: "
+        "run python scripts/measure_suite.py --count-only")

@@ -23,13 +23,20 @@ def _interrupt(*_: Any, **__: Any) -> Any:
     raise KeyboardInterrupt
 
 
-@pytest.mark.parametrize("where,args", [
-    ("whileai.preflight.run.preflight", ["preflight", str(EXAMPLES / "opd.toml")]),
-    ("whileai.tokenview.app.run_inspect", ["inspect", str(EXAMPLES / "opd.toml"), "--local-student", "x"]),
-    ("whileai.tokenview.runapp.run_cli", ["inspect", "--run", "somewhere"]),
-])
-def test_ctrl_c_is_one_line_and_exit_130(monkeypatch: pytest.MonkeyPatch, where: str,
-                                         args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "where,args",
+    [
+        ("whileai.preflight.run.preflight", ["preflight", str(EXAMPLES / "opd.toml")]),
+        (
+            "whileai.tokenview.app.run_inspect",
+            ["inspect", str(EXAMPLES / "opd.toml"), "--local-student", "x"],
+        ),
+        ("whileai.tokenview.runapp.run_cli", ["inspect", "--run", "somewhere"]),
+    ],
+)
+def test_ctrl_c_is_one_line_and_exit_130(
+    monkeypatch: pytest.MonkeyPatch, where: str, args: list[str]
+) -> None:
     module, _, name = where.rpartition(".")
     monkeypatch.setattr(__import__(module, fromlist=[name]), name, _interrupt)
     r = runner.invoke(app, args)
@@ -38,8 +45,9 @@ def test_ctrl_c_is_one_line_and_exit_130(monkeypatch: pytest.MonkeyPatch, where:
     assert r.stdout == ""
 
 
-def test_an_interrupted_tiny_build_leaves_no_temporary_folder(monkeypatch: pytest.MonkeyPatch,
-                                                             tmp_path: Path) -> None:
+def test_an_interrupted_tiny_build_leaves_no_temporary_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
     from whileai.launch import tiny
 
@@ -56,8 +64,9 @@ def test_an_interrupted_tiny_build_leaves_no_temporary_folder(monkeypatch: pytes
 def test_a_later_build_removes_the_temporary_folders_of_dead_processes(tmp_path: Path) -> None:
     from whileai.launch.tiny import sweep_stale
 
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     dead = tmp_path / f".0123456789abcdef.{done.stdout.strip()}.tmp"
     alive = tmp_path / f".0123456789abcdef.{__import__('os').getpid()}.tmp"
     for d in (dead, alive):
@@ -77,13 +86,19 @@ def _run_folder(root: Path, steps: dict[int, tuple[str, bool]]) -> Path:
     return root
 
 
-@pytest.mark.parametrize("steps,missing", [
-    ({0: ("junk\n", True)}, "the finished step 0 holds no valid sequence (first: step_0/rank_0.jsonl:1: "
-                            "not JSON"),
-    ({0: ("", False), 1: ("", False)}, "steps 0, 1 have no STABLE marker yet"),
-])
+@pytest.mark.parametrize(
+    "steps,missing",
+    [
+        (
+            {0: ("junk\n", True)},
+            "the finished step 0 holds no valid sequence (first: step_0/rank_0.jsonl:1: not JSON",
+        ),
+        ({0: ("", False), 1: ("", False)}, "steps 0, 1 have no STABLE marker yet"),
+    ],
+)
 def test_inspect_run_with_nothing_finished_exits_1_naming_what_is_missing(
-        tmp_path: Path, steps: dict[int, tuple[str, bool]], missing: str) -> None:
+    tmp_path: Path, steps: dict[int, tuple[str, bool]], missing: str
+) -> None:
     run = _run_folder(tmp_path / "run", steps)
     out = tmp_path / "out"
     r = runner.invoke(app, ["inspect", "--run", str(run), "-o", str(out)])

@@ -1,0 +1,122 @@
+"""The README's figures about the test suite, measured, never typed by hand.
+
+    python scripts/measure_suite.py               # count the tests, run the whole suite once, time it
+    python scripts/measure_suite.py --count-only  # count only (seconds): after adding or removing tests
+    python scripts/measure_suite.py --check       # exit 1 when the README's count is not the suite's
+
+It rewrites the block of README.md between the two `measured` markers: the number of tests
+`python -m pytest --collect-only -q` collects and, unless --count-only, the wall time of one
+`python -m pytest -q` (a fresh tiny-model cache, as a fresh clone has), with the machine's cores,
+its 1-minute load average before and after, the outcome line and the date, so a reader can judge
+the number. With --count-only the last timed run stays, marked with the count it ran.
+tests/test_docs.py checks that the README's count is the suite's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+BEGIN = "<!-- measured by scripts/measure_suite.py: do not edit by hand -->"
+END = "<!-- end of measured -->"
+COUNT = re.compile(r"The suite holds \*\*([\d,]+) tests\*\*")
+
+
+def _env(cache: str | None = None) -> dict[str, str]:
+    paths = [str(ROOT), *[p for p in [os.environ.get("PYTHONPATH")] if p]]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
+    if cache is not None:
+        env["WHILEAI_CACHE"] = cache
+    return env
+
+
+def collected() -> tuple[int, str]:
+    """(tests collected, pytest's last line): `python -m pytest --collect-only -q`."""
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    last = (p.stdout.strip().splitlines() or [""])[-1]
+    m = re.match(r"(\d+) tests? collected", last)
+    if p.returncode != 0 or m is None:
+        raise SystemExit(f"error: pytest --collect-only failed: {last or p.stderr.strip()[-300:]}")
+    return int(m.group(1)), last
+
+
+def timed_run() -> str:
+    """One run of the whole suite: its sentence for the README."""
+    cache = tempfile.mkdtemp(prefix="whileai-measure-")
+    load0, t0 = os.getloadavg()[0], time.perf_counter()
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=ROOT,
+            env=_env(cache),
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    wall, load1 = time.perf_counter() - t0, os.getloadavg()[0]
+    outcome = re.sub(r"=+|\bin [\d.]+s.*", "", (p.stdout.strip().splitlines() or ["?"])[-1]).strip()
+    return (
+        f"Its last full run (`python -m pytest`, TRL tiny-model training included) took **{wall:,.0f} s** "
+        f"on {os.cpu_count()} CPU cores, load {load0:.1f} before and {load1:.1f} after ({outcome}), "
+        f"{datetime.date.today().isoformat()}."
+    )
+
+
+def block(count: int, timing: str) -> str:
+    return (
+        f"{BEGIN}\nThe suite holds **{count:,} tests** (`python -m pytest --collect-only -q`). "
+        f"{timing}\n{END}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    how = ap.add_mutually_exclusive_group()
+    how.add_argument("--count-only", action="store_true", help="count the tests; keep the last timing")
+    how.add_argument("--check", action="store_true", help="compare the README's count; write nothing")
+    a = ap.parse_args(argv)
+    text = README.read_text(encoding="utf-8")
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"error: README.md has no block between {BEGIN!r} and {END!r}")
+    head, rest = text.split(BEGIN, 1)
+    old, tail = rest.split(END, 1)
+    count, last = collected()
+    if a.check:
+        m = COUNT.search(old)
+        shown = int(m.group(1).replace(",", "")) if m else None
+        print(f"README: {shown} tests; pytest: {last}")
+        return 0 if shown == count else 1
+    if a.count_only:
+        before = re.search(r"Its last full run.*", old, flags=re.S)
+        timing = (
+            before.group(0).strip() if before else "Not timed yet: run `python scripts/measure_suite.py`."
+        )
+        m = COUNT.search(old)
+        if m and int(m.group(1).replace(",", "")) != count and "(with " not in timing:
+            timing = timing.replace("Its last full run", f"Its last full run (with {m.group(1)} tests)", 1)
+    else:
+        timing = timed_run()
+    README.write_text(head + block(count, timing) + tail, encoding="utf-8")
+    print(block(count, timing))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
