@@ -6,6 +6,7 @@ is printed as rich tables)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,34 @@ def _compile_all(specs: list[Path], target: str, sets: list[str] | None, out: Pa
         raise
 
 
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """`module.name`, imported when first called (rich only where a table is printed)."""
+    def call(*args: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(module), name)(*args)
+
+    return call
+
+
+def _show(results: list[Any], as_json: bool, plain: bool | None, to_dict: Callable[[Any], Any],
+          to_text: Callable[[Any, int], str], to_rich: Callable[[Any], None]) -> None:
+    """Each result as JSON, as plain text (the default when stdout is not a terminal: a pipe, a
+    log) at the terminal's width, or through rich."""
+    if as_json:
+        import json
+
+        data = [to_dict(c) for c in results]
+        print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
+    elif plain or (plain is None and not sys.stdout.isatty()):
+        from whileai.report.wrap import width
+
+        print("\n\n".join(to_text(c, width()) for c in results))
+    else:
+        for c in results:
+            to_rich(c)
+
+
 def compile_cmd(specs: list[Path], target: str, out: Path | None, sets: list[str] | None,
                 as_json: bool, force: bool, check: bool, cpu: bool, plain: bool | None,
                 strict: bool) -> None:
@@ -45,21 +74,8 @@ def compile_cmd(specs: list[Path], target: str, out: Path | None, sets: list[str
     except SpecError as e:
         _fail(e)
     with _stdout():
-        if as_json:
-            import json
-
-            data = [c.to_dict() for c in results]
-            print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
-        elif plain or (plain is None and not sys.stdout.isatty()):
-            from whileai.report.text import render_text
-            from whileai.report.wrap import width
-
-            print("\n\n".join(render_text(c, width()) for c in results))
-        else:
-            from whileai.report.render import print_report
-
-            for c in results:
-                print_report(c)
+        _show(results, as_json, plain, lambda c: c.to_dict(), _lazy("whileai.report.text", "render_text"),
+              _lazy("whileai.report.render", "print_report"))
         if check:
             _check_target(target, results)
 
@@ -89,23 +105,9 @@ def explain(specs: list[Path], target: str, sets: list[str] | None, as_json: boo
     except SpecError as e:
         _fail(e)
     with _stdout():
-        if as_json:
-            import json
-
-            from whileai.report.explain import explain_dict
-
-            data = [explain_dict(c) for c in results]
-            print(json.dumps(data[0] if len(data) == 1 else data, indent=1))
-        elif plain or (plain is None and not sys.stdout.isatty()):
-            from whileai.report.explain import explain_text
-            from whileai.report.wrap import width
-
-            print("\n\n".join(explain_text(c, width()) for c in results))
-        else:
-            from whileai.report.render import print_explain
-
-            for c in results:
-                print_explain(c)
+        explained = "whileai.report.explain"
+        _show(results, as_json, plain, _lazy(explained, "explain_dict"), _lazy(explained, "explain_text"),
+              _lazy("whileai.report.render", "print_explain"))
 
 
 def check(configs: list[Path], entry: str) -> None:
