@@ -91,6 +91,21 @@ def test_arms_without_arguments_plans_the_bundled_examples() -> None:
     assert arms == sorted(p.stem for p in EXAMPLES.glob("*.toml"))
 
 
+def test_arms_finds_the_examples_of_the_clone_it_runs_in(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    import shutil
+
+    from whileai.cli import recipe
+
+    monkeypatch.setattr(recipe, "EXAMPLES", tmp_path / "site-packages" / "examples")  # `pip install .`
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("arms")
+    assert code == 2 and err.startswith("error: SPEC: none given; spec files, one per arm"), err
+    shutil.copytree(EXAMPLES, tmp_path / "examples")
+    code, out, err = cli("arms", width=120)
+    assert code == 0 and out.startswith("arm "), err
+
+
 def test_check_refuses_an_empty_file(tmp_path: Path) -> None:
     for text in ("", "\n# nothing yet\n"):
         f = tmp_path / "rl.toml"

@@ -59,13 +59,17 @@ def arms_cmd(
 
 
 def _bundled() -> list[Path]:
-    """The bundled examples/*.toml (GRPO, OPD, OPSD, SFT): the arms when none are named."""
-    from whileai.cli.recipe import EXAMPLES, bundled
-    from whileai.errors import SpecError
+    """The bundled examples/*.toml (GRPO, OPD, OPSD, SFT): the arms when none are named. An
+    editable install finds them beside the package; `pip install .` in a clone, in the clone."""
+    from whileai.cli import recipe
+    from whileai.errors import SpecError, raw
 
-    if not bundled():
-        raise SpecError("SPEC", str(EXAMPLES), "spec files: this install has no bundled examples")
-    return [EXAMPLES / f"{n}.toml" for n in bundled()]
+    for folder in (recipe.EXAMPLES, Path("examples")):
+        found = sorted(folder.glob("*.toml"))
+        if found:
+            return found
+    raise SpecError("SPEC", raw("none given"), "spec files, one per arm (the default, a clone's "
+                    "examples/*.toml, is neither beside this install nor in this folder)")
 
 
 def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats: int,
