@@ -114,3 +114,15 @@ def test_the_note_on_unfinished_steps_names_them_as_steps(tmp_path: Path) -> Non
     run = _run_folder(tmp_path / "run", {0: ("", False)})
     note = next(n for n in summarise(run).notes if "STABLE" in n)
     assert note.endswith("mid-step): step 0"), note  # once "...: 0"
+
+
+def test_ctrl_c_in_a_hot_command_is_one_line_and_exit_130(monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from whileai.cli import main
+    from whileai.cli.commands import HOT
+
+    monkeypatch.setitem(HOT, "compile", (HOT["compile"][0], _interrupt))
+    monkeypatch.setattr(sys, "argv", ["whileai", "compile", str(EXAMPLES / "opd.toml")])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 130 and capsys.readouterr().err == "interrupted: whileai compile stopped\n"

@@ -35,8 +35,9 @@ def main() -> None:
         return
     try:
         HOT[words[0]][1](**kwargs)
-    except KeyboardInterrupt:
-        raise SystemExit(130) from None  # as typer ends on Ctrl-C
+    except KeyboardInterrupt:  # one line, exit code 130 (the shell's for SIGINT); files go all or none
+        print(f"interrupted: whileai {words[0]} stopped", file=sys.stderr)
+        raise SystemExit(130) from None
     finally:
         gc.freeze()  # what the run made is not walked again at exit either
         if collecting:
