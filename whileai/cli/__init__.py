@@ -4,7 +4,8 @@
 - `commands`: the hot commands' bodies (compile, explain, check), `params`: their parameters,
   described once for typer and for the lean reader `main` runs them with;
 - `arms`: `whileai arms`; `recipe`: the recipes' arguments, plans and progress;
-- `schemas`: the JSON schemas `whileai schema` prints; `fail`: one line, exit 2.
+- `schemas`: the JSON schemas `whileai schema` prints; `fail`: one line, exit 2;
+- `helptext`: every command's help, plain and readable, and a missing argument in one line.
 
 May import everything below it. The entry point stays `whileai.cli:main`.
 """

@@ -3,6 +3,8 @@
 - `records`: the rows a target reports (`Read`, `Ignore`, `Fixed`, `Teacher`), one type each;
 - `text`: the plain report (`print(compiled)`, a pipe, a log), wrapped to a width;
 - `render`: the rich tables a terminal gets, `whileai explain`, `methods` and `rules`;
+- `tables`: rich tables whose words all stay whole (else the rows as lines); `explain`: the
+  rows of `whileai explain`, as plain lines or JSON;
 - `wrap`: folding lines with a hanging indent; `model`: the report JSON's pydantic model (its rows
   are the records, `whileai.rules.base.Finding` and `whileai.cost.estimate.Cost`).
 
