@@ -6,7 +6,7 @@ What vulture cannot see is named once below: functions registered by a decorator
 mirror's rule sets, typer commands, Modal functions, pydantic validators) and methods that
 Python or a library calls by name (a module's __getattr__ and __dir__, pydantic's model_post_init,
 rich's on_broken_pipe, http.server's do_GET / do_POST / log_message, click's
-collect_usage_pieces and format_options).
+collect_usage_pieces, format_options and get_short_help_str).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ CALLED_BY_DECORATOR = [
 ]
 CALLED_BY_NAME = ["__getattr__", "__dir__", "model_post_init", "on_broken_pipe",
                   "do_GET", "do_POST", "log_message",  # http.server's request handler protocol
-                  "collect_usage_pieces", "format_options"]  # click's help (whileai.cli.helptext)
+                  "collect_usage_pieces", "format_options", "get_short_help_str"]  # click's help
 
 
 def test_vulture_finds_no_unused_function_method_or_class_in_whileai() -> None:

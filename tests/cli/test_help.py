@@ -44,6 +44,14 @@ def test_every_help_keeps_option_names_whole_at_80_columns(name: str) -> None:
     assert "╭" not in out  # plain text, no rich panels
 
 
+def test_the_list_of_commands_states_each_first_sentence_whole() -> None:
+    code, out, _ = cli("--help")
+    listed = " ".join(out.split("Commands:", 1)[1].split())
+    assert code == 0 and "..." not in listed  # once "... print what it reads,..."
+    assert "compile Compile run spec(s) for a target and print what it reads, ignores and warns" in listed
+    assert "check Check files written by hand methods" in listed and "--version" in out
+
+
 def test_help_text_is_never_read_as_markup_and_names_values() -> None:
     _, out, _ = cli("inspect", "--help")
     assert "steps A:B:S (first, last, stride)" in out  # rich once drew an emoji for :B:

@@ -62,6 +62,12 @@ class HelpCommand(TyperCommand):
                 )
             )
 
+    def get_short_help_str(self, limit: int = 45) -> str:
+        """The first sentence, whole, up to its colon, for `whileai --help` (click cuts it at 45
+        characters, mid-word)."""
+        first = " ".join((self.short_help or self.help or "").split("\n\n")[0].split())
+        return first.split(". ")[0].split(": ")[0].rstrip(".")
+
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         args = [argument_name(p) for p in self.get_params(ctx) if p.param_type_name == "argument"]
         return [self.options_metavar or "", *args]
