@@ -8,7 +8,7 @@ It rewrites the block of README.md between the two `measured` markers: the numbe
 `python -m pytest --collect-only -q` collects and, unless --count-only, the wall time of one
 `python -m pytest -q` (a fresh tiny-model cache, as a fresh clone has), with the machine's cores,
 its 1-minute load average before and after, the outcome line and the date, so a reader can judge
-the number. With --count-only the last timed run stays, marked with the count it ran.
+the number. With --count-only the last timed run's sentence stays as it was (it names its count).
 tests/test_docs.py checks that the README's count is the suite's.
 """
 
@@ -56,8 +56,8 @@ def collected() -> tuple[int, str]:
     return int(m.group(1)), last
 
 
-def timed_run() -> str:
-    """One run of the whole suite: its sentence for the README."""
+def timed_run(count: int) -> tuple[str, int]:
+    """One run of the whole suite: its sentence for the README, and pytest's exit code."""
     cache = tempfile.mkdtemp(prefix="whileai-measure-")
     load0, t0 = os.getloadavg()[0], time.perf_counter()
     try:
@@ -72,11 +72,12 @@ def timed_run() -> str:
         shutil.rmtree(cache, ignore_errors=True)
     wall, load1 = time.perf_counter() - t0, os.getloadavg()[0]
     outcome = re.sub(r"=+|\bin [\d.]+s.*", "", (p.stdout.strip().splitlines() or ["?"])[-1]).strip()
-    return (
-        f"Its last full run (`python -m pytest`, TRL tiny-model training included) took **{wall:,.0f} s** "
-        f"on {os.cpu_count()} CPU cores, load {load0:.1f} before and {load1:.1f} after ({outcome}), "
-        f"{datetime.date.today().isoformat()}."
+    sentence = (
+        f"Its last full run, of {count:,} tests (`python -m pytest`, TRL tiny-model training "
+        f"included), took **{wall:,.0f} s** on {os.cpu_count()} CPU cores, load {load0:.1f} before "
+        f"and {load1:.1f} after ({outcome}), {datetime.date.today().isoformat()}."
     )
+    return sentence, p.returncode
 
 
 def block(count: int, timing: str) -> str:
@@ -108,14 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         timing = (
             before.group(0).strip() if before else "Not timed yet: run `python scripts/measure_suite.py`."
         )
-        m = COUNT.search(old)
-        if m and int(m.group(1).replace(",", "")) != count and "(with " not in timing:
-            timing = timing.replace("Its last full run", f"Its last full run (with {m.group(1)} tests)", 1)
     else:
-        timing = timed_run()
+        timing, code = timed_run(count)
     README.write_text(head + block(count, timing) + tail, encoding="utf-8")
     print(block(count, timing))
-    return 0
+    return 0 if a.count_only else code  # a failing suite is written down, and exits non-zero
 
 
 if __name__ == "__main__":
