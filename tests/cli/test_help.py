@@ -78,6 +78,16 @@ def test_a_missing_argument_is_one_line(args: list[str], line: str) -> None:
     assert "None is not allowed" not in err
 
 
+@pytest.mark.parametrize("args,line", [
+    (["compile", "x.toml", "--bogus"], "error: No such option: --bogus"),
+    (["inspect", "x.toml", "--top-k", "50"], "error: Invalid value for '--top-k'"),
+    (["explain", "x.toml", "-b"], "error: Option '-b' requires an argument (whileai explain --help)"),
+])
+def test_a_usage_error_is_one_line(args: list[str], line: str) -> None:
+    code, _, err = cli(*args)
+    assert code == 2 and err.count("\n") == 1 and err.startswith(line), err  # once Usage:/Try/Error: lines
+
+
 @pytest.mark.parametrize("command", ["compile", "explain", "check", "preflight", "inspect"])
 def test_a_missing_file_says_no_such_file(command: str) -> None:
     code, _, err = cli(command, "nope.toml")

@@ -13,7 +13,7 @@ from typing import Any
 
 from typer.core import TyperCommand
 
-from whileai.cli.fail import fail
+from whileai.cli.fail import err_line, fail
 from whileai.errors import missing_argument
 
 # typer's type labels → the value name shown after an option
@@ -46,21 +46,23 @@ def argument_name(param: Any) -> str:
 
 class HelpCommand(TyperCommand):
     """typer's command whose help is plain and readable (see the module's docstring), and whose
-    missing argument is one line, exit code 2: `error: missing argument SPECS...; Run spec ...`."""
+    usage errors are one line, exit code 2: `error: missing argument SPECS...; run spec ...`,
+    `error: No such option: --bogus (whileai compile --help)`."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         try:
             return list(super().parse_args(ctx, args))
-        except Exception as e:  # click's MissingParameter (typer vendors click: matched by name)
-            param: Any = getattr(e, "param", None)
-            if type(e).__name__ != "MissingParameter" or getattr(param, "param_type_name", "") != "argument":
+        except Exception as e:  # click's usage errors (typer vendors click: matched by name)
+            if "UsageError" not in {k.__name__ for k in type(e).__mro__}:
                 raise
-            what = (param.help or "").rstrip(".")
-            fail(
-                missing_argument(
-                    argument_name(param), what[:1].lower() + what[1:] + f" (whileai {self.name} --help)"
-                )
-            )
+            hint = f" (whileai {self.name} --help)"
+            param: Any = getattr(e, "param", None)
+            if type(e).__name__ == "MissingParameter" and getattr(param, "param_type_name", "") == "argument":
+                what = (param.help or "").rstrip(".")
+                fail(missing_argument(argument_name(param), what[:1].lower() + what[1:] + hint))
+            message = " ".join(e.format_message().split()).rstrip(".")  # one line, as every refusal
+            err_line(f"error: {message}{hint}")
+            raise SystemExit(getattr(e, "exit_code", 2)) from None
 
     def get_short_help_str(self, limit: int = 45) -> str:
         """The first sentence, whole, up to its colon, for `whileai --help` (click cuts it at 45
