@@ -119,7 +119,8 @@ def verdicts(pairs: list[dict[str, str]], loader: str) -> dict[str, object]:
             files.append(f)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         done = subprocess.run([sys.executable, "-m", "whileai", "migrate", *map(str, files), "-o",
-                               str(work / "new"), "--allow-drops"], capture_output=True, text=True, env=env)
+                               str(work / "new"), "--allow-drops", "--force"],
+                              capture_output=True, text=True, env=env)
         if done.returncode not in (0, 1):
             raise SystemExit(done.stderr)
         docs = {}

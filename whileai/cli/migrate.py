@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from whileai.errors import SpecError, clean
+
+if TYPE_CHECKING:
+    from whileai.targets.prime_rl.migrate.core import Migration
 
 
 def migrate_cmd(
@@ -20,9 +23,10 @@ def migrate_cmd(
                        "(v0.5.0 ... v0.8.0); default: detected from the keys")] = None,
     entry: Annotated[str | None, typer.Option("--entry", help="The entry point the files are for "
                      "(rl, sft, inference, orchestrator, trainer); default: detected from the keys")] = None,
-    force: Annotated[bool, typer.Option(help="Overwrite files whileai did not write.")] = False,
-    allow_drops: Annotated[bool, typer.Option("--allow-drops", help="Write even when a key needs a "
-                           "decision (it is dropped and named).")] = False,
+    force: Annotated[bool, typer.Option(help="Overwrite files whileai did not write, and write a "
+                     "migrated file the pin's checks refuse (saying so).")] = False,
+    allow_drops: Annotated[bool, typer.Option("--allow-drops", help="Write even when a key is dropped "
+                           "or needs a decision (it is left out and named).")] = False,
 ) -> None:
     """Rewrite prime-rl configs written for an older release into the pinned release's form."""
     from whileai.cli.fail import err_line as _err
@@ -44,9 +48,11 @@ def migrate_cmd(
         _fail(SpecError("-o", str(out), "a folder when migrating several files"))
     t0 = time.perf_counter()
     results, texts = [], {}
+    refused = []
     for config in configs:
         try:
             text = read_text(config, "config", 8 << 20, "TOML file")
+            what_it_is(config, text)
             m = migrate(text, release, entry)
         except SpecError as e:
             _fail(e)
@@ -54,18 +60,30 @@ def migrate_cmd(
             _fail(SpecError("config", str(config), f"a TOML file ({type(e).__name__}: {e})"))
         how = "looks written for" if m.detected else "written for"
         what = "" if m.entry == "rl" else f" ({m.entry} entry point)"
-        print(clean(f"{config}: {how} prime-rl {m.release}{what}; migrating to {chain.pin()}"))
+        also = f" (or {', '.join(m.also)}: they know all its keys too; --from to say which)" if m.also else ""
+        print(clean(f"{config}: {how} prime-rl {m.release}{also}{what}; migrating to {chain.pin()}"))
         for c in m.changes:
             print(clean(f"  {c.line()}"))
+        if m.kept:
+            print(clean(f"  kept: {', '.join(m.kept)}"))
         results.append((config, m))
         texts[config] = m.text
+        refused += [(config, line) for line in checked(m)]
     decisions = [(c, d) for c, m in results for d in m.decisions]
     for config, d in decisions:  # with --allow-drops the file is written without the key: a warning
-        kind = "warning: dropped" if allow_drops else "error"
-        _err(f"{kind}: {config}: {d.old} needs a decision: {d.why}")
-    if decisions and not allow_drops:
-        _err("error: nothing written (--allow-drops writes the files without those keys)")
+        stop = not force if d.kind == "unknown" else not allow_drops
+        kind = "error" if stop else "warning: dropped"
+        what_ = {"unknown": "is unknown", "dropped": "is dropped"}.get(d.kind, "needs a decision")
+        _err(f"{kind}: {config}: {d.old} {what_}: {d.why}")
+    for config, line in refused:
+        _err(f"{'warning' if force else 'error'}: {config}: the pin would refuse the migrated file: {line}")
+    stops = [d for _, d in decisions if (not force if d.kind == "unknown" else not allow_drops)]
+    if stops or (refused and not force):
+        drops = " (--allow-drops writes the files without dropped keys)" if stops and not allow_drops else ""
+        _err("error: nothing written" + ("" if stops else " (--force writes it anyway)") + drops)
         raise typer.Exit(1)
+    if refused:
+        _err("warning: --force: writing files the pin's checks refuse")
     if out is None:
         for config, m in results:
             print(f"# --- {config} (migrated)\n{m.text}", end="")
@@ -79,3 +97,35 @@ def migrate_cmd(
         except SpecError as e:
             _fail(e)
         print(f"wrote {len(configs)} file(s) to {out} in {time.perf_counter() - t0:.2f} s")
+
+
+def what_it_is(config: Path, text: str) -> None:
+    """Exit 2 for a file that is not an old prime-rl config: a whileai spec, an empty file, or
+    a TOML none of whose keys any prime-rl release knows."""
+    import tomllib
+
+    from whileai.targets.prime_rl.check import looks_like_spec
+    from whileai.targets.prime_rl.migrate import chain
+    from whileai.targets.prime_rl.migrate.edit import leaves
+
+    doc = tomllib.loads(text)
+    if looks_like_spec(doc):
+        raise SpecError("config", str(config), "a prime-rl config", hint=f"this is a whileai spec: "
+                        f"compile it (whileai compile {config})")
+    if not doc:
+        raise SpecError("config", str(config), "a prime-rl config; this file is empty")
+    paths = [chain.generic(p) for p in leaves(doc)]
+    if not any(chain.known(p, r, e) for p in paths for r in chain.releases() for e in ("rl", "sft",
+               "inference", "orchestrator", "trainer")):
+        some = ", ".join(paths[:3]) + (" ..." if len(paths) > 3 else "")
+        raise SpecError("config", str(config), f"a prime-rl config; none of its keys ({some}) is "
+                        "prime-rl's at any release: the file of another program?")
+
+
+def checked(m: Migration) -> list[str]:
+    """What the pin's checks (the loader mirror of `whileai check`) say of the migrated text."""
+    import tomllib
+
+    from whileai.targets.prime_rl.check import check_document
+
+    return [str(p) for p in check_document(tomllib.loads(m.text), entry=m.entry)]

@@ -1,0 +1,139 @@
+"""Every key of an old prime-rl file ends in one named outcome, meanings are kept by writing
+the old behaviour out, and `whileai migrate` writes only what the pin's checks accept
+(issue 28); v0.3.0/v0.4.0 files and the aliases of v0.6.0/v0.7.0 (schemas/prime-rl-*.keys.json)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import tomllib
+from helpers import ROOT
+
+from whileai.targets.prime_rl.migrate.core import migrate
+
+# prime-rl v0.3.0 configs/ci/integration/rl/resume.toml, as it was
+V03_RESUME = """inference_gpu_ids = [0]
+trainer_gpu_ids = [1]
+
+max_steps = 25
+seq_len = 2048
+
+[ckpt]
+resume_step = 20
+
+[model]
+name = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"
+
+[trainer.optim]
+lr = 3e-6
+
+[orchestrator]
+batch_size = 128
+rollouts_per_example = 16
+
+[orchestrator.sampling]
+max_tokens = 128
+
+[[orchestrator.env]]
+id = "reverse-text"
+
+[inference]
+"""
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "whileai", "migrate", *map(str, args)], capture_output=True,
+                          text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+def test_a_v03_file_keeps_its_group_cap_checkpoints_and_resume() -> None:
+    m = migrate(V03_RESUME)
+    assert m.release == "v0.3.0" and m.also == ("v0.4.0",)
+    doc = tomllib.loads(m.text)
+    assert doc["orchestrator"]["group_size"] == 16
+    assert doc["orchestrator"]["train"]["sampling"]["max_completion_tokens"] == 128
+    assert doc["ckpt"] == {} and doc["resume"] == {"step": 20}
+    assert doc["weight_broadcast"] == {"type": "filesystem"}  # v0.3.0's default, the pin's is NCCL
+    assert doc["run"] == {"dir": "."}  # a resume reads the folder the old run wrote
+    assert doc["orchestrator"]["renderer"] == {"name": "prime-qwen3"}  # compile's choice
+    moved = {c.old: c for c in m.changes}
+    assert moved["orchestrator.rollouts_per_example"].new == "orchestrator.group_size"
+    assert "v0.5.0 -> v0.6.0" in moved["orchestrator.rollouts_per_example"].release
+    assert {c.old for c in m.decisions} == {"inference_gpu_ids", "trainer_gpu_ids"}
+
+
+def test_every_key_of_the_old_file_is_named() -> None:
+    m = migrate(V03_RESUME)
+    old = {".".join(map(str, k)) for k in _leaves(tomllib.loads(V03_RESUME))}
+    named = set(m.kept) | {c.old.split(" = ")[0].replace("[0]", ".0") for c in m.changes}
+    assert old <= named, old - named
+
+
+def _leaves(node, path=()):
+    if isinstance(node, dict) and node:
+        for k, v in node.items():
+            yield from _leaves(v, (*path, k))
+    elif isinstance(node, list) and node and all(isinstance(x, dict) for x in node):
+        for i, v in enumerate(node):
+            yield from _leaves(v, (*path, i))
+    else:
+        yield path
+
+
+def test_an_alias_of_its_own_release_is_renamed_and_a_typo_is_named() -> None:
+    m = migrate('[orchestrator]\nrollouts_per_example = 8\nbatch_sise = 4\n[trainer]\n', release="v0.7.0")
+    assert tomllib.loads(m.text)["orchestrator"]["group_size"] == 8
+    unknown = [c for c in m.changes if c.kind == "unknown"]
+    assert [c.old for c in unknown] == ["orchestrator.batch_sise"]
+    assert "did you mean orchestrator.batch_size?" in unknown[0].why
+
+
+def test_a_teachers_server_never_lands_on_the_students() -> None:
+    steps = json.loads((ROOT / "schemas" / "prime-rl-renames.json").read_text())["steps"]
+    rules = [r for s in steps for r in s["rules"] if r["old"].startswith("teacher_inference.") and "new" in r]
+    assert all(r["new"].startswith("teacher_inference.") for r in rules), rules
+    assert not any(r["old"].startswith("teacher") and "new" in r and "teacher" not in r["new"]
+                   for s in steps for r in s["rules"])
+
+
+def test_a_file_both_v06_and_v07_know_is_labelled_with_both(tmp_path: Path) -> None:
+    """issue 30 point 11: a v0.6.0 file whose keys later releases also know was labelled with
+    the newest of them; it names them all and migrates from the oldest."""
+    src = tmp_path / "old.toml"
+    src.write_text('max_steps = 3\n[model]\nname = "Qwen/Qwen3-0.6B"\n[trainer]\n[orchestrator]\n'
+                   'batch_size = 8\ngroup_size = 4\n')
+    done = run(src)
+    said = "looks written for prime-rl v0.6.0 (or v0.7.0, v0.8.0, 559b447: they know all its keys"
+    assert said in done.stdout
+
+
+def test_a_spec_an_empty_file_and_another_programs_file_exit_2(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text('taskset = "gsm8k"\nmethod = "grpo"\n')
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    other = tmp_path / "pyproject.toml"
+    other.write_text("[tool.black]\nline-length = 100\n")
+    for path, says in ((spec, "this is a whileai spec: compile it"), (empty, "this file is empty"),
+                       (other, "the file of another program")):
+        done = run(path)
+        assert done.returncode == 2 and says in done.stderr and done.stderr.count("\n") == 1, done.stderr
+
+
+def test_a_drop_or_a_refused_result_writes_nothing(tmp_path: Path) -> None:
+    src = tmp_path / "old.toml"
+    src.write_text(V03_RESUME)
+    out = tmp_path / "new.toml"
+    done = run(src, "-o", out)
+    assert done.returncode == 1 and "inference_gpu_ids is dropped" in done.stderr and not out.exists()
+    done = run(src, "-o", out, "--allow-drops")
+    assert done.returncode == 0 and out.exists(), done.stderr
+    src.write_text(V03_RESUME.replace('id = "reverse-text"', 'id = "reverse-text"\nbogus_field = 1'))
+    out.unlink()
+    done = run(src, "-o", out, "--allow-drops")
+    assert done.returncode == 1 and "is unknown" in done.stderr and not out.exists()
+    done = run(src, "-o", out, "--allow-drops", "--force")
+    assert done.returncode == 0 and out.exists()
