@@ -62,7 +62,7 @@ def test_a_v03_file_keeps_its_group_cap_checkpoints_and_resume() -> None:
     moved = {c.old: c for c in m.changes}
     assert moved["orchestrator.rollouts_per_example"].new == "orchestrator.group_size"
     assert "v0.5.0 -> v0.6.0" in moved["orchestrator.rollouts_per_example"].release
-    assert {c.old for c in m.decisions} == {"inference_gpu_ids", "trainer_gpu_ids"}
+    assert m.decisions == []
 
 
 def test_every_key_of_the_old_file_is_named() -> None:
@@ -125,10 +125,10 @@ def test_a_spec_an_empty_file_and_another_programs_file_exit_2(tmp_path: Path) -
 
 def test_a_drop_or_a_refused_result_writes_nothing(tmp_path: Path) -> None:
     src = tmp_path / "old.toml"
-    src.write_text(V03_RESUME)
+    src.write_text(V03_RESUME.replace("batch_size = 128", 'batch_size = 128\ntrajectory_strategy = "x"'))
     out = tmp_path / "new.toml"
     done = run(src, "-o", out)
-    assert done.returncode == 1 and "inference_gpu_ids is dropped" in done.stderr and not out.exists()
+    assert done.returncode == 1 and "trajectory_strategy is dropped" in done.stderr and not out.exists()
     done = run(src, "-o", out, "--allow-drops")
     assert done.returncode == 0 and out.exists(), done.stderr
     src.write_text(V03_RESUME.replace('id = "reverse-text"', 'id = "reverse-text"\nbogus_field = 1'))
@@ -137,3 +137,28 @@ def test_a_drop_or_a_refused_result_writes_nothing(tmp_path: Path) -> None:
     assert done.returncode == 1 and "is unknown" in done.stderr and not out.exists()
     done = run(src, "-o", out, "--allow-drops", "--force")
     assert done.returncode == 0 and out.exists()
+
+
+def test_gpu_ids_become_counts_and_a_fixed_cap_stays_fixed() -> None:
+    m = migrate(V03_RESUME)
+    assert tomllib.loads(m.text)["deployment"] == {"num_infer_gpus": 1, "num_train_gpus": 1}
+    v08 = migrate('[model]\nname = "Qwen/Qwen3-0.6B"\n[trainer]\n[orchestrator]\nbatch_size = 64\n'
+                  'group_size = 8\noversampling_factor = 1.5\n[inference]\n', release="v0.8.0")
+    doc = tomllib.loads(v08.text)
+    assert doc["orchestrator"]["concurrency"] == {"max_inflight": 96, "min_inflight": 96}
+    assert any(c.kind == "converted" and c.old.startswith("orchestrator.oversampling_factor")
+               for c in v08.changes)
+    assert doc["weight_broadcast"] == {"type": "filesystem"}
+
+
+def test_an_env_id_the_pin_lacks_is_refused_with_the_nearest_tasksets() -> None:
+    m = migrate(V03_RESUME.replace('id = "reverse-text"', 'id = "aime2024"'))
+    [d] = [c for c in m.decisions if "aime2024" in c.old]
+    assert "no taskset of the pin's catalogue; nearest: aime24" in d.why
+
+
+def test_a_table_emptied_down_the_chain_is_pruned() -> None:
+    m = migrate(V03_RESUME.replace("[orchestrator.sampling]", '[orchestrator.model.lora]\nname = "r8"\n\n'
+                                   "[orchestrator.sampling]"))
+    doc = tomllib.loads(m.text)
+    assert "student" not in doc["orchestrator"] and doc["orchestrator"]["model"] == {"lora": {"name": "r8"}}

@@ -25,7 +25,7 @@ from whileai.targets.prime_rl.migrate import chain, meanings, reshape, transform
 from whileai.targets.prime_rl.migrate.edit import get, leaves, prune, show, supers
 from whileai.targets.prime_rl.migrate.transforms import Change
 
-TRANSFORMS = transforms.TRANSFORMS | reshape.TRANSFORMS
+TRANSFORMS = transforms.TRANSFORMS | reshape.TRANSFORMS | meanings.TRANSFORMS
 
 
 @dataclass

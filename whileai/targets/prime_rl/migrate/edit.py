@@ -71,7 +71,9 @@ def put(doc: Any, path: Path_, value: Any, created: list[Any] | None = None) -> 
 def prune(doc: Any, emptied: set[Path_]) -> None:
     """Drop the tables a move or drop left empty (deepest first); tables empty in the user's
     file stay (an empty [ckpt] means something)."""
-    for path in sorted(emptied, key=len, reverse=True):
+    todo = sorted(emptied, key=len, reverse=True)
+    while todo:  # a table emptied by dropping its last child is looked at in turn
+        path = todo.pop(0)
         if not path or not has(doc, path):
             continue
         node = get(doc, path)
@@ -83,9 +85,11 @@ def prune(doc: Any, emptied: set[Path_]) -> None:
                 grand = get(doc, path[:-2])
                 del grand[path[-2]]
                 emptied.add(path[:-2])
+                todo.append(path[:-2])
                 continue
             del parent[path[-1]]
             emptied.add(path[:-1])
+            todo.append(path[:-1])
 
 
 def supers(created: list[Any]) -> None:

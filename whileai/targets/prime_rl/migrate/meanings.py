@@ -40,7 +40,7 @@ def rename_aliases(ctx: Step, release: str) -> None:
     for path in list(ctx.paths):
         gen = chain.generic(path)
         name = chain.canonical(gen, release, ctx.entry)
-        if name != gen and path in ctx.paths:
+        if name != gen and path in ctx.paths and chain.known(name, release, ctx.entry):
             new = target(path, gen, name)
             ctx.set(new, ctx.drop(path))
             ctx.note("moved", show(path), show(new), f"an alias of {name} at {release}, renamed "
@@ -70,11 +70,82 @@ def renderer(ctx: Step) -> None:
              f"for a model outside the renderers map; {pick.origin}: {pick.reason}")
 
 
+def gpu_ids(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
+    """v0.4.0's `inference_gpu_ids = [0]` became v0.5.0's `deployment.num_infer_gpus = 1`: the
+    launcher hands out GPUs by count; ids shared by two roles have no count to become."""
+    ids = ctx.drop(path)
+    others = [v for p, v in ctx.paths.items() if len(p) == 1 and str(p[0]).endswith("_gpu_ids")]
+    shared = isinstance(ids, list) and any(set(ids) & set(o) for o in others if isinstance(o, list))
+    if not isinstance(ids, list) or shared:
+        ctx.note("decision", f"{show(path)} = {ids!r}", "", "GPUs are counted per role since v0.5.0 "
+                 f"and these ids are shared with another role; choose {rule['new']}")
+        return
+    new = tuple(rule["new"].split("."))
+    ctx.set(new, len(ids))
+    ctx.note("converted", f"{show(path)} = {ids!r}", f"{rule['new']} = {len(ids)}", rule["why"])
+
+
+def oversampling(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
+    """v0.8.0's oversampling_factor set the fixed in-flight cap (batch_size x factor); the pin's
+    cap is adaptive: `keep` writes the fixed cap as min_inflight = max_inflight."""
+    value = ctx.drop(path)
+    ctx.note("converted", f"{show(path)} = {value!r}", "orchestrator.concurrency.min_inflight = "
+             "max_inflight (the fixed cap it gave)", rule["why"])
+
+
+TRANSFORMS = {"gpu-ids": gpu_ids, "oversampling": oversampling}
+FIXED_CAP = ("v0.5.0", "v0.6.0", "v0.7.0", "v0.8.0")  # a fixed in-flight cap, batch_size by default
+
+
+def fixed_cap(ctx: Step, start: str, plain: dict[str, Any]) -> None:
+    """The in-flight cap was fixed (max_inflight_rollouts/episodes, else batch_size x
+    oversampling_factor, at least the group size); at the pin it is only an adaptive ceiling
+    (configs/orchestrator.py:431-435), so the cap becomes min_inflight = max_inflight."""
+    orch = plain.get("orchestrator") if isinstance(plain.get("orchestrator"), dict) else None
+    if start not in FIXED_CAP or orch is None:
+        return
+    lo, hi = ("orchestrator", "concurrency", "min_inflight"), ("orchestrator", "concurrency", "max_inflight")
+    if lo in ctx.paths:
+        return
+    cap = ctx.paths.get(hi)
+    if cap is None and "token_batch_size" not in orch:
+        batch = orch.get("batch_size", 128)
+        group = ctx.paths.get(("orchestrator", "group_size"), 1)
+        factor = orch.get("oversampling_factor", 1.0)
+        if not all(isinstance(v, (int, float)) for v in (batch, group, factor)):
+            return
+        cap = max(int(group), int(batch * factor))
+        ctx.set(hi, cap)
+    if not isinstance(cap, int):
+        return
+    ctx.set(lo, cap)
+    ctx.note("defaulted", "", f"orchestrator.concurrency.min_inflight = max_inflight = {cap}", f"{start} "
+             "kept a fixed number of episodes in flight; the pin adapts it below max_inflight")
+
+
+def tasksets(ctx: Step) -> None:
+    """A source's taskset must be one the pin has (its catalogue, or a prime-envs member it
+    could not load offline): an old environment id is never guessed into a taskset."""
+    from whileai.catalogs import tasksets as catalogue
+    from whileai.targets.prime_rl.migrate.transforms import _sources, at_pin
+
+    names = [*catalogue.data()["tasksets"], *catalogue.data().get("not_loadable", {})]
+    for src in _sources(ctx):
+        where = (*src, "env", "taskset", "id")
+        tid = ctx.paths.get(where)
+        if isinstance(tid, str) and not at_pin(tid):
+            near = difflib.get_close_matches(tid.split("/")[-1].split("@")[0], names, n=3, cutoff=0.4)
+            ctx.note("decision", f"{show(where)} = {tid!r}", "", f"{tid!r} is no taskset of the pin's "
+                     f"catalogue; nearest: {', '.join(near) or 'none'}")
+
+
 def keep(ctx: Step, start: str, plain: dict[str, Any]) -> None:
     """The old behaviour written out where the pin would do otherwise (rl files only)."""
     renderer(ctx)
+    tasksets(ctx)
     if ctx.entry != "rl" or start == chain.pin():
         return
+    fixed_cap(ctx, start, plain)
     wb = ("weight_broadcast", "type")
     if start in FILESYSTEM_BROADCAST and "inference" in plain and not any(p[:1] == wb[:1] for p in ctx.paths):
         ctx.set(wb, "filesystem")
