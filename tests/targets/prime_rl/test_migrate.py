@@ -55,6 +55,7 @@ def test_every_old_file_is_refused_at_the_pin_and_check_names_the_release() -> N
     hinted = [p for p in olds if old_release_hint(tomllib.loads(p["old_toml"])) is not None]
     assert len(hinted) >= len(olds) * 0.9
     assert "v0.7.0" in (old_release_hint(tomllib.loads(olds[0]["old_toml"])) or "")
+    assert "v0.6.0 or v0.7.0" in (old_release_hint(tomllib.loads(olds[0]["old_toml"])) or "")
 
 
 def test_reverse_text_v07_migrates_to_the_pins_own_file() -> None:
@@ -128,7 +129,9 @@ def test_check_on_an_old_file_names_the_release_and_suggests_migrate(tmp_path: P
     done = subprocess.run([sys.executable, "-m", "whileai", "check", str(old)], capture_output=True,
                           text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 2
-    assert "looks written for prime-rl v0.7.0 (the pin is 559b447)" in done.stderr
+    assert "looks written for prime-rl v0.6.0 or v0.7.0 (the pin is 559b447)" in done.stderr
+    # each old key's line says what became of it
+    assert "orchestrator.train.env (orchestrator.train.env[0].id): converted to " in done.stderr
     assert f"run `whileai migrate {old}`" in done.stderr
 
 

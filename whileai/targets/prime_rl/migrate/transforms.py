@@ -210,7 +210,8 @@ def pin_values(ctx: Step) -> None:
             ctx.drop(step)
             ctx.emptied.discard(table)  # an empty [resume] resumes from the latest checkpoint
             ctx.note("converted", f"{show(step)} = -1", f"[{show(table)}] without step",
-                     "-1 meant the latest checkpoint; at the pin that is [resume] with no step")
+                     "-1 meant the latest checkpoint; at the pin that is [resume] with no step, and "
+                     "where no checkpoint is found it logs 'No checkpoints found' and starts from scratch")
 
 
 def at_pin(taskset: str) -> bool:
