@@ -162,3 +162,17 @@ def test_a_table_emptied_down_the_chain_is_pruned() -> None:
                                    "[orchestrator.sampling]"))
     doc = tomllib.loads(m.text)
     assert "student" not in doc["orchestrator"] and doc["orchestrator"]["model"] == {"lora": {"name": "r8"}}
+
+
+def test_ratios_keep_their_meaning_or_need_a_decision() -> None:
+    env = '[[orchestrator.env]]\nid = "reverse-text"\n'
+    two = V03_RESUME.replace(env, env + '[[orchestrator.env]]\nid = "gsm8k"\n')
+    m = migrate(two)
+    [d] = [c for c in m.decisions if c.old == "orchestrator.train.source"]
+    assert "in proportion to their rows; the pin weighs each source 1.0" in d.why
+    v05 = migrate('[model]\nname = "Qwen/Qwen3-0.6B"\n[trainer]\n[orchestrator]\nbatch_size = 8\n'
+                  '[orchestrator.buffer]\nenv_ratios = [0.25, 0.75]\n[[orchestrator.env]]\nid = "gsm8k"\n'
+                  '[[orchestrator.env]]\nid = "reverse-text"\n', release="v0.5.0")
+    sources = tomllib.loads(v05.text)["orchestrator"]["train"]["source"]
+    assert [s["ratio"] for s in sources] == [0.25, 0.75]
+    assert not [c for c in v05.decisions if c.old == "orchestrator.train.source"]

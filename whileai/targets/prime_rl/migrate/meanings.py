@@ -93,7 +93,35 @@ def oversampling(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
              "max_inflight (the fixed cap it gave)", rule["why"])
 
 
-TRANSFORMS = {"gpu-ids": gpu_ids, "oversampling": oversampling}
+def env_ratios(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
+    """v0.5.0's buffer.env_ratios list became each environment's own ratio (v0.6.0)."""
+    ratios = ctx.drop(path)
+    head = tuple(rule["new"].split("[]")[0].split("."))
+    for i, ratio in enumerate(ratios if isinstance(ratios, list) else []):
+        ctx.set((*head, i, "ratio"), ratio)
+    ctx.note("converted", f"{show(path)} = {ratios!r}", f"{rule['new']}.ratio (one per environment)",
+             rule["why"])
+
+
+TRANSFORMS = {"gpu-ids": gpu_ids, "oversampling": oversampling, "env-ratios": env_ratios}
+PROPORTIONAL = ("v0.3.0", "v0.4.0", "v0.5.0", "v0.6.0")  # no ratio: sampled across all problems
+
+
+def proportional(ctx: Step, start: str) -> None:
+    """Up to v0.6.0 environments without ratios were sampled across all their problems, in
+    proportion to their rows (v0.6.0 configs/orchestrator.py:199); the pin weighs each source
+    1.0 (:132). The rows are the datasets', unknown offline: the ratios need a decision."""
+    if start not in PROPORTIONAL:
+        return
+    head = ctx.at("orchestrator", "train", "source")
+    if head is None:
+        return
+    n = len(head)
+    sources = {p[: n + 1] for p in ctx.paths if p[:n] == head and len(p) > n}
+    if len(sources) > 1 and not any(p[:n] == head and p[n + 1:] == ("ratio",) for p in ctx.paths):
+        ctx.note("decision", show(head), "", f"{start} sampled its {len(sources)} environments in "
+                 "proportion to their rows; the pin weighs each source 1.0: write each source's ratio "
+                 "(its row count) to keep that")
 FIXED_CAP = ("v0.5.0", "v0.6.0", "v0.7.0", "v0.8.0")  # a fixed in-flight cap, batch_size by default
 
 
@@ -143,6 +171,7 @@ def keep(ctx: Step, start: str, plain: dict[str, Any]) -> None:
     """The old behaviour written out where the pin would do otherwise (rl files only)."""
     renderer(ctx)
     tasksets(ctx)
+    proportional(ctx, start)
     if ctx.entry != "rl" or start == chain.pin():
         return
     fixed_cap(ctx, start, plain)
