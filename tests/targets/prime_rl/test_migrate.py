@@ -131,7 +131,8 @@ def test_check_on_an_old_file_names_the_release_and_suggests_migrate(tmp_path: P
     assert done.returncode == 2
     assert "looks written for prime-rl v0.6.0 or v0.7.0 (the pin is 559b447)" in done.stderr
     # each old key's line says what became of it
-    assert "orchestrator.train.env (orchestrator.train.env[0].id): converted to " in done.stderr
+    assert "orchestrator.train.env: unknown key: renamed to [[orchestrator.train.source]]; " \
+        "orchestrator.train.env[0].id: converted to " in done.stderr
     assert f"run `whileai migrate {old}`" in done.stderr
 
 

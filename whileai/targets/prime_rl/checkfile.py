@@ -56,5 +56,6 @@ def _became(problem: Problem, became: dict[str, str], config: Path) -> Problem:
     keys = [k for k in became if k == problem.path or k.startswith((problem.path + ".", problem.path + "["))]
     if not keys:
         return problem
-    head = problem.path if keys[0] == problem.path else f"{problem.path} ({keys[0]})"
-    return Problem(head, f"{became[keys[0]]} -> run `whileai migrate {config}`")
+    what = became[keys[0]] if keys[0] == problem.path else f"{keys[0]}: {became[keys[0]]}"
+    said = "unknown key" if "did you mean" in problem.message else problem.message  # a guess: the move is known
+    return Problem(problem.path, f"{said}; {what} -> run `whileai migrate {config}`")

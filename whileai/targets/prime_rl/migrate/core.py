@@ -119,6 +119,8 @@ def migrate(text: str, release: str | None = None, entry: str | None = "rl") -> 
 def apply(ctx: transforms.Step, path: chain.Path_, rule: dict[str, Any]) -> None:
     old = show(path)
     kind = rule["kind"]
+    if rule.get("at"):  # the source line of the release that declares (or last declared) it
+        rule = dict(rule, why=f"{rule['why']}; {rule['at']}")
     if kind == "dropped":
         ctx.drop(path)
         ctx.note("dropped", old, "", rule["why"])
