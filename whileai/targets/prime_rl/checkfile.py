@@ -57,5 +57,5 @@ def _became(problem: Problem, became: dict[str, str], config: Path) -> Problem:
     if not keys:
         return problem
     what = became[keys[0]] if keys[0] == problem.path else f"{keys[0]}: {became[keys[0]]}"
-    said = "unknown key" if "did you mean" in problem.message else problem.message  # a guess: the move is known
+    said = "unknown key" if "did you mean" in problem.message else problem.message  # a guess, not the move
     return Problem(problem.path, f"{said}; {what} -> run `whileai migrate {config}`")
