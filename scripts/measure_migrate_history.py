@@ -70,6 +70,17 @@ def _first(doc: dict[str, Any], *suffixes: str) -> Any:
     return next((v for k, v in doc.items() for s in suffixes if k == s or k.endswith("." + s)), None)
 
 
+def has(old: dict[str, Any]) -> list[str]:
+    """Which of the meanings the issue names the old file sets."""
+    found = {"group size": _first(old, "rollouts_per_example", "group_size") is not None,
+             "completion cap": _first(old, "sampling.max_tokens",
+                                      "sampling.max_completion_tokens") is not None,
+             "teacher": any("teacher" in k for k in old),
+             "checkpoints": any(k == "ckpt" or k.startswith("ckpt.") or ".ckpt" in k for k in old),
+             "resume step": _first(old, "resume_step") is not None}
+    return [k for k, v in found.items() if v]
+
+
 def kept_meanings(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """What a written file lost of the old one's group size, cap, teacher, checkpoints, resume."""
     lost = []
@@ -131,6 +142,7 @@ def main() -> int:
             continue
         per[tag]["migrated (exit 0)"] += 1
         gone = kept_meanings(old, flat(tomllib.loads(m.text)))
+        per[tag].update(f"written, sets {what}" for what in has(old))
         lost += [f"{name}: {g}" for g in gone]
         written[name] = {"toml": m.text, "entry": "rl"}
     result: dict[str, Any] = {"files": len(files), "one_call_wall_s": round(wall, 2),
