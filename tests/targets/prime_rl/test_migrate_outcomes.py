@@ -176,3 +176,19 @@ def test_ratios_keep_their_meaning_or_need_a_decision() -> None:
     sources = tomllib.loads(v05.text)["orchestrator"]["train"]["source"]
     assert [s["ratio"] for s in sources] == [0.25, 0.75]
     assert not [c for c in v05.decisions if c.old == "orchestrator.train.source"]
+
+
+def test_a_meaning_the_other_releases_of_the_window_did_not_share_is_said() -> None:
+    m = migrate('[model]\nname = "Qwen/Qwen3-0.6B"\n[trainer]\n[orchestrator]\nbatch_size = 8\n'
+                'group_size = 2\n[inference]\n')
+    assert m.release == "v0.6.0" and "v0.7.0" in m.also
+    [wb] = [c for c in m.changes if c.new.startswith("weight_broadcast.type")]
+    assert "(not what a v0.7.0 file did: --from v0.7.0 if it is one)" in wb.why
+
+
+def test_a_v05_teacher_server_is_dropped_with_its_reason() -> None:
+    m = migrate('[model]\nname = "Qwen/Qwen3-0.6B"\n[trainer]\n[orchestrator]\nbatch_size = 8\n'
+                '[teacher_inference.server]\nport = 8001\n[inference]\n', release="v0.5.0")
+    [d] = [c for c in m.decisions if c.old == "teacher_inference.server.port"]
+    assert d.kind == "dropped" and "#2629" in d.why
+    assert "port" not in tomllib.loads(m.text).get("inference", {}).get("router", {})

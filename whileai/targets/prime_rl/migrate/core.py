@@ -106,7 +106,7 @@ def migrate(text: str, release: str | None = None, entry: str | None = "rl") -> 
         created += ctx.created
     ctx = transforms.Step(doc, f"{start} -> {chain.pin()}", chain.pin(), emptied, result.changes,
                           paths=paths, entry=entry)
-    meanings.keep(ctx, start, plain)
+    meanings.keep(ctx, start, plain, result.also)
     created += ctx.created
     prune(doc, emptied)
     supers(created)

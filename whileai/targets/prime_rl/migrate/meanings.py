@@ -5,6 +5,7 @@ are named with a did-you-mean against that release's keys and aliases."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from typing import Any
 
@@ -167,19 +168,32 @@ def tasksets(ctx: Step) -> None:
                      f"catalogue; nearest: {', '.join(near) or 'none'}")
 
 
-def keep(ctx: Step, start: str, plain: dict[str, Any]) -> None:
-    """The old behaviour written out where the pin would do otherwise (rl files only)."""
+def _unless(also: tuple[str, ...], rule: tuple[str, ...]) -> str:
+    """', not what a v0.7.0 file did: --from v0.7.0 if it is one' where the other releases that
+    know every key of the file behaved otherwise."""
+    other = [r for r in also if r not in rule and r != chain.pin()]
+    return f" (not what a {other[0]} file did: --from {other[0]} if it is one)" if other else ""
+
+
+def keep(ctx: Step, start: str, plain: dict[str, Any], also: tuple[str, ...] = ()) -> None:
+    """The old behaviour written out where the pin would do otherwise (rl files only). `also`:
+    the other releases that know every key of the file (their behaviour is named where it differs)."""
     renderer(ctx)
     tasksets(ctx)
+    before = len(ctx.changes)
     proportional(ctx, start)
+    _mark(ctx, before, _unless(also, PROPORTIONAL))
     if ctx.entry != "rl" or start == chain.pin():
         return
+    before = len(ctx.changes)
     fixed_cap(ctx, start, plain)
+    _mark(ctx, before, _unless(also, FIXED_CAP))
     wb = ("weight_broadcast", "type")
     if start in FILESYSTEM_BROADCAST and "inference" in plain and not any(p[:1] == wb[:1] for p in ctx.paths):
         ctx.set(wb, "filesystem")
         ctx.note("defaulted", "", "weight_broadcast.type = 'filesystem'", f"{start} broadcast "
-                 "weights through the filesystem when unset; the pin picks NCCL (configs/rl.py:456)")
+                 "weights through the filesystem when unset; the pin picks NCCL (configs/rl.py:456)"
+                 + _unless(also, FILESYSTEM_BROADCAST))
     if ("run", "name") not in ctx.paths and ("run", "dir") not in ctx.paths:
         ctx.set(("run", "dir"), ".")
         ctx.note("defaulted", "", "run.dir = '.'", f"{start} wrote into output_dir itself; the pin "
@@ -193,3 +207,9 @@ def keep(ctx: Step, start: str, plain: dict[str, Any]) -> None:
             ctx.emptied.discard(table)
             ctx.note("defaulted", "", f"[{show(table)}] kept", "a [ckpt] table turns checkpointing "
                      "on: it stays although its keys moved")
+
+
+def _mark(ctx: Step, since: int, extra: str) -> None:
+    """Append `extra` to the reason of the changes noted since `since`."""
+    if extra:
+        ctx.changes[since:] = [dataclasses.replace(c, why=c.why + extra) for c in ctx.changes[since:]]
