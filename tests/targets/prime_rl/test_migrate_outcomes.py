@@ -11,6 +11,7 @@ from pathlib import Path
 
 import tomllib
 from helpers import ROOT
+from test_migrate import flat
 
 from whileai.targets.prime_rl.migrate.core import migrate
 
@@ -67,20 +68,9 @@ def test_a_v03_file_keeps_its_group_cap_checkpoints_and_resume() -> None:
 
 def test_every_key_of_the_old_file_is_named() -> None:
     m = migrate(V03_RESUME)
-    old = {".".join(map(str, k)) for k in _leaves(tomllib.loads(V03_RESUME))}
+    old = {".".join(map(str, k)) for k, _ in flat(tomllib.loads(V03_RESUME))}
     named = set(m.kept) | {c.old.split(" = ")[0].replace("[0]", ".0") for c in m.changes}
     assert old <= named, old - named
-
-
-def _leaves(node, path=()):
-    if isinstance(node, dict) and node:
-        for k, v in node.items():
-            yield from _leaves(v, (*path, k))
-    elif isinstance(node, list) and node and all(isinstance(x, dict) for x in node):
-        for i, v in enumerate(node):
-            yield from _leaves(v, (*path, i))
-    else:
-        yield path
 
 
 def test_an_alias_of_its_own_release_is_renamed_and_a_typo_is_named() -> None:
