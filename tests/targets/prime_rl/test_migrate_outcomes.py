@@ -182,3 +182,15 @@ def test_a_v05_teacher_server_is_dropped_with_its_reason() -> None:
     [d] = [c for c in m.decisions if c.old == "teacher_inference.server.port"]
     assert d.kind == "dropped" and "#2629" in d.why
     assert "port" not in tomllib.loads(m.text).get("inference", {}).get("router", {})
+
+
+def test_check_on_an_old_file_names_each_keys_move(tmp_path: Path) -> None:
+    old = tmp_path / "old.toml"
+    old.write_text(V03_RESUME + '\n[wandb]\nproject = "p"\n')
+    done = subprocess.run([sys.executable, "-m", "whileai", "check", str(old)], capture_output=True,
+                          text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 2
+    assert "wandb: unknown key; moved to monitors.wandb in v0.8.0 -> 559b447 -> run `whileai migrate" \
+        in done.stderr
+    assert "inference_gpu_ids: unknown key; converted to deployment.num_infer_gpus = 1 in v0.4.0 -> v0.5.0" \
+        in done.stderr

@@ -53,7 +53,8 @@ def check_file(config: Path, entry: str) -> list[tuple[str, str]]:
 
 def _became(problem: Problem, became: dict[str, str], config: Path) -> Problem:
     """An old key's problem line says what became of it (a table: of its first key)."""
-    keys = [k for k in became if k == problem.path or k.startswith((problem.path + ".", problem.path + "["))]
+    keys = [problem.path] if problem.path in became else [
+        k for k in became if k.startswith((problem.path + ".", problem.path + "["))]
     if not keys:
         return problem
     what = became[keys[0]] if keys[0] == problem.path else f"{keys[0]}: {became[keys[0]]}"

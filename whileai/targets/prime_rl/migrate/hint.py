@@ -34,4 +34,7 @@ def moves(text: str, entry: str = "rl") -> dict[str, str]:
             continue
         what = {"dropped": "dropped", "decision": "needs a decision"}.get(c.kind, f"{c.kind} to {c.new}")
         out[old] = f"{what} in {c.release}"
+        table, _, leaf = old.rpartition(".")
+        if c.kind == "moved" and table and c.new.endswith("." + leaf):  # its table moved with it
+            out.setdefault(table, f"moved to {c.new[: -len(leaf) - 1]} in {c.release}")
     return out
