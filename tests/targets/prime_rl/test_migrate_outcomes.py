@@ -194,3 +194,11 @@ def test_check_on_an_old_file_names_each_keys_move(tmp_path: Path) -> None:
         in done.stderr
     assert "inference_gpu_ids: unknown key; converted to deployment.num_infer_gpus = 1 in v0.4.0 -> v0.5.0" \
         in done.stderr
+
+
+def test_a_process_table_emptied_by_a_drop_stays_and_teacher_tau_needs_a_decision() -> None:
+    m = migrate('[model]\nname = "Qwen/Qwen3-0.6B"\n[trainer.loss]\nteacher_tau = 0.5\n[orchestrator]\n'
+                'batch_size = 8\n[inference]\n', release="v0.5.0")
+    assert "trainer" in tomllib.loads(m.text)  # [trainer] is required: an rl file without it is refused
+    [d] = [c for c in m.decisions if c.old == "trainer.loss.teacher_tau"]
+    assert d.kind == "decision" and "opd" in d.why

@@ -68,13 +68,18 @@ def put(doc: Any, path: Path_, value: Any, created: list[Any] | None = None) -> 
         node[last] = value
 
 
+# an rl file's process tables stay even when emptied: [trainer] and [orchestrator] are required,
+# and an [inference] table starts the inference server
+PROCESSES = {("trainer",), ("orchestrator",), ("inference",)}
+
+
 def prune(doc: Any, emptied: set[Path_]) -> None:
     """Drop the tables a move or drop left empty (deepest first); tables empty in the user's
-    file stay (an empty [ckpt] means something)."""
+    file stay (an empty [ckpt] means something), and so do the process tables."""
     todo = sorted(emptied, key=len, reverse=True)
     while todo:  # a table emptied by dropping its last child is looked at in turn
         path = todo.pop(0)
-        if not path or not has(doc, path):
+        if not path or path in PROCESSES or not has(doc, path):
             continue
         node = get(doc, path)
         if isinstance(node, dict) and not node:
