@@ -79,7 +79,12 @@ def prune(doc: Any, emptied: set[Path_]) -> None:
     todo = sorted(emptied, key=len, reverse=True)
     while todo:  # a table emptied by dropping its last child is looked at in turn
         path = todo.pop(0)
-        if not path or path in PROCESSES or not has(doc, path):
+        if not path or not has(doc, path):
+            continue
+        if path in PROCESSES:  # an emptied [trainer.loss] leaves [trainer], with a header of its own
+            node = get(doc, path)
+            if isinstance(node, Table) and not node:
+                node._is_super_table = False
             continue
         node = get(doc, path)
         if isinstance(node, dict) and not node:
