@@ -202,3 +202,16 @@ def test_a_process_table_emptied_by_a_drop_stays_and_teacher_tau_needs_a_decisio
     assert "trainer" in tomllib.loads(m.text)  # [trainer] is required: an rl file without it is refused
     [d] = [c for c in m.decisions if c.old == "trainer.loss.teacher_tau"]
     assert d.kind == "decision" and "opd" in d.why
+
+
+def test_the_chain_is_what_the_generator_makes_from_the_catalogues() -> None:
+    """schemas/prime-rl-renames.json is regenerated from the committed catalogues (v0.3.0 to the
+    pin, with aliases) and scripts/prime_rl_renames.toml; the generator imports no prime-rl."""
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_prime_rl_renames.py"), "--check"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    v06 = json.loads((ROOT / "schemas" / "prime-rl-v0.6.0.keys.json").read_text())["entries"]["rl"]
+    assert v06["orchestrator.rollouts_per_example"] == {"kind": "int", "alias_of": "orchestrator.group_size"}
+    assert v06["orchestrator.group_size"]["at"] == "prime_rl/configs/orchestrator.py:602"
+    v03 = json.loads((ROOT / "schemas" / "prime-rl-v0.3.0.keys.json").read_text())["entries"]["rl"]
+    assert v03["orchestrator.rollouts_per_example"]["default"] == 1 and "inference_gpu_ids" in v03
