@@ -29,7 +29,6 @@ def migrate_cmd(
                            "or needs a decision (it is left out and named).")] = False,
 ) -> None:
     """Rewrite prime-rl configs written for an older release into the pinned release's form."""
-    from whileai.cli.fail import err_line as _err
     from whileai.cli.fail import fail as _fail
     from whileai.files import write
     from whileai.spec.load import read_text
@@ -69,21 +68,8 @@ def migrate_cmd(
         results.append((config, m))
         texts[config] = m.text
         refused += [(config, line) for line in checked(m)]
-    decisions = [(c, d) for c, m in results for d in m.decisions]
-    for config, d in decisions:  # with --allow-drops the file is written without the key: a warning
-        stop = not force if d.kind == "unknown" else not allow_drops
-        kind = "error" if stop else "warning: dropped"
-        what_ = {"unknown": "is unknown", "dropped": "is dropped"}.get(d.kind, "needs a decision")
-        _err(f"{kind}: {config}: {d.old} {what_}: {d.why}")
-    for config, line in refused:
-        _err(f"{'warning' if force else 'error'}: {config}: the pin would refuse the migrated file: {line}")
-    stops = [d for _, d in decisions if (not force if d.kind == "unknown" else not allow_drops)]
-    if stops or (refused and not force):
-        drops = " (--allow-drops writes the files without dropped keys)" if stops and not allow_drops else ""
-        _err("error: nothing written" + ("" if stops else " (--force writes it anyway)") + drops)
+    if not may_write(results, refused, force=force, allow_drops=allow_drops):
         raise typer.Exit(1)
-    if refused:
-        _err("warning: --force: writing files the pin's checks refuse")
     if out is None:
         for config, m in results:
             print(f"# --- {config} (migrated)\n{m.text}", end="")
@@ -97,6 +83,34 @@ def migrate_cmd(
         except SpecError as e:
             _fail(e)
         print(f"wrote {len(configs)} file(s) to {out} in {time.perf_counter() - t0:.2f} s")
+
+
+def may_write(results: list[tuple[Path, Migration]], refused: list[tuple[Path, str]], *,
+              force: bool, allow_drops: bool) -> bool:
+    """Say what stops the files being written (errors) or is written past (warnings)."""
+    from whileai.cli.fail import err_line
+
+    stops = []
+    for config, d in [(c, d) for c, m in results for d in m.decisions]:
+        stop = not force if d.kind == "unknown" else not allow_drops
+        stops += [d.kind] if stop else []
+        what = {"unknown": "is unknown", "dropped": "is dropped"}.get(d.kind, "needs a decision")
+        past = {"unknown": " (written as it is)", "dropped": " (left out)"}.get(d.kind,
+                                                                              " (written undecided)")
+        err_line(f"{'error' if stop else 'warning'}: {config}: {d.old} {what}: {d.why}{'' if stop else past}")
+    for config, line in refused:
+        kind = "warning" if force else "error"
+        err_line(f"{kind}: {config}: the pin would refuse the migrated file: {line}")
+    if stops or (refused and not force):
+        hints = [h for k, h in (("unknown", "--force writes past unknown keys"),
+                                ("dropped", "--allow-drops writes the files without dropped keys"),
+                                ("decision", "--allow-drops writes them without deciding"))
+                 if k in stops] or ["--force writes it anyway"]
+        err_line(f"error: nothing written ({'; '.join(hints)})")
+        return False
+    if refused:
+        err_line("warning: --force: writing files the pin's checks refuse")
+    return True
 
 
 def what_it_is(config: Path, text: str) -> None:
