@@ -14,10 +14,10 @@ from whileai.targets.prime_rl.migrate.edit import show
 from whileai.targets.prime_rl.migrate.transforms import Step
 
 Path_ = chain.Path_
-# releases whose rl launcher broadcast weights through the filesystem when [weight_broadcast]
-# was unset (the class default; v0.7.0 defaulted to NCCL); the pin picks NCCL whenever an
-# [inference] server is configured and no LoRA is trained (configs/rl.py:456-460)
-FILESYSTEM_BROADCAST = ("v0.3.0", "v0.4.0", "v0.5.0", "v0.6.0", "v0.8.0")
+# releases that broadcast weights through the filesystem when [weight_broadcast] was unset
+# (v0.6.0 configs/rl.py:220); from v0.7.0 on, as at the pin (configs/rl.py:456-460), NCCL is
+# picked whenever an [inference] server runs and no LoRA is trained
+FILESYSTEM_BROADCAST = ("v0.3.0", "v0.4.0", "v0.5.0", "v0.6.0")
 
 
 def unknown(paths: list[Path_], release: str, entry: str) -> list[tuple[str, str]]:
