@@ -215,3 +215,10 @@ def test_the_chain_is_what_the_generator_makes_from_the_catalogues() -> None:
     assert v06["orchestrator.group_size"]["at"] == "prime_rl/configs/orchestrator.py:602"
     v03 = json.loads((ROOT / "schemas" / "prime-rl-v0.3.0.keys.json").read_text())["entries"]["rl"]
     assert v03["orchestrator.rollouts_per_example"]["default"] == 1 and "inference_gpu_ids" in v03
+
+
+def test_the_prime_monitor_moves_to_the_orchestrators_monitors() -> None:
+    m = migrate('[model]\nname = "Qwen/Qwen3-0.6B"\n[trainer]\n[orchestrator]\nbatch_size = 8\n'
+                '[orchestrator.prime_monitor]\n[inference]\n', release="v0.8.0")
+    assert tomllib.loads(m.text)["orchestrator"]["monitors"] == {"prime": {}}
+    assert not m.decisions
