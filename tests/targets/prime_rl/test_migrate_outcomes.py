@@ -222,3 +222,12 @@ def test_the_prime_monitor_moves_to_the_orchestrators_monitors() -> None:
                 '[orchestrator.prime_monitor]\n[inference]\n', release="v0.8.0")
     assert tomllib.loads(m.text)["orchestrator"]["monitors"] == {"prime": {}}
     assert not m.decisions
+
+
+def test_vllm_pass_through_arguments_join_the_vllm_table() -> None:
+    m = migrate('[model]\nname = "Qwen/Qwen3-0.6B"\n[trainer]\n[orchestrator]\nbatch_size = 8\n[inference]\n'
+                '[inference.model]\nmax_model_len = 4096\n'
+                '[inference.vllm_extra]\nlanguage_model_only = true\n', release="v0.8.0")
+    vllm = tomllib.loads(m.text)["inference"]["vllm"]
+    assert vllm == {"max_model_len": 4096, "language_model_only": True}
+    assert not m.decisions

@@ -104,7 +104,20 @@ def env_ratios(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
              rule["why"])
 
 
-TRANSFORMS = {"gpu-ids": gpu_ids, "oversampling": oversampling, "env-ratios": env_ratios}
+def into_table(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
+    """A free-form table whose keys became another table's own (inference.vllm_extra.X ->
+    inference.vllm.X): each key is moved, so the keys already there stay."""
+    from whileai.targets.prime_rl.migrate.transforms import target
+
+    value = ctx.drop(path)
+    base = target(path, rule["old"], rule["new"])
+    for key, item in (value.items() if isinstance(value, dict) else []):
+        ctx.set((*base, key), item)
+        ctx.note("moved", show((*path, key)), show((*base, key)), rule["why"])
+
+
+TRANSFORMS = {"gpu-ids": gpu_ids, "oversampling": oversampling, "env-ratios": env_ratios,
+              "into-table": into_table}
 PROPORTIONAL = ("v0.3.0", "v0.4.0", "v0.5.0", "v0.6.0")  # no ratio: sampled across all problems
 
 
