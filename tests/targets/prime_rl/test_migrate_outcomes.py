@@ -231,3 +231,13 @@ def test_vllm_pass_through_arguments_join_the_vllm_table() -> None:
     vllm = tomllib.loads(m.text)["inference"]["vllm"]
     assert vllm == {"max_model_len": 4096, "language_model_only": True}
     assert not m.decisions
+
+
+def test_a_v06_env_timeout_is_the_pins_episode_timeout_and_one_without_a_place_is_dropped() -> None:
+    head = '[model]\nname = "Qwen/Qwen3-0.6B"\n[trainer]\n[orchestrator]\nbatch_size = 8\n'
+    m = migrate(head + '[[orchestrator.train.env]]\nid = "reverse-text"\ntimeout = 600\n', release="v0.6.0")
+    source = tomllib.loads(m.text)["orchestrator"]["train"]["source"][0]
+    assert source["env"]["timeout"] == {"episode": 600}
+    v07 = migrate(head + '[[orchestrator.train.env]]\nid = "reverse-text"\ntimeout = { scoring = 30 }\n',
+                  release="v0.7.0")
+    assert [c.old for c in v07.decisions] == ["orchestrator.train.env[0].timeout.scoring"]
