@@ -9,7 +9,8 @@ verdicts give it, else whileai's detection), the file is followed back through i
 (`git log --follow`) to the name it had at each release tag (v0.6.0, v0.7.0, v0.8.0); where it
 existed there, the pair (old text, the pin's text) is written to
 tests/fixtures/prime-rl/migrate-history.json. With --verdicts, every old text is migrated with
-this checkout's `whileai migrate` (in one call) and the outputs go through
+this checkout's `whileai migrate --allow-drops --force` (in one call, so a file the
+pin's checks refuse is judged by the loader too) and the outputs go through
 scripts/prime_rl_loader.py (`--entry rl`) in the loader's Python; the verdicts, keyed
 `<tag>:<pin path>`, are written to tests/fixtures/prime-rl/migrate-verdicts.json along with a
 hash of each migrated text, so the test knows the verdict is about today's output.
@@ -119,7 +120,8 @@ def verdicts(pairs: list[dict[str, str]], loader: str) -> dict[str, object]:
             files.append(f)
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         done = subprocess.run([sys.executable, "-m", "whileai", "migrate", *map(str, files), "-o",
-                               str(work / "new"), "--allow-drops"], capture_output=True, text=True, env=env)
+                               str(work / "new"), "--allow-drops", "--force"],
+                              capture_output=True, text=True, env=env)
         if done.returncode not in (0, 1):
             raise SystemExit(done.stderr)
         docs = {}

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
+import re
 import sys
 import types
 import typing
@@ -34,6 +36,14 @@ ENTRIES = {
     "inference": ("prime_rl.configs.inference", "InferenceConfig"),
     "orchestrator": ("prime_rl.configs.orchestrator", "OrchestratorConfig"),
     "trainer": ("prime_rl.configs.trainer", "TrainerConfig"),
+}
+# before v0.5.0 the classes lived beside each component (src/prime_rl/<component>/config.py)
+OLD_ENTRIES = {
+    "rl": ("prime_rl.rl", "RLConfig"),
+    "sft": ("prime_rl.trainer.sft.config", "SFTTrainerConfig"),
+    "inference": ("prime_rl.inference.config", "InferenceConfig"),
+    "orchestrator": ("prime_rl.orchestrator.config", "OrchestratorConfig"),
+    "trainer": ("prime_rl.trainer.rl.config", "RLTrainerConfig"),
 }
 MAX_DEPTH = 12
 
@@ -116,7 +126,32 @@ def _tag(model: type) -> str | None:
     return None
 
 
-def walk(model: type, prefix: str, out: dict[str, dict[str, Any]], depth: int = 0) -> None:
+def _aliases(field: Any, name: str) -> list[str]:
+    """The other names a field accepts (`validation_alias=AliasChoices("group_size",
+    "rollouts_per_example")`, or a plain `validation_alias`/`alias`)."""
+    from pydantic import AliasChoices
+
+    alias = field.validation_alias or field.alias
+    choices = alias.choices if isinstance(alias, AliasChoices) else [alias] if alias else []
+    return [c for c in choices if isinstance(c, str) and c != name]
+
+
+def _where(model: type, name: str, src: Path | None) -> str | None:
+    """'orchestrator.py:602': the line of the release's source that declares the field."""
+    owner = next((k for k in model.__mro__ if name in getattr(k, "__annotations__", {})), None)
+    if owner is None or src is None:
+        return None
+    try:
+        lines, start = inspect.getsourcelines(owner)
+        file = Path(inspect.getsourcefile(owner) or "").resolve().relative_to(src.resolve())
+    except (OSError, TypeError, ValueError):
+        return None
+    hit = next((i for i, line in enumerate(lines) if re.match(rf"\s+{name}\s*:", line)), None)
+    return None if hit is None else f"{file.as_posix()}:{start + hit}"
+
+
+def walk(model: type, prefix: str, out: dict[str, dict[str, Any]], depth: int = 0,
+         src: Path | None = None) -> None:
     from pydantic_core import PydanticUndefined
 
     if depth > MAX_DEPTH:
@@ -124,6 +159,10 @@ def walk(model: type, prefix: str, out: dict[str, dict[str, Any]], depth: int = 
     for name, field in model.model_fields.items():
         path = f"{prefix}{name}"
         entry = out.setdefault(path, {"kind": _kind(field.annotation)})
+        if "at" not in entry and (at := _where(model, name, src)) is not None:
+            entry["at"] = at
+        for alias in _aliases(field, name):
+            out.setdefault(f"{prefix}{alias}", {"kind": entry["kind"], "alias_of": path})
         default = field.default
         if field.default_factory is not None:
             try:
@@ -141,26 +180,50 @@ def walk(model: type, prefix: str, out: dict[str, dict[str, Any]], depth: int = 
                 entry.setdefault("variants", [])
                 if tag not in entry["variants"]:
                     entry["variants"].append(tag)
-            walk(sub, f"{path}{suffix}.", out, depth + 1)
+            walk(sub, f"{path}{suffix}.", out, depth + 1, src)
+
+
+class _Stubs:
+    """Heavy modules (and every submodule of them) a config module imports but never uses to
+    build its classes, answered with mocks (`from torch.distributed.x import y` included)."""
+
+    def __init__(self, roots: list[str]) -> None:
+        self.roots = roots
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        import importlib.machinery
+
+        if any(name == r or name.startswith(r + ".") for r in self.roots):
+            return importlib.machinery.ModuleSpec(name, self, is_package=True)
+        return None
+
+    def create_module(self, spec: Any) -> Any:
+        from unittest import mock
+
+        module = mock.MagicMock(name=spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module: Any) -> None:
+        return None
 
 
 def catalogue(tree: Path, tag: str, verifiers: Path | None = None, stubs: list[str] | None = None,
               ) -> dict[str, Any]:
-    from unittest import mock
-
     sys.path[:0] = [str(_src(tree))] + ([str(verifiers)] if verifiers else [])
-    for name in stubs or []:  # heavy modules a config module imports but never uses to build classes
-        sys.modules[name] = mock.MagicMock(name=name)
+    if stubs:
+        sys.meta_path.insert(0, _Stubs(stubs))
     for mod in [m for m in sys.modules if m == "prime_rl" or m.startswith("prime_rl.")]:
         del sys.modules[mod]
     entries: dict[str, Any] = {}
-    for entry, (module, cls) in ENTRIES.items():
+    layout = ENTRIES if (_src(tree) / "prime_rl" / "configs").is_dir() else OLD_ENTRIES
+    for entry, (module, cls) in layout.items():
         try:
             root = getattr(importlib.import_module(module), cls)
         except (ImportError, AttributeError):
             continue
         keys: dict[str, dict[str, Any]] = {}
-        walk(root, "", keys)
+        walk(root, "", keys, src=_src(tree))
         entries[entry] = dict(sorted(keys.items()))
     return {"release": tag, "config_package": _src(tree).relative_to(tree).as_posix(),
             "entries": entries}
@@ -184,8 +247,8 @@ def main() -> int:
     ap.add_argument("--tag", required=True, help="the release, e.g. v0.7.0")
     ap.add_argument("--verifiers", type=Path, help="a verifiers source tree (its parent of "
                     "`verifiers/`) at the commit the tag pins as deps/verifiers, put first on the path")
-    ap.add_argument("--stub", default="", help="comma-separated modules to stub (v0.5.0: "
-                    "torch,torch.distributed,wandb, imported by prime_rl.utils.utils)")
+    ap.add_argument("--stub", default="", help="comma-separated modules to stub, with "
+                    "their submodules (v0.3.0-v0.5.0: torch,wandb, imported by prime_rl.utils.utils)")
     ap.add_argument("--check", action="store_true", help="exit 1 if the file on disk differs")
     args = ap.parse_args()
     out = ROOT / "schemas" / f"prime-rl-{args.tag}.keys.json"

@@ -37,7 +37,7 @@ OUT = SCHEMAS / "prime-rl-renames.json"
 CURATED = ROOT / "scripts" / "prime_rl_renames.toml"
 HISTORY = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-history.json"
 GENERIC = {"type", "id", "name", "enabled", "kwargs", "args"}
-RELEASES = ("v0.5.0", "v0.6.0", "v0.7.0", "v0.8.0", "559b447")
+RELEASES = ("v0.3.0", "v0.4.0", "v0.5.0", "v0.6.0", "v0.7.0", "v0.8.0", "559b447")
 
 
 def keys(release: str) -> dict[str, dict[str, dict[str, Any]]]:
@@ -56,9 +56,28 @@ def under(path: str, root: str) -> bool:
     return path == root or path.startswith(root + ".") or path.startswith(root + "[]")
 
 
-def derive(old: dict[str, Any], new: dict[str, Any], curated: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    removed = sorted(set(old) - set(new))
-    added = sorted(set(new) - set(old))
+COMPONENTS = {"trainer", "orchestrator", "inference", "teacher_inference"}  # an rl file's processes
+
+
+def top(path: str) -> str:
+    return re.split(r"[.\[]", path, maxsplit=1)[0]
+
+
+def same_component(old: str, new: str) -> bool:
+    """A key moves only inside its own process, and a teacher's key stays a teacher's: the
+    teacher server's port is never the student's router port."""
+    if top(old) != top(new) and top(old) in COMPONENTS and top(new) in COMPONENTS:
+        return False
+    return ("teacher" in old) <= ("teacher" in new)
+
+
+def derive(old: dict[str, Any], new: dict[str, Any], curated: list[dict[str, Any]],
+           to: str = "", frm: str = "") -> list[dict[str, Any]]:
+    """`to`: the newer release, named in each rule's `at` (the source line that declares the
+    key's new field there, or the old field's line at the older release for a drop)."""
+    fields = {k for k, v in old.items() if "alias_of" not in v}  # aliases are renamed first (migrate)
+    removed = sorted(fields - {k for k, v in new.items() if "alias_of" not in v})
+    added = sorted(k for k, v in new.items() if k not in old and "alias_of" not in v)
     rules: list[dict[str, Any]] = [dict(r, origin="curated") for r in curated
                                   if r["old"].removesuffix("[]") in old]
     covered = [r["old"] for r in rules]
@@ -66,7 +85,19 @@ def derive(old: dict[str, Any], new: dict[str, Any], curated: list[dict[str, Any
     for key in sorted(removed, key=lambda k: (-k.count("."), k)):  # leaves before their tables
         if any(under(key, c) for c in covered):
             continue
-        cands = [a for a in added if leaf(a) == leaf(key) and new[a]["kind"] == old[key]["kind"]]
+        if "alias_of" in new.get(key, {}):  # renamed: the old name stays as an alias
+            target = new[key]["alias_of"]
+            rules.append({"old": key, "new": target, "kind": "moved", "origin": "aliases",
+                          "why": f"renamed to {leaf(target)} (the old name is an alias of it at {to})",
+                          **_at(new, target, to)})
+            moved.append(key)
+            continue
+        # a key moves only inside its own component: a teacher's server is never the student's
+        cands = [a for a in added if leaf(a) == leaf(key) and new[a]["kind"] == old[key]["kind"]
+                 and same_component(key, a)]
+        if not cands:  # its new place keeps the old name as an alias (sampling.max_tokens)
+            cands = [a for a, v in new.items() if a not in old and "alias_of" in v
+                     and leaf(a) == leaf(key) and same_component(key, a)]
         if leaf(key) in GENERIC:  # a tag's name says nothing alone: its table must match too
             cands = [a for a in cands if leaf(parent(a)) == leaf(parent(key))]
         if len(cands) > 1:  # the one that keeps most of the old path, then the shallowest
@@ -78,13 +109,20 @@ def derive(old: dict[str, Any], new: dict[str, Any], curated: list[dict[str, Any
             best = max(map(score, cands))
             cands = [a for a in cands if score(a) == best]
         if len(cands) == 1:
-            rules.append({"old": key, "new": cands[0], "kind": "moved", "origin": "classes",
-                          "why": f"{leaf(key)} moved to {parent(cands[0]) or 'the top level'}"})
+            dest = new[cands[0]].get("alias_of", cands[0])
+            rules.append({"old": key, "new": dest, "kind": "moved", "origin": "classes",
+                          "why": f"{leaf(key)} moved to {parent(cands[0]) or 'the top level'}"
+                          + (f" and was renamed {leaf(dest)}" if dest != cands[0] else ""),
+                          **_at(new, dest, to)})
             moved.append(key)
         elif not any(under(m, key) for m in moved):
             rules.append({"old": key, "kind": "dropped", "origin": "classes",
-                          "why": "removed: no key of that name remains"})
+                          "why": f"removed: no key of that name remains at {to}", **_at(old, key, frm)})
     return collapse(rules, old)
+
+
+def _at(cat: dict[str, Any], key: str, release: str) -> dict[str, str]:
+    return {"at": f"{release} {cat[key]['at']}"} if cat.get(key, {}).get("at") else {}
 
 
 def collapse(rules: list[dict[str, Any]], old: dict[str, Any]) -> list[dict[str, Any]]:
@@ -143,7 +181,7 @@ def build() -> dict[str, Any]:
             mine = [r for r in (cur if entry == "rl" else [sub(r, entry) for r in cur])
                     if r is not None and r["old"].split(".")[0] in {k.split(".")[0] for k in cats[a][entry]}]
             steps.append({"from": a, "to": b, "entry": entry,
-                          "rules": derive(cats[a][entry], cats[b][entry], mine)})
+                          "rules": derive(cats[a][entry], cats[b][entry], mine, b, a)})
     confirm([s for s in steps if s["entry"] == "rl"])
     return {"releases": list(RELEASES), "pin": RELEASES[-1],
             "note": "generated by scripts/gen_prime_rl_renames.py from schemas/prime-rl-*.keys.json "

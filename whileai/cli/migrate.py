@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from whileai.errors import SpecError, clean
+
+if TYPE_CHECKING:
+    from whileai.targets.prime_rl.migrate.core import Migration
 
 
 def migrate_cmd(
@@ -20,12 +23,12 @@ def migrate_cmd(
                        "(v0.5.0 ... v0.8.0); default: detected from the keys")] = None,
     entry: Annotated[str | None, typer.Option("--entry", help="The entry point the files are for "
                      "(rl, sft, inference, orchestrator, trainer); default: detected from the keys")] = None,
-    force: Annotated[bool, typer.Option(help="Overwrite files whileai did not write.")] = False,
-    allow_drops: Annotated[bool, typer.Option("--allow-drops", help="Write even when a key needs a "
-                           "decision (it is dropped and named).")] = False,
+    force: Annotated[bool, typer.Option(help="Overwrite files whileai did not write, and write a "
+                     "migrated file the pin's checks refuse (saying so).")] = False,
+    allow_drops: Annotated[bool, typer.Option("--allow-drops", help="Write even when a key is dropped "
+                           "or needs a decision (it is left out and named).")] = False,
 ) -> None:
     """Rewrite prime-rl configs written for an older release into the pinned release's form."""
-    from whileai.cli.fail import err_line as _err
     from whileai.cli.fail import fail as _fail
     from whileai.files import write
     from whileai.spec.load import read_text
@@ -44,9 +47,11 @@ def migrate_cmd(
         _fail(SpecError("-o", str(out), "a folder when migrating several files"))
     t0 = time.perf_counter()
     results, texts = [], {}
+    refused = []
     for config in configs:
         try:
             text = read_text(config, "config", 8 << 20, "TOML file")
+            what_it_is(config, text)
             m = migrate(text, release, entry)
         except SpecError as e:
             _fail(e)
@@ -54,17 +59,16 @@ def migrate_cmd(
             _fail(SpecError("config", str(config), f"a TOML file ({type(e).__name__}: {e})"))
         how = "looks written for" if m.detected else "written for"
         what = "" if m.entry == "rl" else f" ({m.entry} entry point)"
-        print(clean(f"{config}: {how} prime-rl {m.release}{what}; migrating to {chain.pin()}"))
+        also = f" (or {', '.join(m.also)}: they know all its keys too; --from to say which)" if m.also else ""
+        print(clean(f"{config}: {how} prime-rl {m.release}{also}{what}; migrating to {chain.pin()}"))
         for c in m.changes:
             print(clean(f"  {c.line()}"))
+        if m.kept:
+            print(clean(f"  kept: {', '.join(m.kept)}"))
         results.append((config, m))
         texts[config] = m.text
-    decisions = [(c, d) for c, m in results for d in m.decisions]
-    for config, d in decisions:  # with --allow-drops the file is written without the key: a warning
-        kind = "warning: dropped" if allow_drops else "error"
-        _err(f"{kind}: {config}: {d.old} needs a decision: {d.why}")
-    if decisions and not allow_drops:
-        _err("error: nothing written (--allow-drops writes the files without those keys)")
+        refused += [(config, line) for line in checked(m)]
+    if not may_write(results, refused, force=force, allow_drops=allow_drops):
         raise typer.Exit(1)
     if out is None:
         for config, m in results:
@@ -79,3 +83,63 @@ def migrate_cmd(
         except SpecError as e:
             _fail(e)
         print(f"wrote {len(configs)} file(s) to {out} in {time.perf_counter() - t0:.2f} s")
+
+
+def may_write(results: list[tuple[Path, Migration]], refused: list[tuple[Path, str]], *,
+              force: bool, allow_drops: bool) -> bool:
+    """Say what stops the files being written (errors) or is written past (warnings)."""
+    from whileai.cli.fail import err_line
+
+    stops = []
+    for config, d in [(c, d) for c, m in results for d in m.decisions]:
+        stop = not force if d.kind == "unknown" else not allow_drops
+        stops += [d.kind] if stop else []
+        what = {"unknown": "is unknown", "dropped": "is dropped"}.get(d.kind, "needs a decision")
+        past = {"unknown": " (written as it is)", "dropped": " (left out)"}.get(d.kind,
+                                                                              " (written undecided)")
+        err_line(f"{'error' if stop else 'warning'}: {config}: {d.old} {what}: {d.why}{'' if stop else past}")
+    for config, line in refused:
+        kind = "warning" if force else "error"
+        err_line(f"{kind}: {config}: the pin would refuse the migrated file: {line}")
+    if stops or (refused and not force):
+        hints = [h for k, h in (("unknown", "--force writes past unknown keys"),
+                                ("dropped", "--allow-drops writes the files without dropped keys"),
+                                ("decision", "--allow-drops writes them without deciding"))
+                 if k in stops] or ["--force writes it anyway"]
+        err_line(f"error: nothing written ({'; '.join(hints)})")
+        return False
+    if refused:
+        err_line("warning: --force: writing files the pin's checks refuse")
+    return True
+
+
+def what_it_is(config: Path, text: str) -> None:
+    """Exit 2 for a file that is not an old prime-rl config: a whileai spec, an empty file, or
+    a TOML none of whose keys any prime-rl release knows."""
+    import tomllib
+
+    from whileai.targets.prime_rl.check import looks_like_spec
+    from whileai.targets.prime_rl.migrate import chain
+    from whileai.targets.prime_rl.migrate.edit import leaves
+
+    doc = tomllib.loads(text)
+    if looks_like_spec(doc):
+        raise SpecError("config", str(config), "a prime-rl config", hint=f"this is a whileai spec: "
+                        f"compile it (whileai compile {config})")
+    if not doc:
+        raise SpecError("config", str(config), "a prime-rl config; this file is empty")
+    paths = [chain.generic(p) for p in leaves(doc)]
+    if not any(chain.known(p, r, e) for p in paths for r in chain.releases() for e in ("rl", "sft",
+               "inference", "orchestrator", "trainer")):
+        some = ", ".join(paths[:3]) + (" ..." if len(paths) > 3 else "")
+        raise SpecError("config", str(config), f"a prime-rl config; none of its keys ({some}) is "
+                        "prime-rl's at any release: the file of another program?")
+
+
+def checked(m: Migration) -> list[str]:
+    """What the pin's checks (the loader mirror of `whileai check`) say of the migrated text."""
+    import tomllib
+
+    from whileai.targets.prime_rl.check import check_document
+
+    return [str(p) for p in check_document(tomllib.loads(m.text), entry=m.entry)]

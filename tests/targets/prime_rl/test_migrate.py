@@ -55,13 +55,15 @@ def test_every_old_file_is_refused_at_the_pin_and_check_names_the_release() -> N
     hinted = [p for p in olds if old_release_hint(tomllib.loads(p["old_toml"])) is not None]
     assert len(hinted) >= len(olds) * 0.9
     assert "v0.7.0" in (old_release_hint(tomllib.loads(olds[0]["old_toml"])) or "")
+    assert "v0.6.0 or v0.7.0" in (old_release_hint(tomllib.loads(olds[0]["old_toml"])) or "")
 
 
 def test_reverse_text_v07_migrates_to_the_pins_own_file() -> None:
     pair = next(p for p in PAIRS if p["tag"] == "v0.7.0"
                 and p["pin_path"] == "configs/ci/integration/reverse-text/start.toml")
     m = migrate(pair["old_toml"])
-    assert m.release == "v0.7.0" and m.detected
+    # v0.6.0 knows every key of it too: the oldest is migrated from, both are named
+    assert (m.release, m.also) == ("v0.6.0", ("v0.7.0",)) and m.detected
     new, pin = tomllib.loads(m.text), tomllib.loads(pair["pin_toml"])
     assert new["orchestrator"]["train"]["source"] == pin["orchestrator"]["train"]["source"]
     assert check_document(new) == []
@@ -93,7 +95,7 @@ def test_migrating_all_fixture_files_in_one_call_is_fast(tmp_path: Path) -> None
     t0 = time.perf_counter()
     files = sorted(map(str, tmp_path.glob("*.toml")))
     done = subprocess.run([sys.executable, "-m", "whileai", "migrate", *files, "-o", str(tmp_path / "new"),
-                           "--allow-drops"], capture_output=True, text=True,
+                           "--allow-drops", "--force"], capture_output=True, text=True,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     wall = time.perf_counter() - t0
     assert done.returncode == 0, done.stderr
@@ -116,7 +118,8 @@ def test_decision_writes_nothing_and_exits_1(tmp_path: Path) -> None:
                            "-o", str(tmp_path / "new.toml"), "--allow-drops"], capture_output=True,
                           text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0 and (tmp_path / "new.toml").exists()  # written without the key
-    assert "error" not in done.stderr and "warning: dropped: " in done.stderr
+    assert "error" not in done.stderr and "needs a decision" in done.stderr
+    assert "(written undecided)" in done.stderr
 
 
 def test_check_on_an_old_file_names_the_release_and_suggests_migrate(tmp_path: Path) -> None:
@@ -127,7 +130,10 @@ def test_check_on_an_old_file_names_the_release_and_suggests_migrate(tmp_path: P
     done = subprocess.run([sys.executable, "-m", "whileai", "check", str(old)], capture_output=True,
                           text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert done.returncode == 2
-    assert "looks written for prime-rl v0.7.0 (the pin is 559b447)" in done.stderr
+    assert "looks written for prime-rl v0.6.0 or v0.7.0 (the pin is 559b447)" in done.stderr
+    # each old key's line says what became of it
+    assert "orchestrator.train.env: unknown key: renamed to [[orchestrator.train.source]]; " \
+        "orchestrator.train.env[0].id: converted to " in done.stderr
     assert f"run `whileai migrate {old}`" in done.stderr
 
 

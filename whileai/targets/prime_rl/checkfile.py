@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from whileai.catalogs.targets import Problem
 from whileai.errors import SpecError, raw
 
 
@@ -42,10 +43,23 @@ def check_file(config: Path, entry: str) -> list[tuple[str, str]]:
     if not problems:
         return [*out, ("ok", f"{config} is a prime-rl {kind} config (uv run {kind} @ {config}) "
                              "that passes the pinned schema and loader rules")]
-    out += [("error", f"{config}: {p}") for p in problems]
     guess = " (the likeliest entry point: none accepts it; --entry to choose)" if entry == "auto" else ""
-    from whileai.targets.prime_rl.migrate.hint import old_release_hint
+    from whileai.targets.prime_rl.migrate.hint import moves, old_release_hint
 
     if (old := old_release_hint(doc, kind)) is not None:
         guess = f"; it {old}: run `whileai migrate {config}`"
+        became = moves(read_text(config, "config", 8 << 20, "TOML file"), kind)
+        problems = [_became(p, became, config) for p in problems]
+    out += [("error", f"{config}: {p}") for p in problems]
     return [*out, ("error", f"{config} is not a valid prime-rl {kind} config{guess}")]
+
+
+def _became(problem: Problem, became: dict[str, str], config: Path) -> Problem:
+    """An old key's problem line says what became of it (a table: of its first key)."""
+    keys = [problem.path] if problem.path in became else [
+        k for k in became if k.startswith((problem.path + ".", problem.path + "["))]
+    if not keys:
+        return problem
+    what = became[keys[0]] if keys[0] == problem.path else f"{keys[0]}: {became[keys[0]]}"
+    said = "unknown key" if "did you mean" in problem.message else problem.message  # a guess, not the move
+    return Problem(problem.path, f"{said}; {what} -> run `whileai migrate {config}`")

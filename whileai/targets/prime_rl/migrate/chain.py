@@ -46,11 +46,32 @@ def under(path: str, root: str) -> bool:
     return path == root or path.startswith(root + ".") or path.startswith(root + "[]")
 
 
+# tables whose keys a taskset/harness plugin or the renderers package defines
+OPEN = re.compile(r"(\]\.env|\]\.taskset|\]\.harness|\.renderer)$")
+
+
+@functools.cache
+def canonical(path: str, release: str, entry: str = "rl") -> str:
+    """The field name a release's classes give a key spelled with one of its aliases
+    (`orchestrator.rollouts_per_example` -> `orchestrator.group_size` at v0.6.0; a table's
+    alias renames its keys: `orchestrator.model.name` -> `orchestrator.student.name`)."""
+    cat = keys(release, entry)
+    for cut in _prefixes(path):
+        target = cat.get(cut, {}).get("alias_of")
+        if target is not None:
+            return canonical(target + path[len(cut):], release, entry)
+    return path
+
+
 @functools.cache
 def known(path: str, release: str, entry: str = "rl") -> bool:
-    """Whether a release's classes accept this key (a key inside a free-form dict, or inside a
-    source's env, whose fields the taskset plugin defines, counts as known)."""
+    """Whether a release's classes accept this key, by its name or an alias (a key inside a
+    free-form dict, or inside a source's env, taskset or harness, whose fields the plugin
+    defines, counts as known)."""
     cat = keys(release, entry)
+    if path in cat:
+        return True
+    path = canonical(path, release, entry)
     if path in cat:
         return True
     probe = path
@@ -60,7 +81,7 @@ def known(path: str, release: str, entry: str = "rl") -> bool:
             return False
         probe = cut
         kind = cat.get(probe, {}).get("kind", "")
-        if probe in cat and ("dict" in kind or "any" in kind or probe.endswith("].env")):
+        if probe in cat and ("dict" in kind or "any" in kind or OPEN.search(probe)):
             return True
 
 

@@ -21,11 +21,11 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from whileai.targets.prime_rl.migrate import chain, reshape, transforms
+from whileai.targets.prime_rl.migrate import chain, meanings, reshape, transforms
 from whileai.targets.prime_rl.migrate.edit import get, leaves, prune, show, supers
 from whileai.targets.prime_rl.migrate.transforms import Change
 
-TRANSFORMS = transforms.TRANSFORMS | reshape.TRANSFORMS
+TRANSFORMS = transforms.TRANSFORMS | reshape.TRANSFORMS | meanings.TRANSFORMS
 
 
 @dataclass
@@ -35,15 +35,28 @@ class Migration:
     text: str
     changes: list[Change] = field(default_factory=list)
     entry: str = "rl"  # the entry point the file is for (said, or detected from its keys)
+    also: tuple[str, ...] = ()  # other releases that know every key as well (detected only)
+    kept: list[str] = field(default_factory=list)  # the old file's keys that stay as they are
 
     @property
     def decisions(self) -> list[Change]:
-        return [c for c in self.changes if c.kind == "decision"]
+        """What stops the file being written: decisions, drops and unknown keys."""
+        return [c for c in self.changes if c.kind in ("decision", "dropped", "unknown")]
 
 
 def detect(doc: Any, entry: str = "rl") -> tuple[str, int]:
     """The release a parsed document looks written for, and its keys that release lacks."""
     return chain.looks_written_for([chain.generic(p) for p in leaves(doc)], entry)
+
+
+def window(doc: Any, entry: str = "rl") -> tuple[str, ...]:
+    """Every release whose classes know as many of the document's keys as the best one, oldest
+    first: a file whose keys v0.6.0 and v0.7.0 both know could be written for either."""
+    paths = [chain.generic(p) for p in leaves(doc)]
+    counts = {r: sum(not chain.known(p, r, entry) for p in paths) for r in chain.releases()
+              if chain.keys(r, entry)}
+    best = min(counts.values())
+    return tuple(r for r, n in counts.items() if n == best)
 
 
 ENTRIES = ("rl", "sft", "inference", "orchestrator", "trainer")
@@ -62,11 +75,17 @@ def migrate(text: str, release: str | None = None, entry: str | None = "rl") -> 
     doc = tomlkit.parse(text)
     detected = release is None
     entry = entry or entry_of(plain)
-    start = detect(plain, entry)[0] if release is None else release
-    result = Migration(start, detected, text, entry=entry)
+    tie = window(plain, entry) if release is None else (release,)
+    start = tie[0]  # the oldest that fits: its behaviour is the one written out
+    result = Migration(start, detected, text, entry=entry, also=tie[1:])
     emptied: set[chain.Path_] = set()
     created: list[Any] = []
     paths = {p: get(plain, p) for p in leaves(plain)}
+    for key, hint in meanings.unknown(list(paths), start, entry):
+        result.changes.append(Change("unknown", key, "", start, f"not a key of prime-rl {start}{hint}"))
+    original = set(paths)
+    ctx = transforms.Step(doc, start, start, emptied, result.changes, paths=paths, entry=entry)
+    meanings.rename_aliases(ctx, start)
     if start == chain.pin():  # keys all known; values the pin spells differently still change
         ctx = transforms.Step(doc, f"{chain.releases()[-2]} -> {start}", start, emptied, result.changes,
                               paths=paths, entry=entry)
@@ -85,15 +104,23 @@ def migrate(text: str, release: str | None = None, entry: str | None = "rl") -> 
         if step["to"] == chain.pin():
             reshape.pin_values(ctx)
         created += ctx.created
+    ctx = transforms.Step(doc, f"{start} -> {chain.pin()}", chain.pin(), emptied, result.changes,
+                          paths=paths, entry=entry)
+    meanings.keep(ctx, start, plain, result.also)
+    created += ctx.created
     prune(doc, emptied)
     supers(created)
     result.text = tomlkit.dumps(doc)
+    named = {c.old.split(" = ")[0] for c in result.changes}
+    result.kept = [show(p) for p in original if show(p) not in named and p in paths]
     return result
 
 
 def apply(ctx: transforms.Step, path: chain.Path_, rule: dict[str, Any]) -> None:
     old = show(path)
     kind = rule["kind"]
+    if rule.get("at"):  # the source line of the release that declares (or last declared) it
+        rule = dict(rule, why=f"{rule['why']}; {rule['at']}")
     if kind == "dropped":
         ctx.drop(path)
         ctx.note("dropped", old, "", rule["why"])

@@ -68,11 +68,23 @@ def put(doc: Any, path: Path_, value: Any, created: list[Any] | None = None) -> 
         node[last] = value
 
 
+# an rl file's process tables stay even when emptied: [trainer] and [orchestrator] are required,
+# and an [inference] table starts the inference server
+PROCESSES = {("trainer",), ("orchestrator",), ("inference",)}
+
+
 def prune(doc: Any, emptied: set[Path_]) -> None:
     """Drop the tables a move or drop left empty (deepest first); tables empty in the user's
-    file stay (an empty [ckpt] means something)."""
-    for path in sorted(emptied, key=len, reverse=True):
+    file stay (an empty [ckpt] means something), and so do the process tables."""
+    todo = sorted(emptied, key=len, reverse=True)
+    while todo:  # a table emptied by dropping its last child is looked at in turn
+        path = todo.pop(0)
         if not path or not has(doc, path):
+            continue
+        if path in PROCESSES:  # an emptied [trainer.loss] leaves [trainer], with a header of its own
+            node = get(doc, path)
+            if isinstance(node, Table) and not node:
+                node._is_super_table = False
             continue
         node = get(doc, path)
         if isinstance(node, dict) and not node:
@@ -83,9 +95,11 @@ def prune(doc: Any, emptied: set[Path_]) -> None:
                 grand = get(doc, path[:-2])
                 del grand[path[-2]]
                 emptied.add(path[:-2])
+                todo.append(path[:-2])
                 continue
             del parent[path[-1]]
             emptied.add(path[:-1])
+            todo.append(path[:-1])
 
 
 def supers(created: list[Any]) -> None:

@@ -123,7 +123,9 @@ def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
         new = (*head, *mapped, *rest[1:])
     elif f"{gen}.{rest[0]}" in cat:
         new = base
-    elif f"{gen}.env.{rest[0]}" in cat:
+    elif rest[:2] == ("timeout", "rollout"):  # rollouts are counted as episodes (v0.8.0)
+        new = (*head, "env", "timeout", "episode", *rest[2:])
+    elif f"{gen}.env.{rest[0]}" in cat and _fits(cat, chain.generic((*head, "env", *rest))):
         new = (*head, "env", *rest)
     elif rest[0] == "harness":
         harness_to_roles(ctx, head, path[: len(head)], rest, "a v0.7.0 env's harness (and its "
@@ -131,7 +133,7 @@ def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
         return
     else:
         ctx.drop(path)
-        ctx.note("dropped", show(path), "", f"{rest[0]} has no place in a source: {rule['why']}")
+        ctx.note("dropped", show(path), "", f"{show(rest)} has no place in a source: {rule['why']}")
         return
     _move(ctx, path, new, rule["why"], "converted" if mapped or rest[0] == "harness" else "moved")
     if rest and rest[0] == "id" and (*head, "name") not in ctx.paths \
@@ -139,6 +141,13 @@ def env_to_source(ctx: Step, path: Path_, rule: dict[str, Any]) -> None:
         ctx.set((*head, "name"), ctx.paths[new])
         ctx.note("defaulted", "", f"{show((*head, 'name'))} = {ctx.paths[new]!r}",
                  "a source is named; the env id named it before")
+
+
+def _fits(cat: dict[str, Any], path: str) -> bool:
+    """A key inside a typed table of the catalogue must be one of its fields (a v0.7.0 env's
+    timeout.scoring has no place in v0.8.0's timeout table)."""
+    table = path.rsplit(".", 1)[0]
+    return path in cat or cat.get(table, {}).get("kind") != "table"
 
 
 def _roles(tid: Any) -> tuple[str, ...]:
@@ -210,7 +219,8 @@ def pin_values(ctx: Step) -> None:
             ctx.drop(step)
             ctx.emptied.discard(table)  # an empty [resume] resumes from the latest checkpoint
             ctx.note("converted", f"{show(step)} = -1", f"[{show(table)}] without step",
-                     "-1 meant the latest checkpoint; at the pin that is [resume] with no step")
+                     "-1 meant the latest checkpoint; at the pin that is [resume] with no step, and "
+                     "where no checkpoint is found it logs 'No checkpoints found' and starts from scratch")
 
 
 def at_pin(taskset: str) -> bool:
