@@ -189,7 +189,8 @@ def test_sft_report_tells_the_truth() -> None:
     assert c.files["sample.py"] == (ROOT / "whileai" / "targets" / "trl" / "sample.py").read_text()
     assert "whileai" not in "".join(ln for ln in c.files["sample.py"].splitlines()
                                     if ln.startswith(("import", "from")))
-    short = trl.compile(seed_run("sft", overrides={"max_steps": 5}))
+    short = trl.compile(seed_run("sft", eval={"interval": 5}, checkpoint={"interval": 5},
+                                 overrides={"max_steps": 5}))
     assert "--prompts 320 " in short.commands[0]  # 5 steps x 256 completions / 4 per prompt
     assert {r.path: r.value for r in short.reads}["<sample.py --prompts>"] == 320
     assert "sample.py" in c.files["README.md"] and "teacher_samples/" in c.files["README.md"]

@@ -27,9 +27,10 @@ from whileai.targets.fieldmap import Fix, Row, To, apply, get_path
 from whileai.targets.prime_rl import costing, deploy, lax, plan, teacher
 from whileai.targets.prime_rl import mixture as mix
 from whileai.targets.prime_rl.check import check_document, rename_hint
-from whileai.targets.prime_rl.fieldmap import rows
+from whileai.targets.prime_rl.fieldmap import OFF, rows
 from whileai.targets.prime_rl.pin import COMMIT, TARGET, VERSION
 from whileai.targets.prime_rl.plan import Plan
+from whileai.targets.story import Floor, Story, check_story, flat
 from whileai.tasksets import seats
 from whileai.version import __version__
 
@@ -138,6 +139,9 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     fname = name or f"{run.method.type}.toml"
     p = plan.make(run, fname.removesuffix(".toml"))
     applied = apply(rows(p), run, extra)
+    if run.overrides:
+        check_story(run, applied, _story(fname.removesuffix(".toml"), extra),
+                    off=OFF, floors=FLOORS)
     doc = applied.doc
     doc.setdefault("trainer", {})
     catalog = prime_rl()
@@ -172,6 +176,29 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
         notes=notes, teacher=p.served[0].record() if p.served else None,
         teachers=tuple(t.record() for t in p.served), doc=doc, plan=p,
     )
+
+
+def _story(stem: str, extra: Sequence[Row]) -> Story:
+    """What a run's files and lines say, overrides aside (whileai.targets.story)."""
+    def story(run: RunSpec) -> dict[str, Any]:
+        p = plan.make(run, stem)
+        out = dict(flat(apply(rows(p), run, extra).doc))
+        out["<the teachers' servers (their files and commands)>"] = [
+            (t.text, teacher.commands(t)) for t in p.served]
+        out["<the model sizes (the cost, the engine width)>"] = p.sizes
+        return out
+    return story
+
+
+def _caps(run: RunSpec, doc: dict[str, Any]) -> tuple[int, str]:
+    longest = get_path(doc, "seq_len") - run.prompt_tokens
+    return (run.prompt_tokens + longest,
+            f"prompt_tokens + the longest max_tokens = {run.prompt_tokens} + {longest}")
+
+
+# seq_len is prompt_tokens + the longest completion cap; the policy server's context holds it
+FLOORS = [Floor(("seq_len", "inference.vllm.max_model_len"), _caps,
+                "prompt_tokens (or method.max_tokens)")]
 
 
 def _hint(path: str, message: str, doc: dict[str, Any], p: Plan) -> str:

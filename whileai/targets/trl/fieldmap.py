@@ -12,7 +12,7 @@ import string
 from typing import Any
 
 from whileai.spec.run import OPD, OPSD, RunSpec, anchor_rate
-from whileai.targets.fieldmap import Drop, Fix, Row, To
+from whileai.targets.fieldmap import Drop, Fix, Off, Row, To
 from whileai.targets.trl.accelerate import ROWS as ACCELERATE_ROWS
 from whileai.targets.trl.accelerate import processes
 from whileai.tasksets.builtin import for_run
@@ -289,6 +289,19 @@ FIELD_MAP: list[Row] = [
        when=lambda r: r.method.type == "opsd" and anchor_kind(r) == "ema"),
     To("method.template", "teacher_prompt_template", lambda r: teacher_template(r.method.template),  # type: ignore
        note="the teacher sees the prompt, a blank line, then the template"),
+]
+
+# the keys a spec field's value turns off (whileai.targets.story: an override of one is refused)
+OFF = [
+    Off("lora", ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules",
+                 "lora_target_parameters", "lora_modules_to_save", "lora_task_type", "use_rslora",
+                 "use_dora"), "lora = true (and lora_rank)", when=lambda r: not r.lora),
+    Off("checkpoint.enabled", ("save_steps", "save_total_limit", "save_only_model",
+                               "save_on_each_node"),
+        "[checkpoint] enabled = true (and its interval, keep_last)",
+        when=lambda r: not r.checkpoint.enabled),
+    Off("eval.enabled", ("eval_steps", "eval_on_start", "eval_delay", "per_device_eval_batch_size"),
+        "[eval] enabled = true (and its interval, examples)", when=lambda r: not r.eval.enabled),
 ]
 
 CPU_ROWS: list[Row] = [
