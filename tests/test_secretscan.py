@@ -147,7 +147,8 @@ GLUED = ["answerAKIAIOSFODNN7EXAMPLE", "xghp_IGBLXv1f1iqLgrZ2LzLhrM82MIabcdefgh"
 # ordinary words around the same prefixes: none is a key
 GLUED_WORDS = ["highs_and_lows", "thighs_and_calves_workout2024", "weighs_abcdefghijklmnopqrstuv1",
                "kiosk-0123456789abcdefghij", "the-risk-0123456789abcdefghijklmn", "ask-the-teacher-1234",
-               "xoxo-hugs", "glpat", "disk-usage-monitoring-tool", "commit 0123456789abcdef0123456789abcdef01234567",
+               "xoxo-hugs", "glpat", "disk-usage-monitoring-tool",
+               "commit 0123456789abcdef0123456789abcdef01234567",
                "wandb-run-0123456789abcdef0123456789abcdef01234567", "local-runs", "whileai-r32",
                "mask-rcnn-resnet50-fpn-coco-2017", "tasksets-2026", "ghost_writer_2024"]
 
