@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from difflib import SequenceMatcher
+from pathlib import Path
 
 import pytest
 from trl_helpers import ARMS, GOLDEN, ROOT, TEACHER, golden, seed_run
@@ -321,3 +322,17 @@ def test_golden_seed_arms(kind: str) -> None:
             name += ".digest"
         golden(GOLDEN / kind / name, text)
     golden(GOLDEN / kind / "report.txt", render_text(c, 100) + "\n")
+
+
+@pytest.mark.parametrize("taskset", ["kuhn-poker", "gsm8k", "wiki-search"])
+def test_a_catalogue_taskset_trl_cannot_generate_points_to_data(taskset: str, tmp_path: Path) -> None:
+    """TRL trains from files: the refusal names the spec field that works, `data`."""
+    from typer.testing import CliRunner
+
+    from whileai.cli.app import app
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'taskset = "{taskset}"\nmodel = "Qwen/Qwen3-0.6B"\n[method]\ntype = "grpo"\n')
+    r = CliRunner().invoke(app, ["compile", str(spec), "-b", "trl"])
+    assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert f"taskset: '{taskset}'" in r.stderr and 'data = "tasks.jsonl"' in r.stderr
