@@ -336,3 +336,15 @@ def test_a_catalogue_taskset_trl_cannot_generate_points_to_data(taskset: str, tm
     r = CliRunner().invoke(app, ["compile", str(spec), "-b", "trl"])
     assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
     assert f"taskset: '{taskset}'" in r.stderr and 'data = "tasks.jsonl"' in r.stderr
+
+
+@pytest.mark.parametrize("kind", ["opd", "grpo", "opsd", "sft"])
+def test_one_gpu_is_trls_default_and_can_be_said(kind: str) -> None:
+    """gpus = 1 is one process, as unset is (TRL generates in the training process; vLLM is off,
+    use_vllm false); prime-rl needs two on one node and says TRL takes one."""
+    import whileai as wai
+
+    one, unset = trl.compile(seed_run(kind, gpus=1)), trl.compile(seed_run(kind))
+    assert one.files == unset.files and "one process" in one.header()[0]
+    with pytest.raises(SpecError, match=r"^gpus: 1 .*at least 2 for prime-rl.*TRL trains on one"):
+        wai.compile(seed_run(kind, gpus=1), "prime-rl")

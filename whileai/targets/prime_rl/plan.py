@@ -82,6 +82,9 @@ def make(run: RunSpec, stem: str) -> Plan:
             raise SpecError(f"{field}.url", t.url, f"a port other than {POLICY_PORT}, where rl "
                             "serves the policy itself")
     lay = run.layout
+    if not lay.multi and lay.trainer_gpus < 1:
+        raise SpecError("gpus", run.gpus, "at least 2 for prime-rl on one node: rl gives inference "
+                        "and the trainer GPUs of their own (1 + 1); TRL trains on one (-b trl)")
     serves = not lay.multi or lay.inference_nodes > 0
     deploy.check(serves, run.overrides)
     _derived(run, found)
