@@ -121,7 +121,7 @@ def holdout(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any] | None:
         return None
     train_split = tc.reads(tid, train)
     eval_split = tc.reads(eid, evals) if tc.entry(eid) is not None else None
-    same = tc.plugin_key(tid) == tc.plugin_key(eid) and train_split == eval_split
+    same = tc.plugin_key(tid) == tc.plugin_key(eid) and tc.overlap(train_split, eval_split)
     return {"taskset": tc.plugin_key(tid), "arg": (tc.entry(tid) or {})["split"].get("arg"),
             "train": train_split, "eval": eval_split,
             "same_rows": same, "advice": tc.advice(tid, train_split)}
