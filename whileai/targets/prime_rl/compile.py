@@ -87,7 +87,7 @@ def facts(p: Plan, doc: dict[str, Any], got: tuple[int, int, int, int] | None,
         max_tokens=max(caps) if caps else None,
         seq_len=seq if isinstance(seq := get_path(doc, "seq_len"), int) else None,
         gpus=got[0] + got[1] if got else None,
-        layout=deploy.layout_fact(doc, got),
+        layout=deploy.layout_fact(doc, got, p.teacher_gpus),
         **deploy.facts(p, doc, got),
         weights=f"LoRA rank {rank}" if rank is not None else "full weights",
         asynchrony=f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}"

@@ -72,6 +72,11 @@ class Plan:
         """The teachers the run's files and commands serve: none without inference."""
         return self.teachers if self.serves else ()
 
+    @property
+    def teacher_gpus(self) -> int:
+        """GPUs the served teachers hold beside the run's: the header and the cost count them."""
+        return sum(t.held or 0 for t in self.served)
+
 
 def make(run: RunSpec, stem: str) -> Plan:
     """The plan of one compile of `run`, after the checks that refuse it (see the module)."""
