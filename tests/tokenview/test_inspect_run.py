@@ -229,3 +229,10 @@ def test_memory_is_bounded_by_a_step_not_the_run(tmp_path: Path) -> None:
     step_bytes = sum(p.stat().st_size for p in (tmp_path / "run3/token_exports/step_0").glob("*.jsonl"))
     assert many < few * 1.3, (few, many)
     assert many < 20 * step_bytes  # a step's values and the shown step, not the run's 12 steps
+
+
+def test_no_teacher_log_probs_is_said_once(tmp_path: Path) -> None:
+    gen.write_run(tmp_path / "outputs/run-a", steps=2, ranks=1, sequences=2)
+    r = CliRunner().invoke(app, ["inspect", "--run", str(tmp_path / "outputs"), "-o", str(tmp_path / "v")])
+    assert r.exit_code == 0, r.output
+    assert " ".join(r.output.split()).count("no teacher log-probs") == 1

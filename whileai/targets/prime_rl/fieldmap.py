@@ -17,6 +17,7 @@ from whileai.catalogs import tasksets as tc
 from whileai.cost import estimate as cost
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
+from whileai.targets.compiled import counted
 from whileai.targets.fieldmap import Drop, Fix, Off, Row, To, const
 from whileai.targets.prime_rl import deploy, teacher
 from whileai.targets.prime_rl import mixture as mix
@@ -87,10 +88,10 @@ def _head(p: Plan) -> list[Row]:
 
 
 def _batch_note(p: Plan) -> str:
+    per = f"{counted(p.prompts, 'prompts')} x {counted(p.samples, 'samples')}"
     if p.seats.traces == 1:
-        return f"prime-rl counts rollouts: {p.prompts} prompts x {p.samples} samples"
-    return (f"prime-rl counts trainable traces, and {p.seats.how}: {p.prompts} prompts x "
-            f"{p.samples} samples x {p.seats.traces} seats")
+        return f"prime-rl counts rollouts: {per}"
+    return f"prime-rl counts trainable traces, and {p.seats.how}: {per} x {p.seats.traces} seats"
 
 
 def _map(p: Plan) -> list[Row]:

@@ -25,7 +25,7 @@ from whileai.rules.facts import Facts
 from whileai.rules.research import findings
 from whileai.spec.run import OPSD, SFT, RunSpec
 from whileai.targets import overrides as ov
-from whileai.targets.compiled import Compiled, Read
+from whileai.targets.compiled import Compiled, Read, counted
 from whileai.targets.fieldmap import Row, apply
 from whileai.targets.story import Floor, Story, check_story, flat
 from whileai.targets.trl import accelerate as accel
@@ -197,8 +197,9 @@ def _teacher_and_notes(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any]:
         s = run.method.samples
         out["notes"] = (*out.get("notes", ()), (
             f"prompts per step ~{per_step / s:g} is an average: trl sft shuffles the teacher's "
-            f"completion rows, so a step's {per_step} rows are completions of whichever prompts the "
-            f"shuffle brings, and a prompt's {s} completions usually land in different steps"))
+            f"completion rows, so a step's {counted(per_step, 'rows')} {'are' if per_step > 1 else 'is'} "
+            "completions of whichever prompts the shuffle brings"
+            + (f", and a prompt's {s} completions usually land in different steps" if s > 1 else "")))
     return out
 
 

@@ -12,6 +12,7 @@ import string
 from typing import Any
 
 from whileai.spec.run import OPD, OPSD, RunSpec, anchor_rate
+from whileai.targets.compiled import counted
 from whileai.targets.fieldmap import Drop, Fix, Off, Row, To
 from whileai.targets.trl.accelerate import ROWS as ACCELERATE_ROWS
 from whileai.targets.trl.accelerate import processes
@@ -128,11 +129,12 @@ def _batch_note(run: RunSpec) -> str:
     if one_per_prompt(run):
         head = f"TRL counts completions per process; DistillationTrainer makes one per prompt: {run.prompts}"
     else:
-        head = (f"TRL counts completions per process: {run.prompts} prompts x "
-                f"{run.method.samples} generations = {completions(run)}")
+        head = (f"TRL counts completions per process: {counted(run.prompts, 'prompts')} x "
+                f"{counted(run.method.samples, 'generations')} = {completions(run)}")
     n = processes(run)
     where = "on one process" if n == 1 else f"on each of {n} processes (accelerate)"
-    return f"{head} = {per_device(run)} per device x {accumulation(run)} accumulation steps {where}"
+    return (f"{head} = {per_device(run)} per device x "
+            f"{counted(accumulation(run), 'accumulation steps')} {where}")
 
 
 _ONE_PROCESS = ("TRL's process count comes from accelerate, not from the YAML; generation runs "
