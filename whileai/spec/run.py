@@ -193,7 +193,8 @@ class RunSpec(OnTaskset):
         "", default=None, max_length=512, pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$",
     )
     overrides: dict[str, Any] = src(
-        "Target-specific settings as dotted keys, checked against the target's pinned schema.",
+        "Target-specific settings as dotted keys, checked against the target's pinned schema. "
+        "One that contradicts the spec is refused, naming the spec field to set instead.",
         "", default_factory=dict,
     )
     then: Stage | None = src(
