@@ -191,7 +191,10 @@ def field_map(compile_: Callable[[RunSpec], Compiled]) -> tuple[list[list[str]],
                 text += f" ({', '.join(sorted(seen))} runs)"
             parts.append(cell(text))
         if field == "overrides":
-            parts = ["each dotted key is written at that path, checked against the target's catalogue"]
+            parts = ["each dotted key is written at that path, checked against the target's catalogue; "
+                     "one that contradicts the spec is refused, naming the spec field to set instead "
+                     "(a key a spec field turns off, a key whose spec field other keys follow, a "
+                     "length below prompt_tokens + max_tokens)"]
         if field == "then.overrides":
             parts = ["as overrides, in the second stage's file only"]
         if field == "then.method":

@@ -161,12 +161,15 @@ def test_emoji_and_odd_strings_reach_trl_intact(tmp_path: Path) -> None:
 
 
 def test_the_summary_tells_the_compiled_values(tmp_path: Path) -> None:
-    code, out, _ = cli("compile", str(EXAMPLES / "grpo.toml"), "--set", "max_steps=5")
+    spec = tmp_path / "grpo.toml"
+    spec.write_text('taskset = "reverse-text"\nmodel = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"\n'
+                    'steps = 100\nprompts = 64\n[method]\ntype = "grpo"\n[eval]\ninterval = 25\n')
+    code, out, _ = cli("compile", str(spec), "--set", "max_steps=5")
     assert code == 0 and "  5 steps x 64 prompts x 8 rollouts" in out
     assert "warning [eval-never-runs]: eval interval 25 > 5 steps" in out
     code, out, _ = cli("compile", str(EXAMPLES / "grpo.toml"), "--set", "orchestrator.batch_size=128",
-                       "--set", "trainer.model.lora.rank=8")
-    assert "x 16 prompts x 8 rollouts = 128 rollouts per step" in out and "LoRA rank 8" in out
+                       "--set", "trainer.model.lora.alpha=16")
+    assert "x 16 prompts x 8 rollouts = 128 rollouts per step" in out and "LoRA rank 32" in out
 
 
 def test_without_out_the_report_says_not_written(tmp_path: Path) -> None:

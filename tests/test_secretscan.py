@@ -136,13 +136,48 @@ GLUED = ["answerAKIAIOSFODNN7EXAMPLE", "xghp_IGBLXv1f1iqLgrZ2LzLhrM82MIabcdefgh"
          "keyAIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "myhf_OKqfrHdJQipELNQypRgxqGdyUuEvWxYzAB",
          "tokensk-proj-YEyc5uq2GrsBEzEu44jiZ0Ab", "pre_sk_live_5T0hgTrJ8s7Pu5Wmi5BvYO",
          "xeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sflKxwRJSMeKKF2QT4fwpM",
-         "myglpat-iysCT-nAOANVXbSfoL-C"]
+         "myglpat-iysCT-nAOANVXbSfoL-C",
+         # known prefixes anywhere in a value, with the bodies their unglued forms take
+         "answerglpat-1234567890abcdef", "answerglpat-Ab12Cd34Ef56", "answerglptt-0a1b2c3d4e5f6a7b",
+         "xgho_WWfa70sBKKSqkokddvPBJziN4Habcdefgh", "tokenghs_16C7e42F292c6912E7710c838347Ae178B4a",
+         "mygithub_pat_11ABCDEFG0_abcdefghijkl", "answersk-ant-api03-Xy7Zk2Lm9Qp4Rt8W",
+         "answersk-T3BlbkFJabcdefghij1234567890abcdefghij12", "myxoxb-123456789012-123456789012-AbCdEf",
+         "answerhf_OKqfrHdJQipELNQypRgxqGdyUuEvWx", "WANDB_API_KEY=" + "0123456789abcdef" * 2 + "01234567",
+         "wandb_key: " + "a1b2c3d4e5" * 4, "local-" + "0123456789abcdef" * 2 + "01234567"]
+# ordinary words around the same prefixes: none is a key
+GLUED_WORDS = ["highs_and_lows", "thighs_and_calves_workout2024", "weighs_abcdefghijklmnopqrstuv1",
+               "kiosk-0123456789abcdefghij", "the-risk-0123456789abcdefghijklmn", "ask-the-teacher-1234",
+               "xoxo-hugs", "glpat", "disk-usage-monitoring-tool",
+               "commit 0123456789abcdef0123456789abcdef01234567",
+               "wandb-run-0123456789abcdef0123456789abcdef01234567", "local-runs", "whileai-r32",
+               "mask-rcnn-resnet50-fpn-coco-2017", "tasksets-2026", "ghost_writer_2024"]
 
 
 @pytest.mark.parametrize("text", GLUED)
 def test_a_key_glued_inside_a_longer_word_is_caught(text: str) -> None:
     assert secretscan.find(text), text
     assert "[redacted]" in secretscan.mask(text)
+
+
+@pytest.mark.parametrize("text", GLUED_WORDS)
+def test_words_around_the_prefixes_are_no_keys(text: str) -> None:
+    assert secretscan.find(text) is None
+
+
+@pytest.mark.parametrize("target", ["prime-rl", "trl"])
+def test_a_gitlab_token_glued_to_a_word_is_refused(tmp_path, target: str) -> None:  # type: ignore[no-untyped-def]
+    """The issue's case: privileged = 'answerglpat-…' reached the written file."""
+    from typer.testing import CliRunner
+
+    from whileai.cli.app import app
+
+    spec = tmp_path / "s.toml"
+    spec.write_text('taskset = "reverse-text"\nmodel = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"\n'
+                    "[method]\ntype = \"opsd\"\nprivileged = 'answerglpat-1234567890abcdef'\n")
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["compile", str(spec), "-b", target, "-o", str(out)])
+    assert r.exit_code == 2 and "method.privileged" in r.stderr and "1234567890" not in r.stderr
+    assert not out.exists()
 
 
 def test_a_glued_key_never_reaches_the_written_file(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -42,6 +42,18 @@ _GLUED = re.compile(
     r"|hf_[A-Za-z]{34}|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"
     r"|sk-(?:ant-|proj-|svcacct-)[A-Za-z0-9_\-]{20,}"
 )
+# known prefixes found anywhere, glued to a word or not ('answerglpat-…'): the ones no word
+# holds take any key body (`_body_ok`); the ones a word can end in ('highs_', 'task-', 'xoxo')
+# take a body of letters and digits as long as the real keys' (GitHub 36, Hugging Face 34,
+# OpenAI 48), of two kinds of character at least
+_ANYWHERE = re.compile(r"(?P<prefix>glpat-|glptt-|gldt-|glrt-|glsoat-|github_pat_|sk-ant-|"
+                       r"sk-proj-|sk-svcacct-|(?:sk|rk|pk)_(?:live|test)_|xox[abpres]-(?=[0-9]))"
+                       r"(?P<body>[A-Za-z0-9_\-.]{6,})")
+_ANYWHERE_LONG = re.compile(r"(?P<prefix>gh[pousr]_|sk-|hf_)(?P<body>[A-Za-z0-9]{30,})")
+# W&B: a 40-hex key after a name that says so (a bare 40-hex string is a commit SHA), or a
+# W&B server's local- key
+_WANDB = re.compile(r"(?i:wandb[_\-]?(?:api[_\-]?)?key)[\s=:'\"]{0,3}(?P<body>[0-9a-f]{40})"
+                    r"|(?<![A-Za-z0-9])local-(?P<local>[0-9a-f]{40})(?![0-9a-f])")
 _URL_USER = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^/\s?#@]+@")
 _URL_QUERY = re.compile(
     r"(?i)[?&#][A-Za-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|sig|signature|auth|"
@@ -105,6 +117,14 @@ def _spans(text: str) -> Iterator[tuple[int, int, str]]:
         yield m.start(), m.end(), "a credential"
     for m in _GLUED.finditer(text):
         yield m.start(), m.end(), "a credential inside a word"
+    for m in _ANYWHERE.finditer(text):
+        if _body_ok(m.group("body")):
+            yield m.start("body"), m.end(), f"a {m.group('prefix')}… key"
+    for m in _ANYWHERE_LONG.finditer(text):
+        if _classes(m.group("body")) >= 2:
+            yield m.start("body"), m.end(), f"a {m.group('prefix')}… key"
+    for m in _WANDB.finditer(text):
+        yield m.start(m.lastgroup or 0), m.end(), "a W&B API key"
     for m in _URL_USER.finditer(text):
         yield m.start() + m.group(0).index("://") + 3, m.end() - 1, "credentials in a URL"
     for m in _URL_QUERY.finditer(text):

@@ -43,7 +43,7 @@ BAD = [  # (spec body, extra args, words the one-line message must contain)
     ('[method]\ntype = "grpo"\ntemperature = 2.5\n', [], ["method.temperature", "2.5", "less than"]),
     ('[method]\ntype = "opd"\nteacher = "vllm:a/b@http://localhost:8001/v1"\nlearning_rate = -1e-5\n',
      [], ["method.learning_rate", "-1e-05", "greater than 0"]),
-    ('gpus = 1\n' + GRPO, [], ["gpus", "1", "greater than or equal to 2"]),
+    ('gpus = 1\n' + GRPO, [], ["gpus", "1", "at least 2 for prime-rl", "TRL trains on one"]),
     ('prompts = 0\n' + GRPO, [], ["prompts", "0"]),
     ('[method]\ntype = "opsd"\ntemplate = "no hint here"\n', [], ["method.template", "{demonstration}"]),
     ('[method]\ntype = "opsd"\nanchor = "ema:2"\n', [], ["method.anchor", "'ema:2'", "initial"]),

@@ -90,11 +90,12 @@ def test_prime_rl_assumes_the_cap_and_says_where_from() -> None:
 
 def test_a_seq_len_override_leaves_the_prompt_assumption_alone() -> None:
     """seq_len is prime-rl's training pack length (samples longer are truncated for training,
-    trainer/batch.py prepare_sample), not a prompt cap: below the completion cap it must not
-    make the estimate's prompts negative; vLLM still samples prompt + the full completion cap."""
+    trainer/batch.py prepare_sample), not a prompt cap: a longer one leaves the estimate's
+    prompts alone; vLLM samples prompt + the completion cap. (One below prompt_tokens +
+    max_tokens is refused: tests/targets/test_story.py.)"""
     t = wai.Endpoint(url="http://localhost:8001/v1", model="Qwen/Qwen3-8B")
     run = wai.RunSpec(taskset="gsm8k", model="Qwen/Qwen3-1.7B", method=wai.OPD(t, max_tokens=8192),
-                      overrides={"seq_len": 4096})
+                      overrides={"seq_len": 16384})
     c = wai.compile(run, "prime-rl")
     assert c.cost is not None
     d = c.cost.to_dict()

@@ -219,7 +219,8 @@ def test_per_step_and_budgets_read_what_was_written_overrides_included(tmp_path:
     assert cli.returncode == 0, cli.stderr
     arm = json.loads(cli.stdout)["arms"]["grpo"]
     assert arm["steps"] == 100 and arm["per_step"]["rollouts"] == 256
-    p.write_text((EXAMPLES / "grpo.toml").read_text() + '\n[overrides]\nmax_steps = 7\n')
+    p.write_text((EXAMPLES / "grpo.toml").read_text().replace("[eval]\n", "[eval]\ninterval = 7\n")
+                 + '\n[overrides]\nmax_steps = 7\n')  # the interval stated: else it follows steps
     cli = whileai("arms", str(p), "--json")
     assert cli.returncode == 0 and json.loads(cli.stdout)["arms"]["grpo"]["steps"] == 7  # as written
     cli = whileai("arms", str(p), "--budget", "rollouts=25600")

@@ -104,17 +104,19 @@ def test_backends_report_the_rules_with_their_facts() -> None:
 
 
 def test_eval_never_runs_reads_the_compiled_values() -> None:
-    """--set max_steps=5 with the default interval (25 for 100 steps): the summary says 5 steps
-    and the eval rule fires; eval_strategy=no in TRL says evaluation is off."""
+    """--set max_steps=5 with eval every 25 steps: the summary says 5 steps and the eval rule
+    fires; eval_strategy=no in TRL says evaluation is off. (With the interval unset, whileai
+    derives it from steps, and the override alone is refused: tests/targets/test_story.py.)"""
     from whileai.targets.prime_rl import compile as prime_rl
     from whileai.targets.trl import compile as trl
 
-    c = prime_rl.compile(run(wai.GRPO(), overrides={"max_steps": 5}))
+    c = prime_rl.compile(run(wai.GRPO(), eval={"interval": 25}, overrides={"max_steps": 5}))
     assert c.header()[1].startswith("5 steps x 64 prompts x 8 rollouts")
     w = next(w for w in c.warnings if w.rule == "eval-never-runs")
     assert "25 > 5 steps" in w.message and "step 0" in w.message
     assert "eval-never-runs" not in {w.rule for w in prime_rl.compile(run(wai.GRPO())).warnings}
-    t = trl.compile(run(wai.GRPO(), overrides={"eval_strategy": "no", "max_steps": 7}))
+    t = trl.compile(run(wai.GRPO(), eval={"interval": 25}, checkpoint={"interval": 5},
+                        overrides={"eval_strategy": "no", "max_steps": 7}))
     assert t.header()[1].startswith("7 steps")
     assert any(w.rule == "eval-never-runs" and "off" in w.message for w in t.warnings)
 

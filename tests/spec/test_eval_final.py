@@ -27,7 +27,8 @@ def test_the_default_interval_divides_the_steps() -> None:
 def test_an_interval_that_skips_the_final_step_is_a_warning() -> None:
     ids = {w.rule for w in wai.compile(run(steps=100, eval={"interval": 30}), "prime-rl").warnings}
     assert "eval-skips-final-step" in ids
-    over = wai.compile(run(steps=100, overrides={"max_steps": 90}), "prime-rl")  # interval 25
+    over = wai.compile(run(steps=100, eval={"interval": 25}, overrides={"max_steps": 90}),
+                       "prime-rl")
     w = next(w for w in over.warnings if w.rule == "eval-skips-final-step")
     assert "last evaluation is at step 75" in w.message
     assert not {w.rule for w in wai.compile(run(steps=100), "prime-rl").warnings} & {"eval-skips-final-step"}

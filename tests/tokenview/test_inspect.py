@@ -165,4 +165,5 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path: Path, body: s
 def test_a_taskset_without_local_data_asks_for_data(tmp_path: Path) -> None:
     code, _, stderr = run(tmp_path, OPD, "--student-endpoint", "http://127.0.0.1:9/v1",
                           head='taskset = "primeintellect/wordle"\nmodel = "m/student"\n')
-    assert code == 2 and "taskset" in stderr and "set `data`" in stderr and "unreachable" not in stderr
+    assert code == 2 and "taskset" in stderr and 'data = "tasks.jsonl"' in stderr
+    assert "unreachable" not in stderr

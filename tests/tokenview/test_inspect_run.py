@@ -244,3 +244,10 @@ def test_wrapped_summary_lines_hang_under_their_text(tmp_path: Path) -> None:
     assert all(len(line) <= 80 or " " not in line.strip() for line in rest)  # a long path runs past
     notes = [i for i, line in enumerate(lines) if line.startswith("  note: ")]
     assert notes and lines[notes[0] + 1].startswith("    ")  # a note's second line, indented
+
+
+def test_no_teacher_log_probs_is_said_once(tmp_path: Path) -> None:
+    gen.write_run(tmp_path / "outputs/run-a", steps=2, ranks=1, sequences=2)
+    r = CliRunner().invoke(app, ["inspect", "--run", str(tmp_path / "outputs"), "-o", str(tmp_path / "v")])
+    assert r.exit_code == 0, r.output
+    assert " ".join(r.output.split()).count("no teacher log-probs") == 1

@@ -14,6 +14,7 @@ honest account of the rows eval shares with training. A taskset the catalogue do
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from typing import Any, NamedTuple
 
@@ -150,7 +151,36 @@ def split_plan(taskset: str, train_args: dict[str, Any], eval_taskset: str | Non
             evaluate = held[0]
             eval_reason = f"the held-out {arg} {held[0]!r} of {name} (training reads 'train')"
     return SplitPlan(arg, train, evaluate, train_reason, eval_reason,
-                     False if other else train == evaluate, advice(taskset, train))
+                     False if other else overlap(train, evaluate), advice(taskset, train))
+
+
+_SLICE = r"^([^\[\]+]+?)(?:\[(-?\d*)(%?):(-?\d*)(%?)\])?$"  # Hugging Face: 'train[:90%]', 'train[90%:]'
+
+
+def overlap(a: Any, b: Any) -> bool:
+    """Whether two values of a split argument can read the same rows. A dataset read with
+    `datasets.load_dataset(split=...)` takes Hugging Face's split slicing: 'train[:90%]' and
+    'train[90%:]' are disjoint, each overlaps 'train'; parts joined with '+' overlap where
+    any two do. What cannot be told apart (mixed units, negative bounds) counts as overlapping."""
+    if a == b or not isinstance(a, str) or not isinstance(b, str):
+        return a == b
+    if "+" in a or "+" in b:
+        return any(overlap(x.strip(), y.strip()) for x in a.split("+") for y in b.split("+"))
+    ma, mb = re.match(_SLICE, a.replace(" ", "")), re.match(_SLICE, b.replace(" ", ""))
+    if ma is None or mb is None:
+        return False
+    if ma[1] != mb[1]:
+        return False  # another split
+    if ma[2] is None or mb[2] is None:
+        return True  # a whole split holds every slice of it
+    bounds = [ma[2], ma[4], mb[2], mb[4]]
+    if len({u for u, v in ((ma[3], ma[2]), (ma[5], ma[4]), (mb[3], mb[2]), (mb[5], mb[4])) if v}) > 1 \
+            or any(v.startswith("-") for v in bounds):
+        return True
+    big = 100 if "%" in a + b else float("inf")
+    lo_a, hi_a = int(ma[2] or 0), int(ma[4]) if ma[4] else big
+    lo_b, hi_b = int(mb[2] or 0), int(mb[4]) if mb[4] else big
+    return max(lo_a, lo_b) < min(hi_a, hi_b)
 
 
 def reads(taskset: str, args: dict[str, Any]) -> Any:
@@ -179,9 +209,15 @@ def advice(taskset: str, train: Any) -> str:
                 f"{', '.join(map(repr, choices))}); evaluate on another taskset with eval.taskset")
     if choices:
         return f"set eval.taskset_args.{arg} to {' or '.join(map(repr, others))}"
-    dataset = f" of {split['dataset']}" if split.get("dataset") else ""
-    return (f"set eval.taskset_args.{arg} to a held-out split{dataset} ({arg} is free text: "
-            "whileai cannot list the dataset's splits offline)")
+    if split.get("dataset"):
+        whole = train if isinstance(train, str) and "[" not in train else split.get("default")
+        return (f"train on a slice and evaluate on the rest, taskset_args.{arg} = "
+                f"'{whole}[:90%]' and eval.taskset_args.{arg} = '{whole}[90%:]' (Hugging Face "
+                f"split slicing: {name} reads {split['dataset']} with load_dataset(split=...)), "
+                f"or set eval.taskset_args.{arg} to another split of {split['dataset']} ({arg} "
+                "is free text: whileai cannot list the dataset's splits offline)")
+    return (f"set eval.taskset_args.{arg} to a held-out split ({arg} is free text: whileai "
+            "cannot list the splits offline)")
 
 
 def _held_rank(split: str) -> int:

@@ -72,6 +72,9 @@ def _name(stem: str) -> str:
     return stem
 
 
+_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")  # an output named like a file
+
+
 def destinations(suffix: str | None, why: str, names: list[str], out: Any) -> list[Dest]:
     """Where each compiled spec goes. A file target (`suffix`: its file's suffix): `out` is the
     file (one spec) or a folder of <name><suffix>; a directory target (suffix None): `out` is the
@@ -88,13 +91,16 @@ def destinations(suffix: str | None, why: str, names: list[str], out: Any) -> li
             found = [Dest(path.parent, path.name)]
         elif path.suffix and path.suffix != suffix and kind != "dir" and not many:
             raise SpecError("out", str(path), f"a {suffix} file or a directory ({why})")
-        elif many and (path.suffix in (suffix, ".toml", ".yaml", ".yml", ".json")
+        elif many and (path.suffix in (suffix, *_FILE_SUFFIXES)
                        or kind == "file"):
             raise SpecError("out", str(path), f"a directory when compiling {len(names)} specs")
         else:
             found = [Dest(path, n + suffix) for n in names]
     elif kind == "file":
         raise SpecError("out", str(path), f"a directory ({why})")
+    elif kind != "dir" and path.suffix in _FILE_SUFFIXES:  # a directory named run.toml
+        raise SpecError("out", str(path), f"a directory ({why}), not a {path.suffix} file",
+                        hint=f"e.g. -o {path.with_suffix('')}")
     else:
         found = [Dest(path / n if many else path, n) for n in names]
     seen: dict[str, int] = {}

@@ -229,11 +229,13 @@ def _holdout(run: RunSpec, f: Facts) -> str | None:
         return None
     out: dict[tuple[Any, ...], list[str]] = {}  # one sentence per eval source and split
     for h in found:
-        key = (h.get("eval_source"), h["taskset"], h.get("arg"), h["train"], h["advice"])
+        key = (h.get("eval_source"), h["taskset"], h.get("arg"), h["train"], h.get("eval", h["train"]),
+               h["advice"])
         out.setdefault(key, []).append(str(h.get("source")))
     said = []
-    for (ev, taskset, arg, train, advice), sources in out.items():
-        rows = f"{arg} {train!r} for both" if arg else "the same tasks: it has no split argument"
+    for (ev, taskset, arg, train, evals, advice), sources in out.items():
+        rows = ("the same tasks: it has no split argument" if not arg else f"{arg} {train!r} for both"
+                if train == evals else f"{arg} {train!r} and {evals!r} share rows")
         who = (f"eval source {ev!r} reads the rows training source{'s' if len(sources) > 1 else ''} "
                f"{', '.join(map(repr, sources))} read{'' if len(sources) > 1 else 's'}"
                if ev is not None else "eval reads the rows training reads")

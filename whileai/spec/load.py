@@ -95,6 +95,13 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
             merged = {k: v for k, v in mine.items() if k not in sets} | sets
             paths.conflicts({k: paths.parse(k) for k in merged})
             data["overrides"] = merged
+    foreign = [k for k in data if k not in RunSpec.model_fields and k != "$schema"]
+    if not {"taskset", "method"} & set(data) and any(isinstance(data[k], dict) for k in foreign):
+        # tables no spec has, and none of a spec's own: a framework's config, most likely
+        raise SpecError(str(p), raw(f"no taskset, and {', '.join(map(repr, foreign[:4]))} "
+                                    f"{'is no spec field' if len(foreign) == 1 else 'are no spec fields'}"),
+                        "a whileai run spec (taskset, model, [method]); for a prime-rl config or a "
+                        f"TRL run directory written by hand: whileai check {p}")
     run = build(RunSpec, data)
     run._origin = str(p.parent)  # where a reward module beside the spec is looked for
     return run

@@ -108,9 +108,10 @@ class RunSpec(OnTaskset):
     )
     gpus: int | None = src(
         "GPUs for the run (inference + trainer; an OPD teacher is served separately). Unset: 2 "
-        "on one node for prime-rl (1 inference + 1 trainer), one process for TRL; with nodes, "
-        "every GPU of every node (nodes x gpus_per_node).",
-        "prime-rl default layout: 2", default=None, ge=2, le=MAX_GPUS,
+        "on one node for prime-rl (1 inference + 1 trainer, its least), one process for TRL (1 "
+        "works: TRL generates in the training process); with nodes, every GPU of every node "
+        "(nodes x gpus_per_node).",
+        "prime-rl default layout: 2", default=None, ge=1, le=MAX_GPUS,
     )
     inference_gpus: int | None = src(
         "GPUs given to inference on one node; the rest train. Unset: half, rounded down.",
@@ -192,7 +193,8 @@ class RunSpec(OnTaskset):
         "", default=None, max_length=512, pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$",
     )
     overrides: dict[str, Any] = src(
-        "Target-specific settings as dotted keys, checked against the target's pinned schema.",
+        "Target-specific settings as dotted keys, checked against the target's pinned schema. "
+        "One that contradicts the spec is refused, naming the spec field to set instead.",
         "", default_factory=dict,
     )
     then: Stage | None = src(

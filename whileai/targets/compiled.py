@@ -71,9 +71,11 @@ class Compiled:
         per_step = _or(d.rollouts, prompts * samples if isinstance(prompts, int) else "?")
         asynchrony = _or(d.asynchrony, f"max_off_policy_steps {r.max_off_policy_steps}")
         n = d.seats
-        batch = (f"{steps} steps x {prompts} prompts x {samples} rollouts{note} = {per_step} "
-                 "rollouts per step" if n == 1 else f"{steps} steps x {prompts} prompts x "
-                 f"{samples} samples{note} x {n} seats = {per_step} traces per step")
+        batch = (f"{counted(steps, 'steps')} x {counted(prompts, 'prompts')} x "
+                 f"{counted(samples, 'rollouts')}{note} = {counted(per_step, 'rollouts')} per step"
+                 if n == 1 else f"{counted(steps, 'steps')} x {counted(prompts, 'prompts')} x "
+                 f"{counted(samples, 'samples')}{note} x {n} seats = {counted(per_step, 'traces')} "
+                 "per step")
         return [
             f"method {m.type}, model {_or(d.model, r.model)}, taskset {r.taskset}, {layout}, "
             f"{weights}",
@@ -106,6 +108,11 @@ class Compiled:
             "teachers": [t.to_dict() for t in self.teachers or ((self.teacher,) if self.teacher else ())],
             "stages": [s.to_dict() for s in self.stages],
         }
+
+
+def counted(n: Any, words: str) -> str:
+    """`1 prompt`, `~1 prompt`, `64 prompts`: `words` is the plural, ending in s."""
+    return f"{n} {words[:-1] if str(n).lstrip('~') == '1' else words}"
 
 
 def _or(fact: Any, spec: Any) -> Any:

@@ -3,6 +3,9 @@
 - `To(field, path, value)`: the target reads a spec field at `path`.
 - `Drop(field, reason)`: the target ignores the field, and says why.
 - `Fix(path, value, reason)`: whileai sets a key no spec field produced.
+- `Off(field, paths, fix)`: kept beside a map, not in it: while `when` holds, the spec field's
+  value means the file holds none of `paths` (lora = false: no LoRA keys), so an override that
+  sets one contradicts the spec (whileai.targets.overrides.check_story refuses it).
 
 Each row may carry `when` (a predicate on the run); a row whose field does not exist on the
 run (e.g. `method.top_k` on a GRPO run) or whose field is unset (None) is skipped.
@@ -49,9 +52,16 @@ class Fix(NamedTuple):
     when: Pred = always
 
 
+class Off(NamedTuple):
+    field: str
+    paths: tuple[str, ...]
+    fix: str  # what to write in the spec instead, e.g. "lora = true (and lora_rank)"
+    when: Pred = always
+
+
 Row = Union[To, Drop, Fix]
-__all__ = ["Applied", "Drop", "Fix", "Row", "To", "apply", "const", "field_value", "get_path",
-           "label", "set_path"]
+__all__ = ["Applied", "Drop", "Fix", "Off", "Row", "To", "apply", "const", "field_value",
+           "get_path", "label", "set_path", "spec_field", "with_field"]
 _MISSING = object()
 
 
@@ -72,6 +82,35 @@ def field_value(run: RunSpec, field: str) -> Any:
             else:
                 return _MISSING
     return obj
+
+
+def spec_field(run: RunSpec, name: str) -> str | None:
+    """The spec field a report label names (`top_k` is method.top_k), or None."""
+    return next((f for f in (name, f"method.{name}") if field_value(run, f) is not _MISSING), None)
+
+
+def with_field(run: RunSpec, field: str, value: Any) -> RunSpec:
+    """A copy of the run with one dotted spec field (a `field_value` name) set to `value`: what
+    the field map would write were the spec to say so. The field's own rules check the value
+    (pydantic's ValidationError, a ValueError, where it breaks one); the run's are not run."""
+    parts = [s for part in field.split(".") for s in part.replace("]", "").split("[")]
+
+    def put(obj: Any, rest: list[str]) -> Any:
+        if not rest:
+            return value
+        head, tail = rest[0], rest[1:]
+        if isinstance(obj, BaseModel) and not tail:
+            return obj.__pydantic_validator__.validate_assignment(obj.model_copy(), head, value)
+        if isinstance(obj, BaseModel):
+            return obj.model_copy(update={head: put(getattr(obj, head), tail)})
+        if isinstance(obj, dict):
+            return {**obj, head: put(obj.get(head), tail)}
+        items = list(obj)
+        items[int(head)] = put(items[int(head)], tail)
+        return type(obj)(items)
+
+    out: RunSpec = put(run, parts)
+    return out
 
 
 def const(value: Any) -> Val:

@@ -29,6 +29,10 @@ def check_override(
         why = hint(path) if hint else None
         near = catalog.suggest(path)
         allowed = f"the key must exist in {catalog.name}"
+        if (own := _spec_field(path)) is not None:
+            raise SpecError(field, raw(f"unknown key {path!r}"), f"{own} is a spec field: set it "
+                            f"in the spec; --set takes the target's own keys ({catalog.name})",
+                            hint=f"its key there: {' or '.join(map(repr, near))}?" if near else "")
         tip = f"did you mean {' or '.join(repr(n) for n in near)}?" if near else ""
         if why:
             tip = f"{why}" + (f"; {tip}" if tip else "")
@@ -36,6 +40,20 @@ def check_override(
     results = [catalog.check(value, n, path) for n in nodes]
     if all(results):
         raise SpecError(field, value, f"{catalog.name} rejects it: {results[0][0].message}")
+
+
+def _spec_field(path: str) -> str | None:
+    """The spec field (or table) an unknown override key names, as a spec writes it, or None:
+    `lora`, `steps`, `samples` (method.samples), `eval.interval`."""
+    from whileai.spec.fields import spec_fields
+    from whileai.spec.run import RunSpec
+
+    fields = spec_fields(RunSpec)
+    for name in (path, f"method.{path}"):
+        if name.split(".")[0] not in ("overrides", "schema_") and any(
+                f == name or f.startswith(name + ".") for f in fields):
+            return name
+    return None
 
 
 def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any], catalog: Catalog, *,

@@ -46,14 +46,17 @@ def name_of(taskset_id: str) -> str:
     return taskset_id.split("/")[-1].split("@")[0]
 
 
+def needs_data(who: str) -> str:
+    """What a file-based target (or `who`) takes instead of a catalogue taskset it cannot generate."""
+    return (f"{who} reads tasks from files: a taskset whose data whileai can generate "
+            f"locally ({', '.join(sorted(BUILTIN))}), or your own tasks with data = \"tasks.jsonl\" "
+            "in the spec (one {\"prompt\": ...} object per line; taskset is then a label)")
+
+
 def resolve(taskset_id: str, *, target: str = "trl") -> Taskset:
     found = BUILTIN.get(name_of(taskset_id))
     if found is None:
-        raise SpecError(
-            "taskset", taskset_id,
-            f"the {target} backend needs a taskset whose data whileai can generate locally: "
-            + ", ".join(sorted(BUILTIN)),
-        )
+        raise SpecError("taskset", taskset_id, needs_data(f"the {target} target"))
     return found
 
 
@@ -82,4 +85,5 @@ def source(taskset: Taskset) -> str:
     return resources.files("whileai.tasksets").joinpath(f"{taskset.module}.py").read_text()
 
 
-__all__ = ["BUILTIN", "Taskset", "for_run", "name_of", "resolve", "reverse_text_reward", "rows", "source"]
+__all__ = ["BUILTIN", "Taskset", "for_run", "name_of", "needs_data", "resolve", "reverse_text_reward",
+           "rows", "source"]

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from whileai.errors import SpecError
 from whileai.spec.run import RunSpec
 from whileai.tasksets import local
-from whileai.tasksets.builtin import BUILTIN, name_of, rows
+from whileai.tasksets.builtin import BUILTIN, name_of, needs_data, rows
 
 Prompt = str | list[dict[str, Any]]
 
@@ -36,10 +36,7 @@ def sample(run: RunSpec, n: int, *, seed: int, split: str,
            privileged: tuple[str, str] | None) -> list[Task]:
     """`n` tasks of the spec's data (all of them if there are fewer)."""
     if run.data is None and name_of(run.taskset) not in BUILTIN:
-        raise SpecError("taskset", run.taskset,
-                        "a taskset whose data whileai can generate locally "
-                        f"({', '.join(sorted(BUILTIN))}), or set `data` in the spec to a local "
-                        "JSONL of tasks (one {\"prompt\": ...} object per line)")
+        raise SpecError("taskset", run.taskset, needs_data("whileai inspect"))
     train, holdout = rows(run)
     table = train if split == "train" else holdout
     picked = sorted(random.Random(seed).sample(range(len(table)), min(n, len(table))))

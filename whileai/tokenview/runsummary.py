@@ -171,10 +171,7 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
     if problems.torn or problems.invalid:
         notes.append(f"skipped {problems.torn} torn and {problems.invalid} invalid line(s); first: "
                      + "; ".join(problems.examples[:2]))
-    if name == "nll":
-        notes.append("these exports carry no teacher log-probs (prime-rl 559b447 writes no "
-                     "ref_logprobs): the signal shown is the student's surprise −log p, not the "
-                     "teacher-minus-student reverse KL")
+    # an nll signal's definition (SIGNALS) says why: no teacher log-probs; no note repeats it
     if not stable:
         notes.append("no STABLE step inside --steps: nothing to summarise yet")
     if dec.name is None:

@@ -204,3 +204,16 @@ def test_committed_catalogue_is_what_the_generator_makes() -> None:
     done = subprocess.run([python, str(ROOT / "scripts" / "gen_prime_rl_catalog.py"), "--check",
                            "--pin-tree", pin], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(("teacher", "gpus"), [("meta-llama/Llama-3.1-70B-Instruct", 6),
+                                               ("PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL", 2)])
+def test_the_header_counts_the_gpus_the_cost_line_counts(teacher: str, gpus: int) -> None:
+    """A 70B teacher served on this node holds 4 GPUs: the header said 2 while the cost counted 6."""
+    t = wai.Endpoint(url="http://localhost:8001/v1", model=teacher)
+    c = wai.compile(wai.RunSpec(taskset="reverse-text", model="Qwen/Qwen3-8B", method=wai.OPD(t)),
+                    "prime-rl")
+    from whileai.report.text import render_text
+
+    text = " ".join(render_text(c, 1000).split())
+    assert f"{gpus} GPUs (1 inference, 1 trainer" in text and f"on {gpus} GPUs" in text

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from difflib import SequenceMatcher
+from pathlib import Path
 
 import pytest
 from trl_helpers import ARMS, GOLDEN, ROOT, TEACHER, golden, seed_run
@@ -189,7 +190,8 @@ def test_sft_report_tells_the_truth() -> None:
     assert c.files["sample.py"] == (ROOT / "whileai" / "targets" / "trl" / "sample.py").read_text()
     assert "whileai" not in "".join(ln for ln in c.files["sample.py"].splitlines()
                                     if ln.startswith(("import", "from")))
-    short = trl.compile(seed_run("sft", overrides={"max_steps": 5}))
+    short = trl.compile(seed_run("sft", eval={"interval": 5}, checkpoint={"interval": 5},
+                                 overrides={"max_steps": 5}))
     assert "--prompts 320 " in short.commands[0]  # 5 steps x 256 completions / 4 per prompt
     assert {r.path: r.value for r in short.reads}["<sample.py --prompts>"] == 320
     assert "sample.py" in c.files["README.md"] and "teacher_samples/" in c.files["README.md"]
@@ -320,3 +322,29 @@ def test_golden_seed_arms(kind: str) -> None:
             name += ".digest"
         golden(GOLDEN / kind / name, text)
     golden(GOLDEN / kind / "report.txt", render_text(c, 100) + "\n")
+
+
+@pytest.mark.parametrize("taskset", ["kuhn-poker", "gsm8k", "wiki-search"])
+def test_a_catalogue_taskset_trl_cannot_generate_points_to_data(taskset: str, tmp_path: Path) -> None:
+    """TRL trains from files: the refusal names the spec field that works, `data`."""
+    from typer.testing import CliRunner
+
+    from whileai.cli.app import app
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'taskset = "{taskset}"\nmodel = "Qwen/Qwen3-0.6B"\n[method]\ntype = "grpo"\n')
+    r = CliRunner().invoke(app, ["compile", str(spec), "-b", "trl"])
+    assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert f"taskset: '{taskset}'" in r.stderr and 'data = "tasks.jsonl"' in r.stderr
+
+
+@pytest.mark.parametrize("kind", ["opd", "grpo", "opsd", "sft"])
+def test_one_gpu_is_trls_default_and_can_be_said(kind: str) -> None:
+    """gpus = 1 is one process, as unset is (TRL generates in the training process; vLLM is off,
+    use_vllm false); prime-rl needs two on one node and says TRL takes one."""
+    import whileai as wai
+
+    one, unset = trl.compile(seed_run(kind, gpus=1)), trl.compile(seed_run(kind))
+    assert one.files == unset.files and "one process" in one.header()[0]
+    with pytest.raises(SpecError, match=r"^gpus: 1 .*at least 2 for prime-rl.*TRL trains on one"):
+        wai.compile(seed_run(kind, gpus=1), "prime-rl")

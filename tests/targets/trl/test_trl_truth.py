@@ -114,7 +114,7 @@ def test_uneven_split_over_processes_and_overridden_batches_blame_what_the_user_
     with pytest.raises(SpecError, match="^overrides.generation_batch_size: 20 .*multiple of "
                        "per_device_train_batch_size 8 x 2 processes = 16"):
         trl.compile(seed_run("grpo", prompts=8, gpus=2, overrides={"generation_batch_size": 20}))
-    with pytest.raises(SpecError, match="^overrides: .*num_generations"):
+    with pytest.raises(SpecError, match="^overrides.num_generations: 5 .*set samples = 5 in the spec"):
         trl.compile(seed_run("grpo", prompts=8, overrides={"num_generations": 5,
                                                            "per_device_train_batch_size": 6}))
 

@@ -26,17 +26,18 @@ OPSD_REASON = "prime-rl's opd/opsd loss is the sampled-token reverse-KL estimato
 TEACHER_TABLE = {"opd": "teacher", "sft": "sampling.source"}
 
 
-def renderer_rows(table: str, when: Any = None) -> list[Row]:
+def renderer_rows(table: str, when: Any = None, same: str = "") -> list[Row]:
     """The renderer table at `table` (`orchestrator.renderer`, or OPSD's algo renderer), chosen
-    from the student by the renderers package's data (never 'auto': targets/prime_rl/renderer)."""
+    from the student by the renderers package's data (never 'auto': targets/prime_rl/renderer).
+    same: the table whose choice this one repeats, said instead of the reason again."""
     def value(key: str) -> Any:
         return lambda r: renderer.choose(r.model).table.get(key)
 
     def note(r: RunSpec) -> str:
         choice = renderer.choose(r.model)
         return f"{choice.origin}: {choice.reason}"
-    return [To("model", f"{table}.{key}", value(key), note=note, when=when or (lambda r: True))
-            for key in renderer.TABLE_KEYS]
+    return [To("model", f"{table}.{key}", value(key), note=f"the same as {same}" if same else note,
+               when=when or (lambda r: True)) for key in renderer.TABLE_KEYS]
 
 
 def _sampler_note(r: RunSpec) -> str:
@@ -79,7 +80,7 @@ def algo_rows(table: str = "orchestrator.algo", field: str = "method") -> list[R
            note="read from the task's info, then its top-level fields"),
         To(f"{field}.template", f"{table}.template", lambda r: _template(r)[0],
            note=lambda r: _template(r)[1]),
-        *renderer_rows(f"{table}.renderer", when=kind("opsd")),
+        *renderer_rows(f"{table}.renderer", when=kind("opsd"), same="orchestrator.renderer"),
         Drop(f"{field}.anchor", "prime-rl opsd scores against the live policy; an EMA or "
              "initial-weights teacher (SDFT, SDPO) is not offered there",
              when=lambda r: anchor(r) not in (None, "live")),

@@ -27,9 +27,10 @@ from whileai.targets.fieldmap import Fix, Row, To, apply, get_path
 from whileai.targets.prime_rl import costing, deploy, lax, plan, teacher
 from whileai.targets.prime_rl import mixture as mix
 from whileai.targets.prime_rl.check import check_document, rename_hint
-from whileai.targets.prime_rl.fieldmap import rows
+from whileai.targets.prime_rl.fieldmap import OFF, rows
 from whileai.targets.prime_rl.pin import COMMIT, TARGET, VERSION
 from whileai.targets.prime_rl.plan import Plan
+from whileai.targets.story import Floor, Story, check_story, flat
 from whileai.tasksets import seats
 from whileai.version import __version__
 
@@ -86,7 +87,7 @@ def facts(p: Plan, doc: dict[str, Any], got: tuple[int, int, int, int] | None,
         max_tokens=max(caps) if caps else None,
         seq_len=seq if isinstance(seq := get_path(doc, "seq_len"), int) else None,
         gpus=got[0] + got[1] if got else None,
-        layout=deploy.layout_fact(doc, got),
+        layout=deploy.layout_fact(doc, got, p.teacher_gpus),
         **deploy.facts(p, doc, got),
         weights=f"LoRA rank {rank}" if rank is not None else "full weights",
         asynchrony=f"max_off_policy_steps {get_path(doc, 'orchestrator.max_off_policy_steps')}"
@@ -120,7 +121,7 @@ def holdout(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any] | None:
         return None
     train_split = tc.reads(tid, train)
     eval_split = tc.reads(eid, evals) if tc.entry(eid) is not None else None
-    same = tc.plugin_key(tid) == tc.plugin_key(eid) and train_split == eval_split
+    same = tc.plugin_key(tid) == tc.plugin_key(eid) and tc.overlap(train_split, eval_split)
     return {"taskset": tc.plugin_key(tid), "arg": (tc.entry(tid) or {})["split"].get("arg"),
             "train": train_split, "eval": eval_split,
             "same_rows": same, "advice": tc.advice(tid, train_split)}
@@ -138,6 +139,9 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     fname = name or f"{run.method.type}.toml"
     p = plan.make(run, fname.removesuffix(".toml"))
     applied = apply(rows(p), run, extra)
+    if run.overrides:
+        check_story(run, applied, _story(fname.removesuffix(".toml"), extra),
+                    off=OFF, floors=FLOORS)
     doc = applied.doc
     doc.setdefault("trainer", {})
     catalog = prime_rl()
@@ -172,6 +176,29 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
         notes=notes, teacher=p.served[0].record() if p.served else None,
         teachers=tuple(t.record() for t in p.served), doc=doc, plan=p,
     )
+
+
+def _story(stem: str, extra: Sequence[Row]) -> Story:
+    """What a run's files and lines say, overrides aside (whileai.targets.story)."""
+    def story(run: RunSpec) -> dict[str, Any]:
+        p = plan.make(run, stem)
+        out = dict(flat(apply(rows(p), run, extra).doc))
+        out["<the teachers' servers (their files and commands)>"] = [
+            (t.text, teacher.commands(t)) for t in p.served]
+        out["<the model sizes (the cost, the engine width)>"] = p.sizes
+        return out
+    return story
+
+
+def _caps(run: RunSpec, doc: dict[str, Any]) -> tuple[int, str]:
+    longest = get_path(doc, "seq_len") - run.prompt_tokens
+    return (run.prompt_tokens + longest,
+            f"prompt_tokens + the longest max_tokens = {run.prompt_tokens} + {longest}")
+
+
+# seq_len is prompt_tokens + the longest completion cap; the policy server's context holds it
+FLOORS = [Floor(("seq_len", "inference.vllm.max_model_len"), _caps,
+                "prompt_tokens (or method.max_tokens)")]
 
 
 def _hint(path: str, message: str, doc: dict[str, Any], p: Plan) -> str:

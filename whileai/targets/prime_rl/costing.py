@@ -47,7 +47,7 @@ def estimate(p: Plan, doc: dict[str, Any], got: tuple[int, int, int, int] | None
                                {"train": "trainer", "sample": pool if sft else "inference",
                                 "teacher": pool if e.method.SCORER == "teacher" else "inference"}))
     first = parts[0]
-    held = sum(plan.held or 0 for plan in p.served) or None
+    held = p.teacher_gpus or None
     evals, eval_cap, how = eval_rollouts(run, doc, steps)
     # prompts at the spec's cap: seq_len (prompt_tokens + the longest cap unless overridden) is the
     # trainer's pack length, which truncates long samples for training and caps no prompt

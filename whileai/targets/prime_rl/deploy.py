@@ -195,17 +195,20 @@ def facts(p: Plan, doc: dict[str, Any], got: tuple[int, int, int, int] | None) -
             "engine_need": sizes.serve_gpus(size.total_b) if size else None}
 
 
-def layout_fact(doc: dict[str, Any], got: tuple[int, int, int, int] | None) -> str:
-    """The layout as the compiled document (overrides included) states it (got: `gpus_of`)."""
+def layout_fact(doc: dict[str, Any], got: tuple[int, int, int, int] | None, teachers: int = 0) -> str:
+    """The layout as the compiled document (overrides included) states it (got: `gpus_of`),
+    with the GPUs the teachers' servers hold (`teachers`: what the cost line counts too)."""
     if got is None:
         return "GPUs as overridden"
     train, infer, nodes, per = got
     if _deployment(doc).get("type") != "multi_node":
-        return f"{infer + train} GPUs ({infer} inference, {train} trainer)"
+        held = f", {teachers} teacher" if teachers else ""
+        return f"{infer + train + teachers} GPUs ({infer} inference, {train} trainer{held})"
     reps = _deployment(doc).get("num_infer_replicas", 1)
     what = (f"{infer // per} inference ({reps} replica{'s' if reps != 1 else ''} of "
             f"{infer // per // reps})" if infer else "no inference (fake data)")
-    return f"{nodes * per} GPUs on {nodes} nodes x {per} ({train // per} trainer, {what})"
+    held = f", + {teachers} teacher GPU{'s' if teachers != 1 else ''}" if teachers else ""
+    return f"{nodes * per} GPUs on {nodes} nodes x {per} ({train // per} trainer, {what}){held}"
 
 
 def run_commands(p: Plan, fname: str) -> list[str]:

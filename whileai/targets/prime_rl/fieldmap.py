@@ -17,7 +17,8 @@ from whileai.catalogs import tasksets as tc
 from whileai.cost import estimate as cost
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
-from whileai.targets.fieldmap import Drop, Fix, Row, To, const
+from whileai.targets.compiled import counted
+from whileai.targets.fieldmap import Drop, Fix, Off, Row, To, const
 from whileai.targets.prime_rl import deploy, teacher
 from whileai.targets.prime_rl import mixture as mix
 from whileai.targets.prime_rl.algo import algo_rows, renderer_rows
@@ -87,10 +88,10 @@ def _head(p: Plan) -> list[Row]:
 
 
 def _batch_note(p: Plan) -> str:
+    per = f"{counted(p.prompts, 'prompts')} x {counted(p.samples, 'samples')}"
     if p.seats.traces == 1:
-        return f"prime-rl counts rollouts: {p.prompts} prompts x {p.samples} samples"
-    return (f"prime-rl counts trainable traces, and {p.seats.how}: {p.prompts} prompts x "
-            f"{p.samples} samples x {p.seats.traces} seats")
+        return f"prime-rl counts rollouts: {per}"
+    return f"prime-rl counts trainable traces, and {p.seats.how}: {per} x {p.seats.traces} seats"
 
 
 def _map(p: Plan) -> list[Row]:
@@ -175,6 +176,20 @@ def _map(p: Plan) -> list[Row]:
             "the local teacher shares GPU 0 with the policy server (prime-rl's ci opd config)",
             when=const(shared)),
     ]
+
+
+# the keys a spec field's value turns off (whileai.targets.story: an override of one is refused)
+OFF = [
+    Off("lora", ("trainer.model.lora", "orchestrator.model.lora", "inference.vllm.max_lora_rank",
+                 "inference.vllm.max_loras", "inference.vllm.max_cpu_loras",
+                 "inference.vllm.lora_target_modules"), "lora = true (and lora_rank)",
+        when=lambda r: not r.lora),
+    Off("checkpoint.enabled", ("ckpt", "trainer.ckpt", "orchestrator.ckpt"),
+        "[checkpoint] enabled = true (and its interval, keep_last)",
+        when=lambda r: not r.checkpoint.enabled),
+    Off("eval.enabled", ("orchestrator.eval",), "[eval] enabled = true (and its interval, examples)",
+        when=lambda r: not r.eval.enabled),
+]
 
 
 def rows(p: Plan) -> list[Row]:

@@ -202,7 +202,8 @@ def holdouts(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 continue
             train_split, eval_split = tc.reads(tid, t), tc.reads(eid, evals)
             found.append({"taskset": tc.plugin_key(tid), "arg": (tc.entry(tid) or {})["split"].get("arg"),
-                          "train": train_split, "eval": eval_split, "same_rows": train_split == eval_split,
+                          "train": train_split, "eval": eval_split,
+                          "same_rows": tc.overlap(train_split, eval_split),
                           "advice": tc.advice(tid, train_split), "source": get_path(tr, "name"),
                           "eval_source": get_path(ev, "name")})
     return found

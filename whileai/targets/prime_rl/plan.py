@@ -72,6 +72,11 @@ class Plan:
         """The teachers the run's files and commands serve: none without inference."""
         return self.teachers if self.serves else ()
 
+    @property
+    def teacher_gpus(self) -> int:
+        """GPUs the served teachers hold beside the run's: the header and the cost count them."""
+        return sum(t.held or 0 for t in self.served)
+
 
 def make(run: RunSpec, stem: str) -> Plan:
     """The plan of one compile of `run`, after the checks that refuse it (see the module)."""
@@ -82,6 +87,9 @@ def make(run: RunSpec, stem: str) -> Plan:
             raise SpecError(f"{field}.url", t.url, f"a port other than {POLICY_PORT}, where rl "
                             "serves the policy itself")
     lay = run.layout
+    if not lay.multi and lay.trainer_gpus < 1:
+        raise SpecError("gpus", run.gpus, "at least 2 for prime-rl on one node: rl gives inference "
+                        "and the trainer GPUs of their own (1 + 1); TRL trains on one (-b trl)")
     serves = not lay.multi or lay.inference_nodes > 0
     deploy.check(serves, run.overrides)
     _derived(run, found)

@@ -25,8 +25,9 @@ from whileai.rules.facts import Facts
 from whileai.rules.research import findings
 from whileai.spec.run import OPSD, SFT, RunSpec
 from whileai.targets import overrides as ov
-from whileai.targets.compiled import Compiled, Read
+from whileai.targets.compiled import Compiled, Read, counted
 from whileai.targets.fieldmap import Row, apply
+from whileai.targets.story import Floor, Story, check_story, flat
 from whileai.targets.trl import accelerate as accel
 from whileai.targets.trl import batch as trl_batch
 from whileai.targets.trl import catalog as trl_catalog
@@ -36,6 +37,7 @@ from whileai.targets.trl.fieldmap import (
     CPU_ROWS,
     DATA,
     FIELD_MAP,
+    OFF,
     SAMPLE_PY,
     SAMPLES,
     anchor_kind,
@@ -127,6 +129,8 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     reward = trl_reward.locate(run) if run.method.rewarded and run.reward else None
     cmd = command_name(run)
     applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run, extra)
+    if run.overrides:
+        check_story(run, applied, _story(cpu, extra), off=OFF, floors=FLOORS)
     doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
     ov.apply_overrides(doc, run.overrides, trl_catalog.catalog(cmd))
     said = ov.account(applied._replace(ignores=cpu_ignores + list(applied.ignores)), run.overrides,
@@ -165,6 +169,26 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     return compiled
 
 
+def _story(cpu: bool, extra: Sequence[Row]) -> Story:
+    """What a run's files and lines say, overrides aside (whileai.targets.story)."""
+    def story(run: RunSpec) -> dict[str, Any]:
+        got = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run, extra)
+        lines = {r.path: r.value for r in got.reads  # sample.py's options; --prompts follows
+                 if r.path.startswith("<") and r.path != f"<{SAMPLE_PY} --prompts>"}  # max_steps
+        return dict(flat(got.doc)) | lines | {"<the teacher's size (the cost)>": trl_cost.teacher(run)}
+    return story
+
+
+def _floor(key: str, how: str) -> Floor:
+    """A length whileai derives (0 where this method writes no such key)."""
+    return Floor((key,), lambda run, doc: (doc.get(key, 0), how), "prompt_tokens (or method.max_tokens)")
+
+
+# SFT's max_length and SDFT's max_prompt_length hold prompt_tokens + max_tokens (fieldmap)
+FLOORS = [_floor("max_length", "prompt_tokens + max_tokens"),
+          _floor("max_prompt_length", "prompt_tokens + max_tokens + the template's bytes")]
+
+
 def _teacher_and_notes(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any]:
     """trl_cost's teacher fields and notes, plus SFT's note on what a step holds."""
     out = trl_cost.teacher(run)
@@ -173,8 +197,9 @@ def _teacher_and_notes(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any]:
         s = run.method.samples
         out["notes"] = (*out.get("notes", ()), (
             f"prompts per step ~{per_step / s:g} is an average: trl sft shuffles the teacher's "
-            f"completion rows, so a step's {per_step} rows are completions of whichever prompts the "
-            f"shuffle brings, and a prompt's {s} completions usually land in different steps"))
+            f"completion rows, so a step's {counted(per_step, 'rows')} {'are' if per_step > 1 else 'is'} "
+            "completions of whichever prompts the shuffle brings"
+            + (f", and a prompt's {s} completions usually land in different steps" if s > 1 else "")))
     return out
 
 

@@ -12,7 +12,8 @@ import string
 from typing import Any
 
 from whileai.spec.run import OPD, OPSD, RunSpec, anchor_rate
-from whileai.targets.fieldmap import Drop, Fix, Row, To
+from whileai.targets.compiled import counted
+from whileai.targets.fieldmap import Drop, Fix, Off, Row, To
 from whileai.targets.trl.accelerate import ROWS as ACCELERATE_ROWS
 from whileai.targets.trl.accelerate import processes
 from whileai.tasksets.builtin import for_run
@@ -128,11 +129,12 @@ def _batch_note(run: RunSpec) -> str:
     if one_per_prompt(run):
         head = f"TRL counts completions per process; DistillationTrainer makes one per prompt: {run.prompts}"
     else:
-        head = (f"TRL counts completions per process: {run.prompts} prompts x "
-                f"{run.method.samples} generations = {completions(run)}")
+        head = (f"TRL counts completions per process: {counted(run.prompts, 'prompts')} x "
+                f"{counted(run.method.samples, 'generations')} = {completions(run)}")
     n = processes(run)
     where = "on one process" if n == 1 else f"on each of {n} processes (accelerate)"
-    return f"{head} = {per_device(run)} per device x {accumulation(run)} accumulation steps {where}"
+    return (f"{head} = {per_device(run)} per device x "
+            f"{counted(accumulation(run), 'accumulation steps')} {where}")
 
 
 _ONE_PROCESS = ("TRL's process count comes from accelerate, not from the YAML; generation runs "
@@ -289,6 +291,19 @@ FIELD_MAP: list[Row] = [
        when=lambda r: r.method.type == "opsd" and anchor_kind(r) == "ema"),
     To("method.template", "teacher_prompt_template", lambda r: teacher_template(r.method.template),  # type: ignore
        note="the teacher sees the prompt, a blank line, then the template"),
+]
+
+# the keys a spec field's value turns off (whileai.targets.story: an override of one is refused)
+OFF = [
+    Off("lora", ("lora_r", "lora_alpha", "lora_dropout", "lora_target_modules",
+                 "lora_target_parameters", "lora_modules_to_save", "lora_task_type", "use_rslora",
+                 "use_dora"), "lora = true (and lora_rank)", when=lambda r: not r.lora),
+    Off("checkpoint.enabled", ("save_steps", "save_total_limit", "save_only_model",
+                               "save_on_each_node"),
+        "[checkpoint] enabled = true (and its interval, keep_last)",
+        when=lambda r: not r.checkpoint.enabled),
+    Off("eval.enabled", ("eval_steps", "eval_on_start", "eval_delay", "per_device_eval_batch_size"),
+        "[eval] enabled = true (and its interval, examples)", when=lambda r: not r.eval.enabled),
 ]
 
 CPU_ROWS: list[Row] = [
