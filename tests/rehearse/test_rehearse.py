@@ -328,8 +328,11 @@ def test_inputs_take_teachers_from_the_run_lines() -> None:
             "8001",
             "--vllm.gpu-memory-utilization",
             "0.4",
+            "--vllm.max-model-len",
+            "6144",
         ]
     ]
+    assert stage.lines == [c.teachers[0].serve] and stage.lines[0].startswith("CUDA_VISIBLE_DEVICES=0 uv run")
     (bare,) = inputs.from_toml(c.text, "sft")
     assert bare.serve == [
         ["--vllm.model", "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL", "--server.port", "8001"]

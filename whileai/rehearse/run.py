@@ -107,11 +107,14 @@ def rehearse_stage(
         env.pop(var, None)  # the rehearsal's own cache, whatever the caller's points at
     env["HF_HOME"] = str(where / "hf")
     cache_rows(python, where / "hf" / "datasets", cache_spec(plan.sources), sup.left())
-    served = [m for a in stage.serve if (m := model_of(a))]
+    for name, text in stage.files.items():  # the server configs the serve lines read (@ file)
+        atomic_write(where / name, text, durable=False)
+    served = [m for a in stage.serve if (m := model_of(a, stage.files))]
     for model_id in hub_cache(where / "hf", served, Path(tiny["dir"])):
         plan.subs.append(Substitution(f"{model_id} (served)", "the hub's tokenizer", "the tiny model's",
                                       "cached under its id in the rehearsal's own HF_HOME, offline"))
-    pol, teach = policy_ports(doc), {port_of(a) for a in stage.serve}
+    ports = [port_of(a, files=stage.files) for a in stage.serve]
+    pol, teach = policy_ports(doc), set(ports)
     taken = sorted(p for p in pol | teach | {5555, 5556} if busy(p))
     if taken:
         return Verdict(
@@ -120,17 +123,16 @@ def rehearse_stage(
             cause=Cause("(ports)", 0, f"port(s) {taken} already in use on 127.0.0.1"),
             summary=f"failed: port(s) {taken} already in use (another server or rehearsal)",
         ), plan
-    for args in stage.serve:
-        port = port_of(args)
-        say(f"  teacher stand-in: inference {' '.join(args)}")
+    for args, port, line in zip(stage.serve, ports, stage.lines or stage.serve, strict=True):
+        say(f"  teacher stand-in for: {line}")
         sup.start(
             f"{stage.name}-teacher-{port}",
             [str(where / "bin" / "inference"), *args],
             env=env,
             log=where / f"teacher-{port}.log",
+            cwd=where,
         )
-    for args in stage.serve:
-        port = port_of(args)
+    for port in ports:
         if not wait_port(port, time.monotonic() + min(60.0, max(1.0, sup.left()))):
             cause = Cause(
                 f"teacher-{port}.log", 0, (where / f"teacher-{port}.log").read_text()[-400:].strip()
@@ -149,8 +151,8 @@ def rehearse_stage(
         log=where / "rl.log",
         cwd=where,
     )
-    for args in stage.serve:
-        sup.stop(f"{stage.name}-teacher-{port_of(args)}")
+    for port in ports:
+        sup.stop(f"{stage.name}-teacher-{port}")
     return read(
         where, steps=steps, rc=rc, seconds=time.monotonic() - t0, policy_ports=pol, teacher_ports=teach
     ), plan

@@ -11,7 +11,7 @@ Pure: no pydantic model is built here (pydantic reads the annotations only for t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
@@ -81,6 +81,11 @@ class Teacher(_Record):
                                        "stand-in read it; null: no server (in-process).")] = None
     max_model_len: Annotated[int | None, Field(description="The context it is served with; null: no "
                                                "server.")] = None
+    client: Annotated[dict[str, Any], Field(description="How the run calls it beyond its URL and key, "
+                                            "as the compiled file sets it (prime-rl: headers, "
+                                            "headers_from_env, admin_base_url, skip_model_check, "
+                                            "wait_for_ready_timeout); `whileai preflight` calls it so.")] = \
+        field(default_factory=dict)
 
     @classmethod
     def sized(cls, *, model: str, url: str, mode: str, size: Size | None, gpus: int | None,

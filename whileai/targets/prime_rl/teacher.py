@@ -95,6 +95,22 @@ def serve_line(p: Plan) -> str:
             f" --vllm.max-model-len {p.max_model_len}{tp}")
 
 
+CLIENT = ("headers", "headers_from_env", "admin_base_url", "skip_model_check", "wait_for_ready_timeout")
+
+
+def client(doc: dict[str, Any], p: Plan) -> dict[str, Any]:
+    """How the compiled file (overrides included) has the run call the server of `p`: the
+    client keys of the frozen-model table that names it (prime-rl's ClientConfig), set ones only."""
+    o = doc.get("orchestrator") or {}
+    tables = [o.get("algo") or {}] + [s.get("algo") or {} for s in (o.get("train") or {}).get("source")
+                                      or [] if isinstance(s, dict)]
+    for algo in tables:
+        for ref in (algo.get("teacher"), (algo.get("sampling") or {}).get("source")):
+            if isinstance(ref, dict) and (ref.get("name"), ref.get("base_url")) == (p.model, p.url):
+                return {k: ref[k] for k in CLIENT if k in ref}
+    return {}
+
+
 def context(prompt_tokens: int, max_tokens: int, scores: bool) -> int:
     """The max_model_len a teacher is served with (see the module)."""
     return prompt_tokens + max_tokens + (SCORE_ROOM if scores else 0)
