@@ -106,6 +106,7 @@ def test_stand_in_answers_recorded_request_with_recorded_shape(tmp_path: Path, k
     body = c["example"]
     if c["route"] in ("/update_weights", "/load_lora_adapter") and isinstance(body, dict):
         body = {**body, **{k: str(tmp_path) for k in ("weight_dir", "lora_path") if k in body}}
+        written(tmp_path)
     if c["route"] == "/inference/v1/generate" and isinstance(body, dict):
         state.adapters[str(body.get("model"))] = str(tmp_path)
     try:
@@ -137,9 +138,9 @@ def test_generate_refuses_an_unknown_model_and_out_of_vocabulary_tokens(tmp_path
         status, body = _call(
             port,
             "/inference/v1/generate",
-            {"model": "teacher/T", "token_ids": [1] * 62, "sampling_params": sp},
+            {"model": "teacher/T", "token_ids": [1] * 65, "sampling_params": sp},
         )
-        assert status == 400 and "maximum context length is 64" in body["error"]["message"]
+        assert status == 400 and "maximum context length of 64" in body["error"]["message"]
         status, body = _call(
             port,
             "/inference/v1/generate",
@@ -151,6 +152,68 @@ def test_generate_refuses_an_unknown_model_and_out_of_vocabulary_tokens(tmp_path
             e["token"] == f"token_id:{t}"
             for e, t in zip(choice["logprobs"]["content"], choice["token_ids"], strict=True)
         )
+    finally:
+        srv.shutdown()
+
+
+def written(folder: Path) -> None:
+    """A broadcast folder as the trainer stand-in writes it: weights and an adapter."""
+    from whileai.rehearse.standins import trainer
+
+    trainer.safetensors(folder / "model.safetensors")
+    trainer.safetensors(folder / "adapter_model.safetensors")
+    (folder / "adapter_config.json").write_text(json.dumps({"r": 8, "lora_alpha": 16}))
+
+
+def _gen(port: int, n: int, **sp: Any) -> tuple[int, Any]:
+    return _call(port, "/inference/v1/generate", {"model": "T", "token_ids": [1] * n, "sampling_params": sp})
+
+
+def test_the_prompt_length_rule_is_vllms_with_prime_rls_patch(tmp_path: Path) -> None:
+    """patches.py:475-500 refuses only a prompt longer than max_model_len; vLLM's engine refuses
+    one of exactly max_model_len (no room for a token); below it, max_tokens is cut to the room
+    left, and unset it is the room left."""
+    srv, _ = _server(tmp_path, admin=True, model="T", max_len=64)
+    port = srv.server_address[1]
+    try:
+        assert _gen(port, 65, max_tokens=1)[0] == 400
+        status, body = _gen(port, 64, max_tokens=1, prompt_logprobs=1)
+        assert status == 400 and "no room to generate" in body["error"]["message"]
+        status, body = _gen(port, 63, max_tokens=1, prompt_logprobs=1)  # prime-rl's scoring call
+        assert status == 200 and len(body["prompt_logprobs"]) == 63
+        status, body = _gen(port, 60, max_tokens=50)  # not refused: capped at the context
+        assert status == 200 and len(body["choices"][0]["token_ids"]) <= 4
+        status, body = _gen(port, 10)  # max_tokens unset: the room left, not 16
+        assert status == 200 and len(body["choices"][0]["token_ids"]) <= 54
+    finally:
+        srv.shutdown()
+
+
+def test_weights_and_adapters_are_opened_as_the_real_loaders_open_them(tmp_path: Path) -> None:
+    srv, _ = _server(tmp_path, admin=True, model="T")
+    port = srv.server_address[1]
+    empty, good = tmp_path / "empty", tmp_path / "good"
+    empty.mkdir()
+    good.mkdir()
+    written(good)
+    try:
+        status, body = _call(port, "/update_weights", {"weight_dir": str(empty)})
+        assert status == 500 and "Cannot find any model weights" in body["detail"]
+        (empty / "model.safetensors").write_text("not safetensors")
+        status, body = _call(port, "/update_weights", {"weight_dir": str(empty)})
+        assert status == 500 and "is not a safetensors file" in body["detail"]
+        assert _call(port, "/update_weights", {"weight_dir": str(good)}) == (200, {"status": "ok"})
+        status, body = _call(port, "/load_lora_adapter", {"lora_name": "a", "lora_path": str(empty)})
+        assert status == 400 and "No adapter found" in body["error"]["message"]
+        lora = {"lora_name": "a", "lora_path": str(good)}
+        assert _call(port, "/load_lora_adapter", lora)[0] == 200
+        assert _call(port, "/load_lora_adapter", lora)[0] == 200  # prime-rl's route: load_inplace
+        status, body = _call(port, "/v1/load_lora_adapter", lora)  # vLLM's own refuses a reload
+        assert status == 400 and "already been loaded" in body["error"]["message"]
+        assert _call(port, "/v1/load_lora_adapter", {**lora, "load_inplace": True})[0] == 200
+        status, text = _call(port, "/metrics", None)
+        assert status == 200 and "# TYPE vllm:kv_cache_usage_perc gauge" in text
+        assert 'vllm:cache_config_info{block_size="16"' in text
     finally:
         srv.shutdown()
 

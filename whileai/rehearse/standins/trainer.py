@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import sys
 import time
 from pathlib import Path
@@ -78,11 +79,25 @@ def no_trainable(step: int, batch: list[dict[str, Any]], seq_len: int) -> str:
     return f"{why}, the longest sample {longest} tokens)"
 
 
-def _broadcast(run_dir: Path, step: int, lora: bool) -> None:
+def safetensors(path: Path) -> None:
+    """A one-tensor safetensors file (8-byte header length, JSON header, data): what the inference
+    stand-in opens as vLLM's loaders would."""
+    head = json.dumps({"whileai.rehearse": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+    path.write_bytes(struct.pack("<Q", len(head)) + head + b"\0\0\0\0")
+
+
+def _broadcast(run_dir: Path, step: int, lora: Any) -> None:
+    """The step's weights as the filesystem broadcast writes them: a model's safetensors, or an
+    adapter folder (adapter_config.json with its rank and alpha, adapter_model.safetensors)."""
     d = run_dir / "broadcasts" / f"step_{step}"
     d.mkdir(parents=True, exist_ok=True)
-    if lora:  # the folder a LoRA adapter is loaded from
-        (d / "adapter_config.json").write_text(json.dumps({"whileai_rehearse": "stand-in adapter"}))
+    if lora is not None:  # the folder a LoRA adapter is loaded from
+        config = {"peft_type": "LORA", "r": int(lora.rank), "lora_alpha": float(lora.alpha),
+                  "target_modules": list(lora.target_modules), "whileai_rehearse": "stand-in adapter"}
+        (d / "adapter_config.json").write_text(json.dumps(config))
+        safetensors(d / "adapter_model.safetensors")
+    else:
+        safetensors(d / "model.safetensors")
     (d / "STABLE").touch()
 
 
@@ -106,11 +121,11 @@ def main() -> None:
     config = cli(TrainerConfig)
     where = Path(os.environ["WHILEAI_REHEARSE_DIR"])
     expect = json.loads((where / "expect.json").read_text())
-    run_dir, lora = Path(config.output_dir), config.model.lora is not None
+    run_dir, lora = Path(config.output_dir), config.model.lora
     seq_len, vocab = int(config.model.seq_len), int(expect["vocab"])
     print(
         f"whileai rehearse: trainer stand-in for {run_dir} (seq_len {seq_len}, vocab {vocab}, "
-        f"lora {lora}, transport {config.rollout_transport.type})",
+        f"lora {lora is not None}, transport {config.rollout_transport.type})",
         flush=True,
     )
     start = 1
