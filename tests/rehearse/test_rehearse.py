@@ -248,7 +248,8 @@ def test_offline_copy_replaces_only_what_it_names(tmp_path: Path) -> None:
     )
     assert d["orchestrator"]["model"]["lora"] == doc["orchestrator"]["model"]["lora"]
     assert d["orchestrator"]["batch_size"] == 2 * doc["orchestrator"]["group_size"]
-    assert plan.expect["needs"] == {"*": ["ref_logprobs"], "reverse-text": ["ref_logprobs"]}
+    opd = ["ref_kl_weights", "ref_logprobs"]  # the ref_kl term's weights and target (loss.py)
+    assert plan.expect["needs"] == {"*": opd, "reverse-text": opd}
     changed = {s.key for s in plan.subs}
     assert "orchestrator.algo.teacher.wait_for_ready_timeout" in changed and "model.name" in changed
     assert doc["model"]["name"] == "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"  # the input is untouched
@@ -510,7 +511,32 @@ def test_trainer_checks_each_micro_batch() -> None:
     problems = trainer.check_micro_batch(mb, seq_len=4, vocab=6, needs=["ref_logprobs"])
     assert problems == ["a packed micro batch holds 6 tokens, more than seq_len = 4",
                         "token id 6 is outside the vocabulary (size 6)",
-                        "ref_logprobs is missing (the method trains on it)"]
+                        "ref_logprobs is missing (the teacher's log-probs, the ref_kl term's target)"]
+
+
+def test_the_trainer_fails_where_the_real_loss_would_drop_a_term() -> None:
+    """loss.py runs no ce / ref_kl term when its weights are absent, and nothing trains when
+    every advantage is 0: the stand-in fails there, and on a batch short of the plan's traces."""
+    torch = pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
+    from whileai.rehearse import offline
+    from whileai.rehearse.standins import trainer
+
+    assert offline._streams("sft") == ["ce_weights"] and offline._streams("grpo") == ["advantages"]
+    assert offline._streams("opd") == ["ref_kl_weights", "ref_logprobs"]
+    n = 4
+    mb = {"input_ids": torch.tensor([[1, 2, 3, 4]]), "loss_mask": torch.tensor([[0, 1, 1, 1]]).bool(),
+          "sequence_lengths": [4], "ce_weights": None, "ref_kl_weights": torch.zeros(1, n)}
+    (missing,) = trainer.check_micro_batch(mb, seq_len=8, vocab=10, needs=["ce_weights"])
+    assert "ce_weights is missing" in missing and "no ce term" in missing
+    (zero,) = trainer.check_micro_batch(mb, seq_len=8, vocab=10, needs=["ref_kl_weights"])
+    assert "ref_kl term would train nothing" in zero
+    expect = {"batch_size": 32, "group_size": 2, "traces_per_episode": [2]}
+    assert trainer.plan_line(expect) == "8 prompts x 2 samples x 2 traces per episode = 32 traces"
+    short = trainer.check_step(1, 31, None, expect)
+    assert short and "31 samples arrived" in short and "8 prompts x 2 samples x 2" in short
+    assert trainer.check_step(1, 32, True, expect) is None
+    flat = trainer.check_step(2, 32, False, expect)
+    assert flat and "advantage is 0" in flat
 
 
 def test_served_teachers_tokenizer_is_cached_under_its_id(tmp_path: Path) -> None:
