@@ -593,3 +593,62 @@ def test_the_verdict_lines_fit_the_width_and_keep_every_word(monkeypatch: pytest
     assert all(len(line) <= 80 for line in out) and len(out) > len(lines)
     assert " ".join(out).split() == " ".join(lines).split()  # wrapped, nothing lost
     assert out[1].startswith("    step 1: ") and out[2].startswith("        ")  # hanging indent
+
+
+def test_setup_names_the_commits_and_the_tasksets_a_spec_needs(tmp_path: Path) -> None:
+    """--setup says which prime-rl / verifiers commit the environment imports (a checkout not
+    at the pin is a warning naming both), and which tasksets a spec trains and evaluates on."""
+    import subprocess
+
+    from whileai.rehearse import env
+
+    repo = tmp_path / "prime-rl"
+    (repo / "prime_rl").mkdir(parents=True)
+    (repo / "prime_rl" / "__init__.py").write_text("")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    lines = env.commits({"prime_rl": str(repo / "prime_rl" / "__init__.py"), "verifiers": None})
+    assert lines[0] == (f"warning: prime_rl is at {head[:7]}, not the pin 559b447: a rehearsal checks "
+                        "the run against this other release, not the one whileai writes for")
+    assert "verifiers: no git checkout" in lines[1] and "a60a606" in lines[1]
+    c = wai.compile(load_spec(EXAMPLES / "opd.toml"), "prime-rl")
+    assert env.taskset_modules([c.text]) == {"reverse_text": "reverse-text"}
+
+
+def test_ctrl_c_removes_the_temporary_folder_or_names_the_kept_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from whileai.rehearse import run as rr
+    from whileai.rehearse.supervise import Interrupted
+
+    made: list[str] = []
+
+    def interrupted(python: Any, fam: Any, model_type: Any, folder: Path, timeout: Any) -> Any:
+        made.append(str(folder.parent))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rr, "tiny_model", interrupted)
+    stages = inputs.from_compiled(wai.compile(load_spec(EXAMPLES / "grpo.toml"), "prime-rl"))
+    with pytest.raises(Interrupted) as e:
+        rr.rehearse(stages, python=Path(sys.executable), say=lambda x: None)
+    assert e.value.folder is None and not Path(made[0]).exists()
+    assert "temporary folder was removed" in e.value.line()
+    with pytest.raises(Interrupted) as e:
+        rr.rehearse(stages, python=Path(sys.executable), keep=tmp_path / "kept", say=lambda x: None)
+    assert e.value.folder == str(tmp_path / "kept") and str(tmp_path / "kept") in e.value.line()
+
+
+def test_phases_come_from_the_stand_ins_time_stamps(tmp_path: Path) -> None:
+    from whileai.rehearse.timing import Phases
+
+    (tmp_path / "calls").mkdir()
+    (tmp_path / "calls" / "8000.jsonl").write_text('{"t": 105.0}\n{"t": 107.0}\n')
+    (tmp_path / "trainer-steps.jsonl").write_text('{"t": 120.0}\n{"t": 130.5}\n')
+    ph = Phases()
+    with ph("rows"):
+        pass
+    ph.after_rl(tmp_path, started=100.0)
+    assert ph.ordered() == {"rows": 0.0, "launcher": 5.0, "first step": 15.0, "steps": 10.5}
