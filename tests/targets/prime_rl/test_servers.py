@@ -100,3 +100,11 @@ def test_a_client_override_reaches_the_plan_preflight_reads() -> None:
         "orchestrator.algo.teacher.headers": {"X-Route": "r1"},
         "orchestrator.algo.teacher.skip_model_check": True}}), "prime-rl")
     assert c.teachers[0].client == {"headers": {"X-Route": "r1"}, "skip_model_check": True}
+
+
+def test_a_longer_seq_len_override_beside_a_served_teacher_is_refused() -> None:
+    run = load_spec(ROOT / "examples" / "opd.toml")
+    with pytest.raises(SpecError, match="at most 10240 with a served teacher"):
+        wai.compile(run.model_copy(update={"overrides": {"seq_len": 20000}}), "prime-rl")
+    shorter = wai.compile(run.model_copy(update={"overrides": {"seq_len": 4096}}), "prime-rl")
+    assert shorter.teachers[0].max_model_len == 10241  # still room for every sequence

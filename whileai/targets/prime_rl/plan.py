@@ -90,6 +90,7 @@ def make(run: RunSpec, stem: str) -> Plan:
     serves = not lay.multi or lay.inference_nodes > 0
     deploy.check(serves, run.overrides)
     _derived(run, found)
+    _longer(run, found, teachers if serves else [])
     shares = tuple(mixture.shares(run, found))
     per = seats.per_episode(run, entries=found, shares=shares)
     known = {m: sizes.params(m) for m in dict.fromkeys([run.model, *(t.model for _, t, _ in teachers)])}
@@ -114,6 +115,19 @@ def _derived(run: RunSpec, entries: Sequence[Entry]) -> None:
         raise SpecError(f"overrides.{path}", value, f"set {where} = {_show(value)} in the spec "
                         f"instead: whileai derives {DERIVED} from it, and an override of this key "
                         "alone would leave them at the old cap")
+
+
+def _longer(run: RunSpec, entries: Sequence[Entry], teachers: Sequence[Any]) -> None:
+    """SpecError for a `seq_len` override past the spec's when a teacher is served: its server's
+    max_model_len is planned from the spec's (teacher.context), and a longer sequence would
+    reach it (vLLM refuses a prompt of max_model_len tokens)."""
+    planned = run.prompt_tokens + mixture.max_tokens(run, entries)
+    for key in ("seq_len", "orchestrator.seq_len", "trainer.model.seq_len"):
+        value = run.overrides.get(key)
+        if teachers and isinstance(value, int) and not isinstance(value, bool) and value > planned:
+            raise SpecError(f"overrides.{key}", value, f"at most {planned} with a served teacher, or set "
+                            "prompt_tokens / method.max_tokens in the spec instead: whileai serves the "
+                            "teacher at max_model_len from them, and a longer sequence would not fit it")
 
 
 def _teacher_key(path: str, value: Any, entries: Sequence[Entry]) -> None:
