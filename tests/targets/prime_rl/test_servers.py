@@ -76,6 +76,7 @@ def test_a_70b_teacher_on_its_own_toml_is_served_by_one_line(tmp_path: Path) -> 
     (t,) = c.teachers
     assert t.mode == "local" and t.serve == "CUDA_VISIBLE_DEVICES=4,5,6,7 uv run inference @ opd.teacher.toml"
     assert t.max_model_len == 1024 + 4096 + 1 and "max_model_len = 5121" in c.files["opd.teacher.toml"]
+    assert f"# run first: {t.serve}\n" in c.files["opd.teacher.toml"]  # the file says the same line
     ((ran, fix, stood),) = three_lines(run)
     assert ran == fix == stood == t.serve
     (stage,) = inputs.from_compiled(c)

@@ -7,7 +7,8 @@ order, and nothing left running.
 One server per distinct teacher, keyed by (model, host, port):
 - a teacher both stages name (same model at the same URL) is one server, started before stage 1
   and kept for stage 2, its `uv run inference` TOML (`<stem>.teacher.toml`) sized for the
-  longer stage (`vllm.max_model_len` = prompt_tokens + the longer stage's max_tokens);
+  longer stage (`vllm.max_model_len` = prompt_tokens + the longer stage's max_tokens, + 1 where
+  it scores: whileai.targets.prime_rl.teacher);
 - a teacher one stage names is started before that stage and stopped when it ends (its GPUs
   and port are free for the next stage's);
 - two different models at one host:port cannot both be served there: refused (exit 2).
@@ -103,8 +104,9 @@ def teacher_servers(plans: tuple[Plan, Plan], stem: str) -> list[Server]:
         server.file = f"{stem}.teacher.toml" if shared else server.plan.file
         role = "SFT/OPD" if shared else ("SFT" if server.plan.samples else "OPD")
         run = one if 1 in server.stages else two
-        server.text = teacher._text(run, server.file or "", server.doc, role)
-        server.plan = server.plan.placed(file=server.file, doc=server.doc, text=server.text)
+        server.plan = server.plan.placed(file=server.file, doc=server.doc)
+        server.text = teacher._text(run, server.plan, role)
+        server.plan = server.plan._replace(text=server.text)
         problems = check_document(server.doc, prime_rl(), entry="inference")
         if problems:
             raise SpecError(problems[0].path or "config", raw(server.file or "the teacher TOML"),

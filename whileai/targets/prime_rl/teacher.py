@@ -199,9 +199,9 @@ def _plan(run: RunSpec, field: str, t: Any, suffix: str, stem: str, max_tokens: 
                             f"host in {field}.url")
         gpus = ",".join(str(i) for i in range(first, first + need))
         doc = _doc(run, t, mml, port, need, 1, suffix, slurm=False)
-        return base.placed(mode="local", note=f"teacher {t.model}: {what}; served on GPUs {gpus} "
-                           f"of this node from {name}, {ctx}", file=name,
-                           text=_text(run, name, doc, role), doc=doc, cuda=gpus, held=need)
+        p = base.placed(mode="local", note=f"teacher {t.model}: {what}; served on GPUs {gpus} of "
+                        f"this node from {name}, {ctx}", file=name, doc=doc, cuda=gpus, held=need)
+        return p._replace(text=_text(run, p, role))
     if not slurm or t.url.startswith("https://") or need is None or need > per:
         why = ("an https endpoint is a hosted service" if t.url.startswith("https://") else
                "the run is not on SLURM" if not slurm else
@@ -212,11 +212,11 @@ def _plan(run: RunSpec, field: str, t: Any, suffix: str, stem: str, max_tokens: 
                            f"{t.url} ({why}), {ctx}")
     engines = per // need
     doc = _doc(run, t, mml, port, need, engines, suffix, slurm=True)
-    return base.placed(mode="job", note=f"teacher {t.model}: {what}; its own SLURM job from "
-                       f"{name}: one node of {per} GPUs, {engines} engine{'s' if engines > 1 else ''}"
-                       f" of {need}, answering at http://<its node>:{port}/v1, the host {field}.url "
-                       f"must name ({host}), {ctx}", file=name, text=_text(run, name, doc, role),
-                       doc=doc, held=per)
+    p = base.placed(mode="job", note=f"teacher {t.model}: {what}; its own SLURM job from "
+                    f"{name}: one node of {per} GPUs, {engines} engine{'s' if engines > 1 else ''}"
+                    f" of {need}, answering at http://<its node>:{port}/v1, the host {field}.url "
+                    f"must name ({host}), {ctx}", file=name, doc=doc, held=per)
+    return p._replace(text=_text(run, p, role))
 
 
 def _doc(run: RunSpec, t: Any, mml: int, port: int, tp: int, engines: int, suffix: str, *,
@@ -235,9 +235,11 @@ def _doc(run: RunSpec, t: Any, mml: int, port: int, tp: int, engines: int, suffi
     return doc
 
 
-def _text(run: RunSpec, name: str, doc: dict[str, Any], role: str) -> str:
-    how = (f"uv run inference @ {quote(name)}  (submits a SLURM job; --dry-run writes the sbatch "
-           "script only)" if "slurm" in doc else f"uv run inference @ {quote(name)}")
+def _text(run: RunSpec, p: Plan, role: str) -> str:
+    """The server's `uv run inference` TOML, headed by the serve line that runs it."""
+    doc = p.doc or {}
+    how = p.serve + ("  (submits a SLURM job; --dry-run writes the sbatch script only)"
+                     if "slurm" in doc else "")
     return (f"# written by whileai {__version__} for {TARGET}: the {role} "
             f"teacher's server for {run.method.type} on {run.taskset}\n# run first: {how}\n\n"
             ) + tomli_w.dumps(doc)
