@@ -379,3 +379,19 @@ def test_gpus_and_gpu_memory_from_nvidia_smi(tmp_path: Path, monkeypatch: pytest
     assert machine.memory("org/model-7B", "org/teacher-8B", soon, cpu=False).status == "ok"
     monkeypatch.setenv("PATH", "/nonexistent")
     assert machine.gpus(1, "on this node", soon).status == "skip"
+
+
+def test_admin_base_url_is_where_health_and_the_model_list_are_asked(tok: Path, tmp_path: Path) -> None:
+    """prime-rl's admin client calls admin_base_url (then the router at the base URL) for
+    /health and /v1/models; scoring still goes to the base URL."""
+    gone = refused_url()
+    with FakeServer(TEACHER, tok) as base, FakeServer(TEACHER, tok) as admin:
+        run = opd(base.url, tmp_path, overrides={"orchestrator.algo.teacher.admin_base_url": [admin.url]})
+        report = preflight(run, timeout=TIMEOUT)
+        assert report.exit_code == 0, report.lines()
+        assert ("GET", "/v1/models") in [(m, p) for m, p, _ in admin.requests]
+        assert ("GET", "/health") in [(m, p) for m, p, _ in base.requests]  # the router, too
+        assert ("POST", "/inference/v1/generate") in [(m, p) for m, p, _ in base.requests]
+        away = opd(base.url, tmp_path, overrides={"orchestrator.algo.teacher.admin_base_url": [gone]})
+        line = only_failure(preflight(away, timeout=TIMEOUT))
+    assert "reachable" in line and gone.removesuffix("/v1") + "/health" in line
