@@ -69,8 +69,11 @@ def from_compiled(c: Any) -> list[Stage]:
     for part in parts:
         lines = [t.serve for t in part.teachers if t.serve and t.mode != "endpoint"]
         serve = [a for line in lines if (a := inference_args(line)) is not None]
-        files = {t.file: part.files.get(t.file) or c.files[t.file] for t in part.teachers
-                 if t.file and t.mode != "endpoint"}
+        files = {
+            t.file: part.files.get(t.file) or c.files[t.file]
+            for t in part.teachers
+            if t.file and t.mode != "endpoint"
+        }
         stages.append(Stage(part.main.removesuffix(".toml"), part.text, serve, lines, files))
     if len(stages) == 2:
         found = next((h for cmd in c.commands if (h := _handoff(cmd)) is not None), None)

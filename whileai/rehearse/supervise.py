@@ -130,6 +130,5 @@ class Interrupted(KeyboardInterrupt):
         self.folder = folder
 
     def line(self) -> str:
-        where = (f"its folder is kept at {self.folder}" if self.folder else
-                 "its temporary folder was removed")
+        where = f"its folder is kept at {self.folder}" if self.folder else "its temporary folder was removed"
         return f"interrupted: every process the rehearsal started was stopped; {where}"

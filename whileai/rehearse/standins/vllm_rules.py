@@ -32,12 +32,16 @@ def prompt_refusal(n: int, max_model_len: int | None) -> str | None:
     if max_model_len is None:
         return None
     if n > max_model_len:
-        return (f"The prompt is {n} tokens, which exceeds the model's maximum context length of "
-                f"{max_model_len} tokens. Please reduce the length of the input prompt.")
+        return (
+            f"The prompt is {n} tokens, which exceeds the model's maximum context length of "
+            f"{max_model_len} tokens. Please reduce the length of the input prompt."
+        )
     if n == max_model_len:
-        return (f"The decoder prompt (length {n}) is as long as the maximum model length of "
-                f"{max_model_len}: no room to generate a token. Make sure that `max_model_len` is "
-                "larger than the prompt.")
+        return (
+            f"The decoder prompt (length {n}) is as long as the maximum model length of "
+            f"{max_model_len}: no room to generate a token. Make sure that `max_model_len` is "
+            "larger than the prompt."
+        )
     return None
 
 
@@ -109,8 +113,10 @@ def adapter_refusal(name: str | None, folder: str | None, loaded: bool, in_place
     if not name or not folder:
         return "lora_name and lora_path are required"
     if loaded and not in_place:
-        return (f"The lora adapter '{name}' has already been loaded. If you want to load the "
-                "adapter in place, set 'load_inplace' to True.")
+        return (
+            f"The lora adapter '{name}' has already been loaded. If you want to load the "
+            "adapter in place, set 'load_inplace' to True."
+        )
     d = Path(folder)
     try:
         config = json.loads((d / "adapter_config.json").read_text())
@@ -140,8 +146,10 @@ def metrics(running: int, waiting: int, tokens: int, blocks: int) -> str:
         ("kv_cache_usage_perc", usage, ""),
         ("cache_config_info", 1, f'{{block_size="{BLOCK}",num_gpu_blocks="{blocks}"}}'),
     ):
-        lines += [f"# TYPE vllm:{name} gauge", f'vllm:{name}{{engine="0"}} {value}' if not labels
-                  else f"vllm:{name}{labels} {value}"]
+        lines += [
+            f"# TYPE vllm:{name} gauge",
+            f'vllm:{name}{{engine="0"}} {value}' if not labels else f"vllm:{name}{labels} {value}",
+        ]
     return "\n".join(lines) + "\n"
 
 
