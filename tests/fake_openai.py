@@ -6,7 +6,9 @@ template, rendered with jinja2), prime-rl's `POST /inference/v1/generate` (token
 `prompt_logprobs` out), and TRL's `GET /health` + `POST /v1/completions` (`return_token_ids`).
 Each `fault` breaks it one way: "no-generate" (a plain OpenAI server: 404 on the scoring route),
 "wrong-model", "short-context", "key" (401 without the right bearer token), "not-json",
-"trickle" (headers at once, then the body a byte at a time). `Silent` accepts connections and
+"trickle" (headers at once, then the body a byte at a time), "tokenize-500" (/tokenize breaks);
+`not_ready=N` answers /health 503 N times first (a model loading), `header=(name, value)`
+refuses (400) every request without that header. `Silent` accepts connections and
 never answers; `refused_url()` names a port nobody listens on. Every server stops itself after
 `deadline` seconds even if a test forgets to.
 """
@@ -77,7 +79,8 @@ class Loopback(Background):
 
 class FakeServer(Loopback):
     def __init__(self, model: str, tokenizer_dir: Path, *, fault: str | None = None,
-                 max_model_len: int = 32768, key: str | None = None, deadline: float = 60.0) -> None:
+                 max_model_len: int = 32768, key: str | None = None, deadline: float = 60.0,
+                 not_ready: int = 0, header: tuple[str, str] | None = None) -> None:
         from tokenizers import Tokenizer
 
         self.model, self.fault, self.max_model_len, self.key = model, fault, max_model_len, key
@@ -85,12 +88,21 @@ class FakeServer(Loopback):
         config = json.loads((tokenizer_dir / "tokenizer_config.json").read_text())
         self.template = config.get("chat_template")
         self.requests: list[tuple[str, str, str | None]] = []
+        self.not_ready, self.header = not_ready, header
         self.serve(deadline)
 
-    def answer(self, method: str, path: str, body: dict[str, Any], auth: str | None) -> tuple[int, Any]:
+    def answer(self, method: str, path: str, body: dict[str, Any], auth: str | None,
+               headers: Any = None) -> tuple[int, Any]:
         self.requests.append((method, path, auth))
         if self.key is not None and auth != f"Bearer {self.key}":
             return 401, {"error": "Unauthorized"}
+        if self.header is not None and (headers or {}).get(self.header[0]) != self.header[1]:
+            return 400, {"error": f"missing header {self.header[0]}"}
+        if path == "/health" and self.not_ready > 0:
+            self.not_ready -= 1
+            return 503, {"error": "loading"}
+        if path == "/tokenize" and self.fault == "tokenize-500":
+            return 500, {"error": "boom"}
         served = "someone/else" if self.fault == "wrong-model" else self.model
         if (method, path) == ("GET", "/v1/models"):
             mml = 1024 if self.fault == "short-context" else self.max_model_len
@@ -129,7 +141,8 @@ class FakeServer(Loopback):
             def _reply(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}") if length else {}
-                code, payload = fake.answer(method, self.path, body, self.headers.get("Authorization"))
+                code, payload = fake.answer(method, self.path, body, self.headers.get("Authorization"),
+                                            self.headers)
                 data = b"<html>It works!</html>" if fake.fault == "not-json" else json.dumps(payload).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")

@@ -68,10 +68,11 @@ def test_a_healthy_server_passes_every_probe_in_under_two_seconds(tok: Path, tmp
     assert "one log-prob per prompt token" in teacher["scoring route"].detail
     assert "chat-templated conversation" in teacher["tokenizer"].detail
     assert report.exit_code == 0 and not report.failed
-    # prime-rl's call, as made: the route at the server root, a bearer token ("EMPTY" unset)
-    paths = [(m, p) for m, p, _ in server.requests]
-    assert ("POST", "/inference/v1/generate") in paths and ("GET", "/v1/models") in paths
-    assert {a for _, _, a in server.requests} == {"Bearer EMPTY"}
+    # prime-rl's calls, as made: /health and the model list by its admin client (no key set: no
+    # Authorization), the route at the server root by its OpenAI client ("Bearer EMPTY")
+    auth = {(m, p): a for m, p, a in server.requests}
+    assert auth[("GET", "/health")] is None and auth[("GET", "/v1/models")] is None
+    assert auth[("POST", "/inference/v1/generate")] == "Bearer EMPTY"
 
 
 def test_connection_refused_names_how_to_serve_the_teacher(tok: Path, tmp_path: Path) -> None:
@@ -103,7 +104,10 @@ def test_404_on_the_scoring_route_is_not_prime_rls_inference_server(tok: Path, t
         report, _ = timed(opd(server.url, tmp_path))
     line = only_failure(report)
     assert "scoring route" in line and "HTTP 404" in line
-    assert "not prime-rl's inference server" in line and "uv run inference --vllm.model org/teacher" in line
+    # what serves the route, and compile's own serve line for this teacher
+    assert "prime-rl's `inference` serves it, and so does vLLM from 0.26 on" in line
+    assert "CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model org/teacher" in line
+    assert "--vllm.gpu-memory-utilization 0.4 --vllm.max-model-len 10241" in line
 
 
 def test_the_wrong_model_names_what_the_server_serves(tok: Path, tmp_path: Path) -> None:
@@ -117,8 +121,9 @@ def test_a_short_context_names_the_runs_sequence_length(tok: Path, tmp_path: Pat
     with FakeServer(TEACHER, tok, fault="short-context") as server:
         report, _ = timed(opd(server.url, tmp_path, prompt_tokens=1024))
     line = only_failure(report)
-    # the compiled file's seq_len: prompt_tokens + OPD's default max_tokens 8192
-    assert "max_model_len 1024 < the run's 9216 tokens" in line and "--max-model-len 9216" in line
+    # the compiled file's seq_len: prompt_tokens + OPD's default max_tokens 8192; the fix is
+    # compile's serve line, at seq_len + 1
+    assert "max_model_len 1024 <= the run's 9216 tokens" in line and "--vllm.max-model-len 9217" in line
 
 
 def test_401_names_the_key_variable_and_never_prints_a_key(tok: Path, tmp_path: Path,
@@ -144,19 +149,72 @@ def test_malformed_json_is_not_a_vllm_server(tok: Path, tmp_path: Path) -> None:
     assert "'<html>It works!</html>'" in line and "not an OpenAI model list" in line
 
 
-def test_a_different_tokenizer_fails_the_tokenizer_check(tok: Path, tmp_path: Path) -> None:
+def test_a_different_tokenizer_is_a_note_not_a_failure(tok: Path, tmp_path: Path) -> None:
+    """The run never calls /tokenize: prime-rl would start, so preflight says it and passes."""
     other = save_tokenizer(tmp_path / "other", texts=["completely other words", "zebra 9999 quux"])
     with FakeServer(TEACHER, other) as server:
         report, _ = timed(opd(server.url, tmp_path))
-    line = only_failure(report)
-    assert "tokenizer" in line and "tokenizes the probe text differently" in line
+    (check,) = checks(report, "tokenizer")
+    assert check.status == "note" and "tokenizes the probe text differently" in check.detail
+    assert report.exit_code == 0 and "1 note" in report.summary()
 
 
-def test_a_different_chat_template_fails_the_tokenizer_check(tok: Path, tmp_path: Path) -> None:
+def test_a_different_chat_template_is_a_note(tok: Path, tmp_path: Path) -> None:
     other = save_tokenizer(tmp_path / "other", template=TEMPLATE.replace("<|im_start|>{{", "<|im_start|> {{"))
     with FakeServer(TEACHER, other) as server:
+        report = preflight(opd(server.url, tmp_path), timeout=TIMEOUT)
+    (check,) = checks(report, "tokenizer")
+    assert check.status == "note" and "chat template renders the probe conversation" in check.detail
+    assert report.exit_code == 0, report.lines()
+
+
+def test_a_tokenize_500_is_a_note(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok, fault="tokenize-500") as server:
+        report = preflight(opd(server.url, tmp_path), timeout=TIMEOUT)
+    (check,) = checks(report, "tokenizer")
+    assert check.status == "note" and "HTTP 500" in check.detail and "never calls /tokenize" in check.detail
+    assert report.exit_code == 0, report.lines()
+
+
+def test_a_context_of_exactly_seq_len_fails_a_scoring_teacher(tok: Path, tmp_path: Path) -> None:
+    """vLLM refuses a prompt of max_model_len tokens when it must generate one: prime-rl's
+    scoring call (max_tokens 1) on a full sequence would crash the run."""
+    seq = 1024 + 8192
+    with FakeServer(TEACHER, tok, max_model_len=seq) as server:
+        line = only_failure(preflight(opd(server.url, tmp_path, prompt_tokens=1024), timeout=TIMEOUT))
+    assert f"max_model_len {seq} <= the run's {seq} tokens" in line and "max_tokens 1" in line
+    with FakeServer(TEACHER, tok, max_model_len=seq + 1) as server:
+        assert preflight(opd(server.url, tmp_path, prompt_tokens=1024), timeout=TIMEOUT).exit_code == 0
+
+
+def test_health_503_then_200_is_waited_for_as_prime_rls_client_does(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok, not_ready=3) as server:
+        report = preflight(opd(server.url, tmp_path), timeout=TIMEOUT)
+    (check,) = checks(report, "reachable")
+    assert check.status == "ok" and "of HTTP 503" in check.detail and "1800 s" in check.detail
+    assert report.exit_code == 0, report.lines()
+    with FakeServer(TEACHER, tok, not_ready=10_000) as server:
         line = only_failure(preflight(opd(server.url, tmp_path), timeout=TIMEOUT))
-    assert "chat template renders the probe conversation to other ids" in line
+    assert "HTTP 503" in line and "not ready" in line and "wait_for_ready_timeout" in line
+
+
+def test_a_required_header_is_sent_as_the_run_sends_it(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok, header=("X-Route", "r1")) as server:
+        line = only_failure(preflight(opd(server.url, tmp_path), timeout=TIMEOUT))
+        assert "reachable" in line and "HTTP 400" in line
+        run = opd(server.url, tmp_path, overrides={"orchestrator.algo.teacher.headers": {"X-Route": "r1"}})
+        report = preflight(run, timeout=TIMEOUT)
+    assert report.exit_code == 0, report.lines()
+
+
+def test_skip_model_check_is_honoured(tok: Path, tmp_path: Path) -> None:
+    with FakeServer(TEACHER, tok, fault="wrong-model") as server:
+        run = opd(server.url, tmp_path, overrides={"orchestrator.algo.teacher.skip_model_check": True})
+        report = preflight(run, timeout=TIMEOUT)
+    (model,) = checks(report, "model")
+    assert model.status == "skip" and "skip_model_check" in model.detail
+    # the scoring call still names the model, and this server serves another: that FAILs
+    assert "scoring route" in only_failure(report)
 
 
 def test_no_local_student_tokenizer_is_a_skip_with_the_reason(tok: Path, tmp_path: Path,
@@ -321,3 +379,19 @@ def test_gpus_and_gpu_memory_from_nvidia_smi(tmp_path: Path, monkeypatch: pytest
     assert machine.memory("org/model-7B", "org/teacher-8B", soon, cpu=False).status == "ok"
     monkeypatch.setenv("PATH", "/nonexistent")
     assert machine.gpus(1, "on this node", soon).status == "skip"
+
+
+def test_admin_base_url_is_where_health_and_the_model_list_are_asked(tok: Path, tmp_path: Path) -> None:
+    """prime-rl's admin client calls admin_base_url (then the router at the base URL) for
+    /health and /v1/models; scoring still goes to the base URL."""
+    gone = refused_url()
+    with FakeServer(TEACHER, tok) as base, FakeServer(TEACHER, tok) as admin:
+        run = opd(base.url, tmp_path, overrides={"orchestrator.algo.teacher.admin_base_url": [admin.url]})
+        report = preflight(run, timeout=TIMEOUT)
+        assert report.exit_code == 0, report.lines()
+        assert ("GET", "/v1/models") in [(m, p) for m, p, _ in admin.requests]
+        assert ("GET", "/health") in [(m, p) for m, p, _ in base.requests]  # the router, too
+        assert ("POST", "/inference/v1/generate") in [(m, p) for m, p, _ in base.requests]
+        away = opd(base.url, tmp_path, overrides={"orchestrator.algo.teacher.admin_base_url": [gone]})
+        line = only_failure(preflight(away, timeout=TIMEOUT))
+    assert "reachable" in line and gone.removesuffix("/v1") + "/health" in line

@@ -106,6 +106,7 @@ def test_stand_in_answers_recorded_request_with_recorded_shape(tmp_path: Path, k
     body = c["example"]
     if c["route"] in ("/update_weights", "/load_lora_adapter") and isinstance(body, dict):
         body = {**body, **{k: str(tmp_path) for k in ("weight_dir", "lora_path") if k in body}}
+        written(tmp_path)
     if c["route"] == "/inference/v1/generate" and isinstance(body, dict):
         state.adapters[str(body.get("model"))] = str(tmp_path)
     try:
@@ -137,9 +138,9 @@ def test_generate_refuses_an_unknown_model_and_out_of_vocabulary_tokens(tmp_path
         status, body = _call(
             port,
             "/inference/v1/generate",
-            {"model": "teacher/T", "token_ids": [1] * 62, "sampling_params": sp},
+            {"model": "teacher/T", "token_ids": [1] * 65, "sampling_params": sp},
         )
-        assert status == 400 and "maximum context length is 64" in body["error"]["message"]
+        assert status == 400 and "maximum context length of 64" in body["error"]["message"]
         status, body = _call(
             port,
             "/inference/v1/generate",
@@ -151,6 +152,68 @@ def test_generate_refuses_an_unknown_model_and_out_of_vocabulary_tokens(tmp_path
             e["token"] == f"token_id:{t}"
             for e, t in zip(choice["logprobs"]["content"], choice["token_ids"], strict=True)
         )
+    finally:
+        srv.shutdown()
+
+
+def written(folder: Path) -> None:
+    """A broadcast folder as the trainer stand-in writes it: weights and an adapter."""
+    from whileai.rehearse.standins import trainer
+
+    trainer.safetensors(folder / "model.safetensors")
+    trainer.safetensors(folder / "adapter_model.safetensors")
+    (folder / "adapter_config.json").write_text(json.dumps({"r": 8, "lora_alpha": 16}))
+
+
+def _gen(port: int, n: int, **sp: Any) -> tuple[int, Any]:
+    return _call(port, "/inference/v1/generate", {"model": "T", "token_ids": [1] * n, "sampling_params": sp})
+
+
+def test_the_prompt_length_rule_is_vllms_with_prime_rls_patch(tmp_path: Path) -> None:
+    """patches.py:475-500 refuses only a prompt longer than max_model_len; vLLM's engine refuses
+    one of exactly max_model_len (no room for a token); below it, max_tokens is cut to the room
+    left, and unset it is the room left."""
+    srv, _ = _server(tmp_path, admin=True, model="T", max_len=64)
+    port = srv.server_address[1]
+    try:
+        assert _gen(port, 65, max_tokens=1)[0] == 400
+        status, body = _gen(port, 64, max_tokens=1, prompt_logprobs=1)
+        assert status == 400 and "no room to generate" in body["error"]["message"]
+        status, body = _gen(port, 63, max_tokens=1, prompt_logprobs=1)  # prime-rl's scoring call
+        assert status == 200 and len(body["prompt_logprobs"]) == 63
+        status, body = _gen(port, 60, max_tokens=50)  # not refused: capped at the context
+        assert status == 200 and len(body["choices"][0]["token_ids"]) <= 4
+        status, body = _gen(port, 10)  # max_tokens unset: the room left, not 16
+        assert status == 200 and len(body["choices"][0]["token_ids"]) <= 54
+    finally:
+        srv.shutdown()
+
+
+def test_weights_and_adapters_are_opened_as_the_real_loaders_open_them(tmp_path: Path) -> None:
+    srv, _ = _server(tmp_path, admin=True, model="T")
+    port = srv.server_address[1]
+    empty, good = tmp_path / "empty", tmp_path / "good"
+    empty.mkdir()
+    good.mkdir()
+    written(good)
+    try:
+        status, body = _call(port, "/update_weights", {"weight_dir": str(empty)})
+        assert status == 500 and "Cannot find any model weights" in body["detail"]
+        (empty / "model.safetensors").write_text("not safetensors")
+        status, body = _call(port, "/update_weights", {"weight_dir": str(empty)})
+        assert status == 500 and "is not a safetensors file" in body["detail"]
+        assert _call(port, "/update_weights", {"weight_dir": str(good)}) == (200, {"status": "ok"})
+        status, body = _call(port, "/load_lora_adapter", {"lora_name": "a", "lora_path": str(empty)})
+        assert status == 400 and "No adapter found" in body["error"]["message"]
+        lora = {"lora_name": "a", "lora_path": str(good)}
+        assert _call(port, "/load_lora_adapter", lora)[0] == 200
+        assert _call(port, "/load_lora_adapter", lora)[0] == 200  # prime-rl's route: load_inplace
+        status, body = _call(port, "/v1/load_lora_adapter", lora)  # vLLM's own refuses a reload
+        assert status == 400 and "already been loaded" in body["error"]["message"]
+        assert _call(port, "/v1/load_lora_adapter", {**lora, "load_inplace": True})[0] == 200
+        status, text = _call(port, "/metrics", None)
+        assert status == 200 and "# TYPE vllm:kv_cache_usage_perc gauge" in text
+        assert 'vllm:cache_config_info{block_size="16"' in text
     finally:
         srv.shutdown()
 
@@ -185,7 +248,8 @@ def test_offline_copy_replaces_only_what_it_names(tmp_path: Path) -> None:
     )
     assert d["orchestrator"]["model"]["lora"] == doc["orchestrator"]["model"]["lora"]
     assert d["orchestrator"]["batch_size"] == 2 * doc["orchestrator"]["group_size"]
-    assert plan.expect["needs"] == {"*": ["ref_logprobs"], "reverse-text": ["ref_logprobs"]}
+    opd = ["ref_kl_weights", "ref_logprobs"]  # the ref_kl term's weights and target (loss.py)
+    assert plan.expect["needs"] == {"*": opd, "reverse-text": opd}
     changed = {s.key for s in plan.subs}
     assert "orchestrator.algo.teacher.wait_for_ready_timeout" in changed and "model.name" in changed
     assert doc["model"]["name"] == "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"  # the input is untouched
@@ -328,8 +392,11 @@ def test_inputs_take_teachers_from_the_run_lines() -> None:
             "8001",
             "--vllm.gpu-memory-utilization",
             "0.4",
+            "--vllm.max-model-len",
+            "6144",
         ]
     ]
+    assert stage.lines == [c.teachers[0].serve] and stage.lines[0].startswith("CUDA_VISIBLE_DEVICES=0 uv run")
     (bare,) = inputs.from_toml(c.text, "sft")
     assert bare.serve == [
         ["--vllm.model", "PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL", "--server.port", "8001"]
@@ -444,7 +511,32 @@ def test_trainer_checks_each_micro_batch() -> None:
     problems = trainer.check_micro_batch(mb, seq_len=4, vocab=6, needs=["ref_logprobs"])
     assert problems == ["a packed micro batch holds 6 tokens, more than seq_len = 4",
                         "token id 6 is outside the vocabulary (size 6)",
-                        "ref_logprobs is missing (the method trains on it)"]
+                        "ref_logprobs is missing (the teacher's log-probs, the ref_kl term's target)"]
+
+
+def test_the_trainer_fails_where_the_real_loss_would_drop_a_term() -> None:
+    """loss.py runs no ce / ref_kl term when its weights are absent, and nothing trains when
+    every advantage is 0: the stand-in fails there, and on a batch short of the plan's traces."""
+    torch = pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
+    from whileai.rehearse import offline
+    from whileai.rehearse.standins import trainer
+
+    assert offline._streams("sft") == ["ce_weights"] and offline._streams("grpo") == ["advantages"]
+    assert offline._streams("opd") == ["ref_kl_weights", "ref_logprobs"]
+    n = 4
+    mb = {"input_ids": torch.tensor([[1, 2, 3, 4]]), "loss_mask": torch.tensor([[0, 1, 1, 1]]).bool(),
+          "sequence_lengths": [4], "ce_weights": None, "ref_kl_weights": torch.zeros(1, n)}
+    (missing,) = trainer.check_micro_batch(mb, seq_len=8, vocab=10, needs=["ce_weights"])
+    assert "ce_weights is missing" in missing and "no ce term" in missing
+    (zero,) = trainer.check_micro_batch(mb, seq_len=8, vocab=10, needs=["ref_kl_weights"])
+    assert "ref_kl term would train nothing" in zero
+    expect = {"batch_size": 32, "group_size": 2, "traces_per_episode": [2]}
+    assert trainer.plan_line(expect) == "8 prompts x 2 samples x 2 traces per episode = 32 traces"
+    short = trainer.check_step(1, 31, None, expect)
+    assert short and "31 samples arrived" in short and "8 prompts x 2 samples x 2" in short
+    assert trainer.check_step(1, 32, True, expect) is None
+    flat = trainer.check_step(2, 32, False, expect)
+    assert flat and "advantage is 0" in flat
 
 
 def test_served_teachers_tokenizer_is_cached_under_its_id(tmp_path: Path) -> None:
@@ -501,3 +593,62 @@ def test_the_verdict_lines_fit_the_width_and_keep_every_word(monkeypatch: pytest
     assert all(len(line) <= 80 for line in out) and len(out) > len(lines)
     assert " ".join(out).split() == " ".join(lines).split()  # wrapped, nothing lost
     assert out[1].startswith("    step 1: ") and out[2].startswith("        ")  # hanging indent
+
+
+def test_setup_names_the_commits_and_the_tasksets_a_spec_needs(tmp_path: Path) -> None:
+    """--setup says which prime-rl / verifiers commit the environment imports (a checkout not
+    at the pin is a warning naming both), and which tasksets a spec trains and evaluates on."""
+    import subprocess
+
+    from whileai.rehearse import env
+
+    repo = tmp_path / "prime-rl"
+    (repo / "prime_rl").mkdir(parents=True)
+    (repo / "prime_rl" / "__init__.py").write_text("")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    lines = env.commits({"prime_rl": str(repo / "prime_rl" / "__init__.py"), "verifiers": None})
+    assert lines[0] == (f"warning: prime_rl is at {head[:7]}, not the pin 559b447: a rehearsal checks "
+                        "the run against this other release, not the one whileai writes for")
+    assert "verifiers: no git checkout" in lines[1] and "a60a606" in lines[1]
+    c = wai.compile(load_spec(EXAMPLES / "opd.toml"), "prime-rl")
+    assert env.taskset_modules([c.text]) == {"reverse_text": "reverse-text"}
+
+
+def test_ctrl_c_removes_the_temporary_folder_or_names_the_kept_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from whileai.rehearse import run as rr
+    from whileai.rehearse.supervise import Interrupted
+
+    made: list[str] = []
+
+    def interrupted(python: Any, fam: Any, model_type: Any, folder: Path, timeout: Any) -> Any:
+        made.append(str(folder.parent))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rr, "tiny_model", interrupted)
+    stages = inputs.from_compiled(wai.compile(load_spec(EXAMPLES / "grpo.toml"), "prime-rl"))
+    with pytest.raises(Interrupted) as e:
+        rr.rehearse(stages, python=Path(sys.executable), say=lambda x: None)
+    assert e.value.folder is None and not Path(made[0]).exists()
+    assert "temporary folder was removed" in e.value.line()
+    with pytest.raises(Interrupted) as e:
+        rr.rehearse(stages, python=Path(sys.executable), keep=tmp_path / "kept", say=lambda x: None)
+    assert e.value.folder == str(tmp_path / "kept") and str(tmp_path / "kept") in e.value.line()
+
+
+def test_phases_come_from_the_stand_ins_time_stamps(tmp_path: Path) -> None:
+    from whileai.rehearse.timing import Phases
+
+    (tmp_path / "calls").mkdir()
+    (tmp_path / "calls" / "8000.jsonl").write_text('{"t": 105.0}\n{"t": 107.0}\n')
+    (tmp_path / "trainer-steps.jsonl").write_text('{"t": 120.0}\n{"t": 130.5}\n')
+    ph = Phases()
+    with ph("rows"):
+        pass
+    ph.after_rl(tmp_path, started=100.0)
+    assert ph.ordered() == {"rows": 0.0, "launcher": 5.0, "first step": 15.0, "steps": 10.5}

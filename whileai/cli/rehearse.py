@@ -1,5 +1,6 @@
 """`whileai rehearse SPEC|RUN.toml [--steps 2] [--timeout S] [--keep DIR]`, and
-`whileai rehearse --setup DIR`: prime-rl's own launcher for N steps on a CPU (docs/rehearse.md).
+`whileai rehearse --setup DIR [SPEC]` (with a SPEC: its tasksets import too): prime-rl's own
+launcher for N steps on a CPU (docs/rehearse.md).
 Exit 0: ok; 1: the rehearsal failed (its cause quoted); 2: bad input."""
 
 from __future__ import annotations
@@ -71,8 +72,10 @@ def rehearse_cmd(
     try:
         if setup is not None:
             from whileai.rehearse.env import setup as do_setup
+            from whileai.rehearse.env import taskset_modules
 
-            found, ok = do_setup(setup, python_flag=python)
+            need = taskset_modules([s.text for s in _stages(config, serve, sets)]) if config else None
+            found, ok = do_setup(setup, python_flag=python, tasksets=need)
             print("\n".join(clean(x) for x in found))
             raise typer.Exit(0 if ok else 1)
         if config is None:
@@ -92,8 +95,9 @@ def rehearse_cmd(
         )
     except SpecError as e:
         fail(e)
-    except KeyboardInterrupt:
-        print("interrupted: every process the rehearsal started was stopped", file=sys.stderr)
+    except KeyboardInterrupt as e:  # whileai.rehearse.supervise.Interrupted names the folder left
+        line = getattr(e, "line", lambda: "interrupted: every process the rehearsal started was stopped")
+        print(clean(line()), file=sys.stderr)
         raise typer.Exit(130) from None
     print(json.dumps(result.to_dict(), indent=1) if as_json else "\n".join(_fit(lines(result))))
     raise typer.Exit(0 if result.ok else 1)

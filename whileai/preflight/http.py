@@ -16,7 +16,9 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 LIMIT = 4 << 20  # bytes of an answer read at most: a probe's answers are small
 
@@ -38,6 +40,23 @@ class Answer:
     def json(self) -> Any:
         """The body as JSON; ValueError when it is not."""
         return json.loads(self.body.decode("utf-8"))
+
+    def list_of(self, key: str, kind: type[T]) -> list[T] | None:
+        """The JSON object's `key` when it is a list of `kind` (GET /v1/models' data, of dicts;
+        POST /tokenize's tokens, of ints); None for anything else."""
+        try:
+            data = self.json()
+        except ValueError:
+            return None
+        items = data.get(key) if isinstance(data, dict) else None
+        if not isinstance(items, list) or not all(isinstance(x, kind) for x in items):
+            return None
+        return items
+
+    def start(self) -> str:
+        """The body's first 40 characters, quoted, for a message."""
+        text = self.body[:40].decode("utf-8", "replace")
+        return f"{text!r}" if text else "an empty body"
 
 
 @dataclass

@@ -1,5 +1,6 @@
-"""Preflight results as data: one `Check` per probe (ok, FAIL or skip, with its one-line
-reason), and the report that prints one line per check or JSON."""
+"""Preflight results as data: one `Check` per probe (ok, FAIL, skip, or note: a difference the run
+does not trip on, with its one-line reason), and the report that prints one line per check or
+JSON."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any, Literal
 
 from whileai.errors import clean
 
-Status = Literal["ok", "FAIL", "skip"]
+Status = Literal["ok", "FAIL", "skip", "note"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,11 @@ def skip(name: str, detail: str) -> Check:
     return Check(name, "skip", detail)
 
 
+def note(name: str, detail: str, seconds: float | None = None) -> Check:
+    """A difference the run does not trip on: said, never failed."""
+    return Check(name, "note", detail, seconds)
+
+
 @dataclass
 class Report:
     spec: str
@@ -57,10 +63,11 @@ class Report:
         return 1 if self.failed else 0
 
     def summary(self) -> str:
-        counts = {s: sum(c.status == s for c in self.checks) for s in ("ok", "FAIL", "skip")}
+        counts = {s: sum(c.status == s for c in self.checks) for s in ("ok", "FAIL", "skip", "note")}
         verdict = "not ready: fix each FAIL before the run" if self.failed else "ready"
         return (f"preflight {self.spec} ({self.target}): {counts['ok']} ok, {counts['FAIL']} FAIL, "
-                f"{counts['skip']} skip in {self.seconds:.1f} s: {verdict}")
+                f"{counts['skip']} skip{f', {n} note' if (n := counts['note']) else ''} in "
+                f"{self.seconds:.1f} s: {verdict}")
 
     def lines(self) -> list[str]:
         return [c.line() for c in self.checks] + [clean(self.summary())]
@@ -72,4 +79,4 @@ class Report:
                 "checks": [c.to_dict() for c in self.checks]}
 
 
-__all__ = ["Check", "Report", "Status", "fail", "ok", "skip"]
+__all__ = ["Check", "Report", "Status", "fail", "note", "ok", "skip"]

@@ -138,12 +138,16 @@ def _teachers(stages: list[Any], in_process: str, where: str) -> tuple[list[Targ
                                     "by the arm's own commands: nothing to probe from here"))
                 continue
             key = (ep.url, ep.model, role)
+            # the target's plan of this server: its serve line, how the run calls it
+            rec = next((t for t in c.teachers if (t.model, t.url) == (ep.model, ep.url)), None)
+            how = {"serve_line": rec.serve, "client": rec.client} if rec is not None else {}
             old = found.get(key)
             if old is not None:
                 found[key] = Target(f"{old.label} + {label}", old.field, ep.url, ep.model,
-                                    ep.api_key_env, role, max(old.seq_len, seq), seq_field)
+                                    ep.api_key_env, role, max(old.seq_len, seq), seq_field, **how)
                 continue
-            found[key] = Target(label, field, ep.url, ep.model, ep.api_key_env, role, seq, seq_field)
+            found[key] = Target(label, field, ep.url, ep.model, ep.api_key_env, role, seq, seq_field,
+                                **how)
     return list(found.values()), skipped
 
 

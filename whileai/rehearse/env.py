@@ -8,6 +8,12 @@ the trainer stand-in need resolves on this CPU, naming what is missing.
 
     python = find_python(flag)            # --python, $WHILEAI_REHEARSE_PYTHON, ./.venv of a checkout
     lines, ok = setup(Path("prime-rl"))   # --setup DIR: the checkout or the environment itself
+    lines, ok = setup(Path("prime-rl"), tasksets={"gsm8k": "gsm8k"})  # and a spec's tasksets
+
+`--setup` also says which prime-rl and verifiers commits the environment holds (the git checkout
+each is imported from) against the pin (prime-rl 559b447, its verifiers submodule a60a606), and,
+given a spec, whether each taskset it trains or evaluates on imports: verifiers' example
+environments are opt-in workspace members of prime-rl, which a plain `uv sync` does not install.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ MODULES = (
 )
 COMMANDS = ("rl", "orchestrator", "env-server", "uv")  # on the environment's bin/, by bare name
 FLASH = "flash_attn"
+PINS = {"prime_rl": "559b44772e471d1538537b8805cc77f3824a5e64",  # targets/prime_rl/pin.py
+        "verifiers": "a60a606ecc4d309247edf9ff92c3eabca362781f"}  # deps/verifiers at that commit
 FILES = ("__init__.py", "flash_attn_interface.py", "bert_padding.py")
 
 
@@ -82,10 +90,12 @@ def bin_dir(python: Path) -> Path:
 
 PROBE = r"""
 import importlib, json, sys, sysconfig
-out = {"version": sys.version.split()[0], "site": sysconfig.get_paths()["purelib"], "missing": {}}
+out = {"version": sys.version.split()[0], "site": sysconfig.get_paths()["purelib"], "missing": {},
+       "files": {}}
 for name in sys.argv[1:]:
     try:
-        importlib.import_module(name)
+        m = importlib.import_module(name)
+        out["files"][name] = getattr(m, "__file__", None)
     except BaseException as e:  # noqa: BLE001
         out["missing"][name] = f"{type(e).__name__}: {e}"[:300]
 print(json.dumps(out))
@@ -139,10 +149,51 @@ def install_flash_stub(site: Path) -> list[str]:
     return [str(pkg), str(info)]
 
 
-def setup(target: Path, *, python_flag: str | None = None) -> tuple[list[str], bool]:
+def commits(files: dict[str, str | None]) -> list[str]:
+    """What prime-rl and verifiers the environment imports, against the pin: the commit of the
+    git checkout each module's file is in (an editable install), else that it is unknown."""
+    lines = []
+    for name, pin in PINS.items():
+        where = files.get(name)
+        head = None
+        if where:
+            r = subprocess.run(["git", "-C", str(Path(where).parent), "rev-parse", "HEAD"],
+                               capture_output=True, text=True, timeout=30)
+            head = r.stdout.strip() if r.returncode == 0 else None
+        if head is None:
+            lines.append(f"warning: {name}: no git checkout behind {where or 'it'}: its commit is "
+                         f"unknown; rehearsals are for {pin[:7]}")
+        elif head != pin:
+            lines.append(f"warning: {name} is at {head[:7]}, not the pin {pin[:7]}: a rehearsal "
+                         "checks the run against this other release, not the one whileai writes for")
+        else:
+            lines.append(f"ok: {name} at the pin {pin[:7]}")
+    return lines
+
+
+def taskset_modules(texts: list[str]) -> dict[str, str]:
+    """The tasksets prime-rl TOMLs train and evaluate on: module name -> taskset id."""
+    from whileai.catalogs.targets import plugin_key
+    from whileai.spec.load import loads_toml
+
+    out: dict[str, str] = {}
+    for text in texts:
+        o = loads_toml(text, where="the compiled file").get("orchestrator") or {}
+        for split in ("train", "eval"):
+            srcs = (o.get(split) or {}).get("source") or []
+            for s in srcs if isinstance(srcs, list) else [srcs]:
+                tid = ((s.get("env") or {}).get("taskset") or {}).get("id") if isinstance(s, dict) else None
+                if isinstance(tid, str):
+                    out[plugin_key(tid).replace("-", "_")] = tid
+    return out
+
+
+def setup(target: Path, *, python_flag: str | None = None,
+          tasksets: dict[str, str] | None = None) -> tuple[list[str], bool]:
     """`--setup DIR`: find the environment in DIR (a prime-rl checkout's .venv or the venv
-    itself), add whileai's own pieces, check every import and command. Lines to print, and
-    whether the environment can rehearse."""
+    itself), add whileai's own pieces, check every import and command (and each of `tasksets`,
+    module -> taskset id, a spec needs), say its prime-rl and verifiers commits. Lines to print,
+    and whether the environment can rehearse."""
     if python_flag is None and not (target.is_file() or _python_in(target)):
         raise SpecError("--setup", str(target), "a prime-rl checkout with .venv (after `uv sync` there), its "
                         "venv folder, or its python")
@@ -159,8 +210,15 @@ def setup(target: Path, *, python_flag: str | None = None) -> tuple[list[str], b
     site = Path(str(first["site"]))
     wrote = install_flash_stub(site)
     lines += [f"wrote {w}" for w in wrote] or ["flash_attn: present (left as it is)"]
-    report = probe(python)
+    report = probe(python, (*MODULES, *(tasksets or {})))
     missing = dict(report["missing"])  # type: ignore[call-overload]
+    lines += commits(dict(report["files"]))  # type: ignore[call-overload]
+    for module, tid in (tasksets or {}).items():
+        if module in missing:
+            missing[f"taskset {tid}"] = (
+                f"{missing.pop(module)}: verifiers' example environments are opt-in workspace "
+                "members: `uv sync --all-packages` in the prime-rl checkout, or `uv pip install "
+                f"--python {python} -e deps/verifiers/environments/{module}` there")
     for cmd in COMMANDS:
         if not (bin_dir(python) / cmd).exists():
             missing[f"command {cmd}"] = f"not in {bin_dir(python)} (the launcher starts it by name; " + (
@@ -172,7 +230,8 @@ def setup(target: Path, *, python_flag: str | None = None) -> tuple[list[str], b
         lines.append(f"missing: {name}: {why}")
     if not missing:
         lines.append(
-            f"ok: {len(MODULES)} imports and {len(COMMANDS)} commands resolve on the CPU; "
+            f"ok: {len(MODULES)} imports, {len(tasksets or {})} tasksets and {len(COMMANDS)} "
+            "commands resolve on the CPU; "
             f"rehearse with --python {python} or {ENV_VAR}={python}"
         )
     return lines, not missing

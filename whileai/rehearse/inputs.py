@@ -4,9 +4,11 @@ the hand-off between them), each with its TOML and the servers the user runs bes
     stages = from_compiled(c)                      # c: a Compiled (the API's compile)
     stages = from_toml(text, "run", serve=["--vllm.model T --server.port 8001"])
 
-A teacher's stand-in comes from the command the user will run (whileai's run lines: `uv run
-inference --vllm.model ... --server.port ...`), never from what the config expects, so a config
-whose teacher name, URL or port differs from its server fails here as on the cluster. For a
+A teacher's stand-in comes from the command the user will run: the target's serve line for it
+(the Teacher record's `serve`, the run lines' line: `uv run inference --vllm.model ...
+--server.port ... --vllm.max-model-len ...`, or `uv run inference @ <stem>.teacher.toml` with that
+file beside it), never from what the config expects, so a config whose teacher name, URL or port
+differs from its server fails here as on the cluster. For a
 prime-rl TOML written by hand there are no run lines: `--serve` gives them, else each teacher
 the config names is stood in as it names it (said in the report). Standard library only.
 """
@@ -28,6 +30,8 @@ class Stage:
     name: str
     text: str  # the prime-rl TOML
     serve: list[list[str]] = field(default_factory=list)  # each teacher's `inference` arguments
+    lines: list[str] = field(default_factory=list)  # each teacher's serve line, as the run lines say it
+    files: dict[str, str] = field(default_factory=dict)  # the server configs those lines read (@ file)
     handoff: tuple[str, str] | None = None  # stage 2: (the original student, stage 1's final folder)
     code: str | None = None  # the hand-off's python -c program, run with the stand-in student
     notes: list[str] = field(default_factory=list)
@@ -63,8 +67,14 @@ def from_compiled(c: Any) -> list[Stage]:
     parts = list(c.stages) or [c]
     stages = []
     for part in parts:
-        serve = [a for cmd in part.commands if (a := inference_args(cmd)) is not None]
-        stages.append(Stage(part.main.removesuffix(".toml"), part.text, serve))
+        lines = [t.serve for t in part.teachers if t.serve and t.mode != "endpoint"]
+        serve = [a for line in lines if (a := inference_args(line)) is not None]
+        files = {
+            t.file: part.files.get(t.file) or c.files[t.file]
+            for t in part.teachers
+            if t.file and t.mode != "endpoint"
+        }
+        stages.append(Stage(part.main.removesuffix(".toml"), part.text, serve, lines, files))
     if len(stages) == 2:
         found = next((h for cmd in c.commands if (h := _handoff(cmd)) is not None), None)
         if found is None:
@@ -87,11 +97,13 @@ def from_toml(text: str, name: str, serve: list[str] | None = None) -> list[Stag
                 "--serve", line, "a teacher's run line: [uv run] inference --vllm.model M --server.port P ..."
             )
         stage.serve.append(args)
+        stage.lines.append(line)
     if serve is None:
         doc = loads_toml(text, where=name)
         for t in teachers(doc):
             port = urlparse(t["base_url"]).port or 80
             stage.serve.append(["--vllm.model", t["name"], "--server.port", str(port)])
+            stage.lines.append(shlex.join(["inference", *stage.serve[-1]]))
             stage.notes.append(
                 f"teacher {t['name']} stood in at port {port} as the config names it (no "
                 "run line: --serve gives the command you will run)"

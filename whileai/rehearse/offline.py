@@ -98,7 +98,12 @@ def _seats(source: dict[str, Any]) -> int:
 
 
 def _streams(algo: str) -> list[str]:
-    return ["ref_logprobs"] if algo in ("opd", "opsd") else []
+    """The streams each method's real loss reads (prime-rl 559b447 trainer/rl/loss.py
+    compute_loss; the routing of action tokens, orchestrator/algo/routing.py stamp_loss_routing:
+    opd.py/opsd.py `ref_kl`, sft.py `ce`, the rest `rl`)."""
+    if algo in ("opd", "opsd"):
+        return ["ref_kl_weights", "ref_logprobs"]
+    return ["ce_weights"] if algo == "sft" else ["advantages"]
 
 
 def offline_copy(
@@ -212,6 +217,7 @@ def offline_copy(
         "needs": needs(doc),
         "steps": steps,
         "batch_size": o.get("batch_size"),
+        "group_size": o.get("group_size"),
         "train_sources": n_train,
         "traces_per_episode": traces,
     }

@@ -90,8 +90,18 @@ def arg_value(args: list[str], flag: str) -> str | None:
     return None
 
 
-def model_of(args: list[str]) -> str | None:
-    return arg_value(args, "--vllm.model")
+def model_of(args: list[str], files: dict[str, str] | None = None) -> str | None:
+    value = arg_value(args, "--vllm.model")
+    return value if value is not None else _from_file(args, files, "vllm", "model")
+
+
+def _from_file(args: list[str], files: dict[str, str] | None, table: str, key: str) -> Any:
+    """A value of the server config a line reads (`inference @ file`), or None."""
+    if len(args) < 2 or args[0] != "@" or not files or args[1] not in files:
+        return None
+    from whileai.spec.load import loads_toml
+
+    return (loads_toml(files[args[1]], where=args[1]).get(table) or {}).get(key)
 
 
 def hub_cache(home: Path, ids: list[str], tiny_dir: Path) -> list[str]:
@@ -114,8 +124,8 @@ def hub_cache(home: Path, ids: list[str], tiny_dir: Path) -> list[str]:
     return done
 
 
-def port_of(args: list[str], default: int = 8000) -> int:
-    value = arg_value(args, "--server.port")
+def port_of(args: list[str], default: int = 8000, files: dict[str, str] | None = None) -> int:
+    value = arg_value(args, "--server.port") or _from_file(args, files, "server", "port")
     return default if value is None else int(value)
 
 

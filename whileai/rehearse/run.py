@@ -41,7 +41,8 @@ from whileai.rehearse.prepare import (
     tiny_model,
 )
 from whileai.rehearse.scope import cache_spec, stand_in, write_rows
-from whileai.rehearse.supervise import Supervisor, busy, wait_port
+from whileai.rehearse.supervise import Interrupted, Supervisor, busy, wait_port
+from whileai.rehearse.timing import Phases
 from whileai.rehearse.verdict import Cause, Verdict, read
 
 
@@ -51,6 +52,7 @@ class Result:
     verdicts: list[Verdict] = field(default_factory=list)
     subs: list[list[str]] = field(default_factory=list)
     folder: str = ""
+    phases: Phases = field(default_factory=Phases)  # seconds per phase (whileai.rehearse.timing)
 
     @property
     def ok(self) -> bool:
@@ -64,6 +66,7 @@ class Result:
         return {
             "ok": self.ok,
             "folder": self.folder,
+            "phases": self.phases.ordered(),
             "stages": [
                 {"name": n, "substitutions": s, **v.to_dict()}
                 for n, s, v in zip(self.stages, self.subs, self.verdicts, strict=False)
@@ -81,6 +84,7 @@ def rehearse_stage(
     model_dir: Path | None,
     tiny: dict[str, Any],
     say: Callable[[str], None],
+    phases: Phases | None = None,
 ) -> tuple[Verdict, Plan]:
     import tomli_w
 
@@ -88,6 +92,8 @@ def rehearse_stage(
     from whileai.spec.load import loads_toml
 
     t0 = time.monotonic()
+    ph = phases if phases is not None else Phases()
+    rows0 = ph.get("rows", 0.0)  # the rows' time so far (earlier stages)
     doc = loads_toml(stage.text, where=stage.name)
     plan = offline_copy(
         doc,
@@ -97,7 +103,8 @@ def rehearse_stage(
         data_dir=where / "rows",
         vocab=int(tiny["vocab_size"]),
     )
-    write_rows(plan.sources)
+    with ph("rows"):
+        write_rows(plan.sources)
     atomic_write(where / "run.toml", tomli_w.dumps(plan.doc), durable=False)
     atomic_write(where / "expect.json", json.dumps(plan.expect), durable=False)
     dep = doc.get("deployment") or {}
@@ -106,12 +113,17 @@ def rehearse_stage(
     for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE", "HF_DATASETS_CACHE"):
         env.pop(var, None)  # the rehearsal's own cache, whatever the caller's points at
     env["HF_HOME"] = str(where / "hf")
-    cache_rows(python, where / "hf" / "datasets", cache_spec(plan.sources), sup.left())
-    served = [m for a in stage.serve if (m := model_of(a))]
+    ph.add("environment", time.monotonic() - t0 - (ph.get("rows", 0.0) - rows0))
+    with ph("rows"):
+        cache_rows(python, where / "hf" / "datasets", cache_spec(plan.sources), sup.left())
+    for name, text in stage.files.items():  # the server configs the serve lines read (@ file)
+        atomic_write(where / name, text, durable=False)
+    served = [m for a in stage.serve if (m := model_of(a, stage.files))]
     for model_id in hub_cache(where / "hf", served, Path(tiny["dir"])):
         plan.subs.append(Substitution(f"{model_id} (served)", "the hub's tokenizer", "the tiny model's",
                                       "cached under its id in the rehearsal's own HF_HOME, offline"))
-    pol, teach = policy_ports(doc), {port_of(a) for a in stage.serve}
+    ports = [port_of(a, files=stage.files) for a in stage.serve]
+    pol, teach = policy_ports(doc), set(ports)
     taken = sorted(p for p in pol | teach | {5555, 5556} if busy(p))
     if taken:
         return Verdict(
@@ -120,17 +132,16 @@ def rehearse_stage(
             cause=Cause("(ports)", 0, f"port(s) {taken} already in use on 127.0.0.1"),
             summary=f"failed: port(s) {taken} already in use (another server or rehearsal)",
         ), plan
-    for args in stage.serve:
-        port = port_of(args)
-        say(f"  teacher stand-in: inference {' '.join(args)}")
+    for args, port, line in zip(stage.serve, ports, stage.lines or stage.serve, strict=True):
+        say(f"  teacher stand-in for: {line}")
         sup.start(
             f"{stage.name}-teacher-{port}",
             [str(where / "bin" / "inference"), *args],
             env=env,
             log=where / f"teacher-{port}.log",
+            cwd=where,
         )
-    for args in stage.serve:
-        port = port_of(args)
+    for port in ports:
         if not wait_port(port, time.monotonic() + min(60.0, max(1.0, sup.left()))):
             cause = Cause(
                 f"teacher-{port}.log", 0, (where / f"teacher-{port}.log").read_text()[-400:].strip()
@@ -142,6 +153,7 @@ def rehearse_stage(
                 summary=f"failed: the teacher stand-in did not start on port {port}",
             ), plan
     say(f"  rl @ {where / 'run.toml'} ({steps} steps, {sup.left():.0f} s left)")
+    started = time.time()
     rc = sup.run(
         f"{stage.name}-rl",
         [str(python.parent / "rl"), "@", str(where / "run.toml")],
@@ -149,8 +161,9 @@ def rehearse_stage(
         log=where / "rl.log",
         cwd=where,
     )
-    for args in stage.serve:
-        sup.stop(f"{stage.name}-teacher-{port_of(args)}")
+    for port in ports:
+        sup.stop(f"{stage.name}-teacher-{port}")
+    ph.after_rl(where, started)
     return read(
         where, steps=steps, rc=rc, seconds=time.monotonic() - t0, policy_ports=pol, teacher_ports=teach
     ), plan
@@ -209,10 +222,11 @@ def rehearse(
     root.mkdir(parents=True, exist_ok=True)
     result = Result(folder=str(root))
     deadline = time.monotonic() + timeout
-    tiny = tiny_model(python, fam.name, fam.model_type, root / "tiny", timeout)
-    tiny["dir"] = str(root / "tiny")
     old = _on_sigterm()
     try:
+        with result.phases("tiny model"):
+            tiny = tiny_model(python, fam.name, fam.model_type, root / "tiny", timeout)
+        tiny["dir"] = str(root / "tiny")
         with Supervisor(deadline) as sup:
             prev: Plan | None = None
             model_dir: Path | None = None
@@ -246,12 +260,15 @@ def rehearse(
                     model_dir=model_dir,
                     tiny=tiny,
                     say=say,
+                    phases=result.phases,
                 )
                 result.verdicts.append(verdict)
                 result.subs.append([*stage.notes, *(s.line() for s in plan.subs)])
                 if not verdict.ok:
                     break
                 prev = plan
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the processes are stopped; the folder is named
+        raise Interrupted(None if keep is None and _removed(root) else str(root)) from None
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
@@ -262,6 +279,11 @@ def rehearse(
         if keep is None and result.ok:
             shutil.rmtree(root, ignore_errors=True)
     return result
+
+
+def _removed(root: Path) -> bool:
+    shutil.rmtree(root, ignore_errors=True)
+    return not root.exists()
 
 
 def _on_sigterm() -> Any:

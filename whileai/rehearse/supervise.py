@@ -118,3 +118,17 @@ def busy(port: int, host: str = "127.0.0.1") -> bool:
         except OSError:
             return True
     return False
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) ended a rehearsal after every process it started was stopped;
+    `folder`: the folder it left (a --keep folder, or a temporary one it could not remove), or
+    None when it removed its temporary folder."""
+
+    def __init__(self, folder: str | None) -> None:
+        super().__init__(folder)
+        self.folder = folder
+
+    def line(self) -> str:
+        where = f"its folder is kept at {self.folder}" if self.folder else "its temporary folder was removed"
+        return f"interrupted: every process the rehearsal started was stopped; {where}"

@@ -183,6 +183,9 @@ def read(
     if rc == 0 and len(facts) >= steps:
         v.ok = True
         v.summary = f"ok: {steps} steps in {seconds:.0f} s"
+        if facts and facts[0].get("plan"):  # the batch arithmetic the trainer stand-in checked
+            got = ", ".join(str(f.get("samples")) for f in facts)
+            v.summary += f"; samples per step {got} for {facts[0]['plan']}"
         return v
     logs = run_logs(where)
     order: list[tuple[Path, str]] = []

@@ -11,7 +11,7 @@ Pure: no pydantic model is built here (pydantic reads the annotations only for t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field
@@ -76,15 +76,27 @@ class Teacher(_Record):
     file: Annotated[str | None, Field(description="The `uv run inference` config whileai wrote for it.")]
     formula: Annotated[str, Field(description="How `gpus` is computed.")]
     note: Annotated[str, Field(description="The report's line about it.")]
+    serve: Annotated[str | None, Field(description="The one command that serves it, as the run lines, "
+                                       "`whileai preflight`'s fix line and `whileai rehearse`'s "
+                                       "stand-in read it; null: no server (in-process).")] = None
+    max_model_len: Annotated[int | None, Field(description="The context it is served with; null: no "
+                                               "server.")] = None
+    client: Annotated[dict[str, Any], Field(description="How the run calls it beyond its URL and key, "
+                                            "as the compiled file sets it (prime-rl: headers, "
+                                            "headers_from_env, admin_base_url, skip_model_check, "
+                                            "wait_for_ready_timeout); `whileai preflight` calls it so.")] = \
+        field(default_factory=dict)
 
     @classmethod
     def sized(cls, *, model: str, url: str, mode: str, size: Size | None, gpus: int | None,
-              held_gpus: int | None, file: str | None, note: str) -> Teacher:
+              held_gpus: int | None, file: str | None, note: str, serve: str | None = None,
+              max_model_len: int | None = None) -> Teacher:
         """A teacher sized from its name (whileai.cost.sizes): its parameters, and the formula of
         the GPUs a server needs."""
         return cls(model=model, url=url, mode=mode, params_b=size.total_b if size else None,
                    active_params_b=size.active_b if size else None, gpus=gpus, held_gpus=held_gpus,
-                   file=file, formula=SERVE_FORMULA, note=note)
+                   file=file, formula=SERVE_FORMULA, note=note, serve=serve,
+                   max_model_len=max_model_len)
 
 
 def jsonable(v: Any) -> Any:

@@ -36,7 +36,7 @@ def test_the_spec_field_re_derives_everything() -> None:
     assert doc["seq_len"] == 2048 + 4096
     assert doc["orchestrator"]["train"]["sampling"]["max_completion_tokens"] == 4096
     teacher = tomllib.loads(c.files["opd.teacher.toml"])
-    assert teacher["vllm"]["max_model_len"] == 2048 + 4096
+    assert teacher["vllm"]["max_model_len"] == 2048 + 4096 + 1  # seq_len + 1: it scores
     assert c.cost is not None and c.cost.tokens_per_rollout == 2048 + 4096
 
 

@@ -119,7 +119,7 @@ def test_the_script_names_only_files_it_writes_and_runs_in_order(tmp_path: Path)
     # one server for both stages, sized for the longer one (stage 2: 2048 + 8192)
     teacher = tomllib.loads((out / "coldstart.teacher.toml").read_text())
     two = tomllib.loads((out / "coldstart-2-opd.toml").read_text())
-    assert teacher["vllm"]["max_model_len"] == two["seq_len"] == 10240
+    assert teacher["vllm"]["max_model_len"] == two["seq_len"] + 1 == 10241  # stage 2 scores
     done = subprocess.run(["bash", "coldstart.sh"], cwd=out, env=_env(tmp_path, READY_AFTER="3"),
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

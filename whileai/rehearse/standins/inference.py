@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import re
 import sys
 import threading
 import time
@@ -25,6 +24,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
+
+try:  # in the tests, as a package; in the rehearsal, a script beside its rules
+    from whileai.rehearse.standins import vllm_rules as rules
+    from whileai.rehearse.standins.replies import completion_text, shape, tokenizer, trim
+except ImportError:  # pragma: no cover - the prime-rl environment has no whileai
+    import vllm_rules as rules  # type: ignore[no-redef]
+    from replies import completion_text, shape, tokenizer, trim  # type: ignore[no-redef]
 
 ADMIN_ONLY = (
     "/pause",
@@ -52,6 +58,7 @@ class State:
         self.model, self.max_model_len, self.vocab, self.eos = model, max_model_len, vocab, eos
         self.decode, self.encode, self.log_dir = decode, encode, log_dir
         self.adapters: dict[str, str] = {}
+        self.running = self.in_flight = 0  # requests and their tokens being generated (/metrics)
         self.seen: set[tuple[int, str, int]] = set()  # (port, route, status) whose example is recorded
         self.lock = threading.Lock()
         self.rng = random.Random(0)
@@ -70,39 +77,6 @@ class State:
             entry = {**entry, "example": trim(example)}
         with self.lock, open(self.log_dir / f"{port}.jsonl", "a") as f:
             f.write(json.dumps({"t": round(time.time(), 3), "port": port, **entry}) + "\n")
-
-
-def shape(value: Any, depth: int = 0) -> Any:
-    """A request's shape: keys and types, lists by length and first item."""
-    if isinstance(value, dict) and depth < 4:
-        return {k: shape(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [f"len={len(value)}", *([shape(value[0], depth + 1)] if value and depth < 4 else [])]
-    return type(value).__name__ if not isinstance(value, (str, bool)) or depth == 0 else value
-
-
-def trim(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: trim(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [trim(v) for v in value[:16]]
-    return value
-
-
-def completion_text(prompt: str, rng: random.Random) -> str:
-    """A plausible answer: the last user turn reversed, sometimes cut (rewards then vary), led by
-    one of the bracketed moves the turn offers, if any (a game's `[check] or [bet]`: a reply
-    without a legal move forfeits the episode, and kuhn-poker's other seat then has no turn)."""
-    # the last user turn, in Llama-3's, the generic stand-in's or ChatML's chat format
-    for head in ("<|start_header_id|>user<|end_header_id|>", "<|user|>", "user\n"):
-        prompt = prompt.rsplit(head, 1)[-1]
-    user = re.split(r"<\|im_end\|>|<\|eot_id\|>|<\|end\|>", prompt, maxsplit=1)[0].strip() or "rehearsal"
-    rev = user[::-1]
-    if rng.random() < 0.5:
-        rev = rev[: rng.randint(1, max(1, len(rev)))]
-    moves = sorted(set(re.findall(r"\[(\w+)\]", user)))
-    lead = f"[{rng.choice(moves)}]\n" if moves else ""
-    return f"{lead}<reversed_text>\n{rev}\n</reversed_text>"
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -154,9 +128,9 @@ class Handler(BaseHTTPRequestHandler):
             ]
             self._reply(route, None, 200, {"object": "list", "data": data})
         elif route == "/metrics":
-            self._reply(
-                route, None, 200, "vllm:num_requests_running 0\nvllm:num_requests_waiting 0\n", "text/plain"
-            )
+            s = self.state
+            blocks = 4 * (s.max_model_len or 1 << 14) // rules.BLOCK  # room for four full contexts
+            self._reply(route, None, 200, rules.metrics(s.running, 0, s.in_flight, blocks), "text/plain")
         else:
             self._reply(route, None, 404, {"detail": "Not Found"})
 
@@ -195,18 +169,19 @@ def _model_ok(s: State, model: Any) -> tuple[int, dict[str, Any]] | None:
 
 
 def _update_weights(s: State, req: dict[str, Any]) -> tuple[int, Any]:
-    path = req.get("weight_dir")
-    if path is not None and not Path(path).is_dir():
-        return _error(400, f"weight_dir {path} is not a directory")
+    why = rules.weights_refusal(req.get("weight_dir"))
+    if why is not None:  # the worker raises: FastAPI's 500 (the client retries 5xx, then fails)
+        return 500, {"detail": why}
     return 200, {"status": "ok"}
 
 
-def _load_lora(s: State, req: dict[str, Any]) -> tuple[int, Any]:
+def _load_lora(s: State, req: dict[str, Any], in_place: bool) -> tuple[int, Any]:
     name, path = req.get("lora_name"), req.get("lora_path")
-    if not name or not path or not Path(path).is_dir():
-        return _error(400, f"Loading lora {name} failed: No adapter found for {path}")
-    s.adapters[name] = path
-    return 200, f"Success: LoRA adapter '{name}' added successfully."
+    why = rules.adapter_refusal(name, path, str(name) in s.adapters, in_place)
+    if why is not None:
+        return _error(400, why)
+    s.adapters[str(name)] = str(path)
+    return 200, {"status": "ok"}
 
 
 def _unload_lora(s: State, req: dict[str, Any]) -> tuple[int, Any]:
@@ -222,14 +197,10 @@ def _generate(s: State, req: dict[str, Any]) -> tuple[int, Any]:
         return _error(400, "token_ids: List should have at least 1 item")
     if (over := next((t for t in ids if not 0 <= t < s.vocab), None)) is not None:
         return _error(400, f"Token id {over} is out of vocabulary (vocab size {s.vocab})")
-    max_tokens = int(sp.get("max_tokens") or 16)
-    if s.max_model_len is not None and len(ids) + max_tokens > s.max_model_len:
-        return _error(
-            400,
-            f"This model's maximum context length is {s.max_model_len} tokens. However, you "
-            f"requested {len(ids) + max_tokens} tokens ({len(ids)} in the messages, {max_tokens} "
-            "in the completion).",
-        )
+    if (why := rules.prompt_refusal(len(ids), s.max_model_len)) is not None:
+        return _error(400, why)
+    asked = sp.get("max_tokens")
+    max_tokens = rules.tokens_to_generate(len(ids), None if asked is None else int(asked), s.max_model_len)
     out: dict[str, Any] = {"model": req.get("model"), "created": int(time.time())}
     if sp.get("prompt_logprobs"):
         out["prompt_logprobs"] = [
@@ -288,34 +259,13 @@ ROUTES = {
     "/resume": lambda s, r: (200, {"status": "resumed"}),
     "/init_broadcaster": lambda s, r: (200, {"status": "ok"}),  # the real server's route; no transfer here
     "/update_weights": _update_weights,
-    "/load_lora_adapter": _load_lora,
-    "/v1/load_lora_adapter": _load_lora,
+    "/load_lora_adapter": lambda s, r: _load_lora(s, r, True),  # prime-rl's: load_inplace forced
+    "/v1/load_lora_adapter": lambda s, r: _load_lora(s, r, bool(r.get("load_inplace"))),
     "/unload_lora_adapter": _unload_lora,
     "/v1/unload_lora_adapter": _unload_lora,
     "/inference/v1/generate": _generate,
     "/v1/chat/completions": _chat,
 }
-
-
-def _tokenizer(vocab_default: int) -> tuple[Any, Any, int, int]:
-    path = os.environ.get("WHILEAI_REHEARSE_TOKENIZER")
-    if not path:
-        return (
-            (lambda ids: ""),
-            (lambda text: [1 + (ord(c) % (vocab_default - 2)) for c in text]),
-            vocab_default,
-            0,
-        )
-    from tokenizers import Tokenizer
-
-    tok = Tokenizer.from_file(str(Path(path) / "tokenizer.json"))
-    facts = json.loads((Path(path) / "config.json").read_text())
-    return (
-        (lambda ids: tok.decode(ids, skip_special_tokens=False)),
-        (lambda text: tok.encode(text).ids),
-        int(facts["vocab_size"]),
-        int(facts["eos_token_id"]),
-    )
 
 
 def serve(argv: list[str]) -> None:
@@ -326,12 +276,13 @@ def serve(argv: list[str]) -> None:
     config = cli(InferenceConfig)
     port = config.server.port
     backend = getattr(config, "backend_port", None) if getattr(config, "router", None) is not None else None
-    decode, encode, vocab, eos = _tokenizer(1 << 15)
+    decode, encode, vocab, eos, positions = tokenizer(1 << 15)
     where = os.environ.get("WHILEAI_REHEARSE_DIR")
     log_dir = Path(where) / "calls" if where else None
     if log_dir is not None:
         log_dir.mkdir(parents=True, exist_ok=True)
-    state = State(config.vllm.model, config.vllm.max_model_len, vocab, eos, decode, encode, log_dir)
+    mml = config.vllm.max_model_len or positions  # unset: the model's own context, as vLLM does
+    state = State(config.vllm.model, mml, vocab, eos, decode, encode, log_dir)
     servers = []
     for p, admin in ((port, backend is None), *(((backend, True),) if backend else ())):
         handler = type("H", (Handler,), {"state": state, "admin": admin})

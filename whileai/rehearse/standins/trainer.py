@@ -7,16 +7,22 @@ writes the weight-broadcast markers the orchestrator waits for (`broadcasts/step
 with an adapter folder for LoRA). No model, no optimizer, no GPU.
 
 Checks per micro batch: the tensors' shapes agree, the packed length fits `seq_len`, every
-token id is inside the model's vocabulary, and the streams the method needs are there (the
-teacher's log-probs for OPD and OPSD, cross-entropy weights for SFT, advantages for GRPO),
-read from `$WHILEAI_REHEARSE_DIR/expect.json`. Facts per step go to `trainer-steps.jsonl`
-there; the first failed check exits 1 with one line `whileai rehearse: trainer check failed: ...`.
+token id is inside the model's vocabulary, and the streams each method's real loss reads are
+there and weigh the trained tokens (trainer/rl/loss.py compute_loss: an absent `ce_weights` or
+`ref_kl_weights` is no ce / ref_kl term at all, silently): OPD and OPSD `ref_kl_weights` and the
+teacher's `ref_logprobs`, SFT `ce_weights`, GRPO `advantages` (some nonzero in the step), read
+from `$WHILEAI_REHEARSE_DIR/expect.json`. Per step, the samples that arrived against the plan's
+traces (prompts x samples x seats = batch_size: train_sink.py cuts a batch at batch_size traces
+of whole groups, each trace one sample or more), the arithmetic in the step's facts. Facts per
+step go to `trainer-steps.jsonl` there; the first failed check exits 1 with one line
+`whileai rehearse: trainer check failed: ...`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import struct
 import sys
 import time
 from pathlib import Path
@@ -31,6 +37,14 @@ def _argv_config(argv: list[str]) -> list[str]:
         rest = argv[argv.index("-m") + 2 :]
         return rest
     return argv[argv.index("@") :] if "@" in argv else argv
+
+
+WHY = {
+    "ref_logprobs": "the teacher's log-probs, the ref_kl term's target",
+    "ref_kl_weights": "loss.py runs no ref_kl term without it: OPD/OPSD would train nothing",
+    "ce_weights": "loss.py runs no ce term without it: SFT would train nothing",
+    "advantages": "the rl term's credit",
+}
 
 
 def check_micro_batch(mb: dict[str, Any], *, seq_len: int, vocab: int, needs: list[str]) -> list[str]:
@@ -54,11 +68,14 @@ def check_micro_batch(mb: dict[str, Any], *, seq_len: int, vocab: int, needs: li
     for need in needs:
         t = mb.get(need)
         if t is None:
-            problems.append(f"{need} is missing (the method trains on it)")
+            problems.append(f"{need} is missing ({WHY.get(need, 'the method trains on it')})")
         elif tuple(t.shape) != tuple(ids.shape):
             problems.append(f"{need} has shape {tuple(t.shape)}, input_ids {tuple(ids.shape)}")
         elif need == "ref_logprobs" and bool((t[trained] > 0).any()):
             problems.append("ref_logprobs holds a positive log-probability")
+        elif need.endswith("_weights") and bool(trained.any()) and not bool((t[trained] != 0).any()):
+            term = need.removesuffix("_weights")
+            problems.append(f"{need} is 0 on every trained token: the {term} term would train nothing")
     return problems
 
 
@@ -66,6 +83,30 @@ def needed(expect: dict[str, Any], env_names: list[str]) -> list[str]:
     """The streams a micro batch must carry: those of every source whose samples it packs."""
     by_env: dict[str, list[str]] = expect.get("needs", {})
     return sorted({n for e in set(env_names) for n in by_env.get(e, by_env.get("*", []))})
+
+
+def plan_line(expect: dict[str, Any]) -> str:
+    """The plan's traces per step, as arithmetic: prompts x samples x seats = batch_size."""
+    batch, group = expect.get("batch_size"), expect.get("group_size")
+    seats = expect.get("traces_per_episode") or [1]
+    if not isinstance(batch, int) or not isinstance(group, int) or not group:
+        return "token_batch_size: no fixed trace count"
+    prompts = batch // group // max(1, sum(seats))
+    per = "+".join(map(str, seats))
+    return f"{prompts} prompts x {group} samples x {per} traces per episode = {batch} traces"
+
+
+def check_step(step: int, samples: int, signal: bool | None, expect: dict[str, Any]) -> str | None:
+    """What is wrong with a whole step, or None: fewer samples than the plan's traces (each trace
+    is one sample or more), or a step needing advantages where every trained one is 0."""
+    batch = expect.get("batch_size")
+    if isinstance(batch, int) and samples < batch:
+        return (f"step {step}: {samples} samples arrived, fewer than the plan's {plan_line(expect)}: "
+                "the batch is not what compile promised")
+    if signal is False:
+        return (f"step {step}: every trained token's advantage is 0: the rl term trains nothing "
+                "(no advantages stamped, or every group's rewards equal)")
+    return None
 
 
 def no_trainable(step: int, batch: list[dict[str, Any]], seq_len: int) -> str:
@@ -78,11 +119,25 @@ def no_trainable(step: int, batch: list[dict[str, Any]], seq_len: int) -> str:
     return f"{why}, the longest sample {longest} tokens)"
 
 
-def _broadcast(run_dir: Path, step: int, lora: bool) -> None:
+def safetensors(path: Path) -> None:
+    """A one-tensor safetensors file (8-byte header length, JSON header, data): what the inference
+    stand-in opens as vLLM's loaders would."""
+    head = json.dumps({"whileai.rehearse": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+    path.write_bytes(struct.pack("<Q", len(head)) + head + b"\0\0\0\0")
+
+
+def _broadcast(run_dir: Path, step: int, lora: Any) -> None:
+    """The step's weights as the filesystem broadcast writes them: a model's safetensors, or an
+    adapter folder (adapter_config.json with its rank and alpha, adapter_model.safetensors)."""
     d = run_dir / "broadcasts" / f"step_{step}"
     d.mkdir(parents=True, exist_ok=True)
-    if lora:  # the folder a LoRA adapter is loaded from
-        (d / "adapter_config.json").write_text(json.dumps({"whileai_rehearse": "stand-in adapter"}))
+    if lora is not None:  # the folder a LoRA adapter is loaded from
+        config = {"peft_type": "LORA", "r": int(lora.rank), "lora_alpha": float(lora.alpha),
+                  "target_modules": list(lora.target_modules), "whileai_rehearse": "stand-in adapter"}
+        (d / "adapter_config.json").write_text(json.dumps(config))
+        safetensors(d / "adapter_model.safetensors")
+    else:
+        safetensors(d / "model.safetensors")
     (d / "STABLE").touch()
 
 
@@ -106,11 +161,11 @@ def main() -> None:
     config = cli(TrainerConfig)
     where = Path(os.environ["WHILEAI_REHEARSE_DIR"])
     expect = json.loads((where / "expect.json").read_text())
-    run_dir, lora = Path(config.output_dir), config.model.lora is not None
+    run_dir, lora = Path(config.output_dir), config.model.lora
     seq_len, vocab = int(config.model.seq_len), int(expect["vocab"])
     print(
         f"whileai rehearse: trainer stand-in for {run_dir} (seq_len {seq_len}, vocab {vocab}, "
-        f"lora {lora}, transport {config.rollout_transport.type})",
+        f"lora {lora is not None}, transport {config.rollout_transport.type})",
         flush=True,
     )
     start = 1
@@ -122,20 +177,26 @@ def main() -> None:
         loader.wait_for_batch()
         batch = loader.get_batch()
         samples = tokens = trained = 0
+        signal: bool | None = None  # some nonzero advantage, where a method needs them
         for i, mb in enumerate(batch):
             need = needed(expect, mb["env_names"])
             for p in check_micro_batch(mb, seq_len=seq_len, vocab=vocab, needs=need):
                 _fail(f"step {step}, micro batch {i}: {p}")
+            if "advantages" in need and mb.get("advantages") is not None:
+                signal = bool(signal) or bool((mb["advantages"][mb["loss_mask"].bool()] != 0).any())
             samples += len(mb["sequence_lengths"])
             tokens += int(mb["input_ids"].shape[-1])
             trained += int(mb["loss_mask"].sum())
         if not batch or not trained:
             _fail(no_trainable(step, batch, seq_len))
+        if (why := check_step(step, samples, signal, expect)) is not None:
+            _fail(why)
         fact = {
             "step": step,
             "t": round(time.time(), 3),
             "micro_batches": len(batch),
             "samples": samples,
+            "plan": plan_line(expect),
             "tokens": tokens,
             "trained_tokens": trained,
             "wait_s": round(time.time() - t0, 2),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from shlex import quote
 from typing import Any
 
@@ -166,6 +167,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     known = facts(p, doc, got, [i.field for i in said.ignores], set_by)
     text = _header(p, fname) + tomli_w.dumps(_ordered(doc))
     files = {fname: text} | {t.file: t.text for t in p.served if t.file and t.text}
+    records = tuple(replace(t.record(), client=teacher.client(doc, t)) for t in p.served)
     notes = tuple(t.note for t in p.served) + ((mixture.summary(run, p.entries, p.shares),)
                                                  if run.sources else ())
     return Compiled(
@@ -173,8 +175,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
         reads=said.reads, ignores=said.ignores, fixed=said.fixed,
         warnings=mix.findings(run, known, method_facts, p.entries[1:]),
         commands=tuple(commands), facts=known, cost=costing.estimate(p, doc, got),
-        notes=notes, teacher=p.served[0].record() if p.served else None,
-        teachers=tuple(t.record() for t in p.served), doc=doc, plan=p,
+        notes=notes, teacher=records[0] if records else None, teachers=records, doc=doc, plan=p,
     )
 
 

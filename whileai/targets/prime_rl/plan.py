@@ -35,6 +35,7 @@ from whileai.spec.layout import Layout
 from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
 from whileai.targets.prime_rl import deploy, teacher
+from whileai.targets.prime_rl.algo import TEACHER_TABLE
 from whileai.targets.prime_rl.teacher import POLICY_PORT
 from whileai.tasksets import seats
 from whileai.tasksets.seats import Seats
@@ -42,6 +43,10 @@ from whileai.tasksets.seats import Seats
 # compiled on first use (re's cache): only a run with overrides reads it
 _CAP = r"^orchestrator\.train(?:\.source\[(\d+)\])?\.sampling\.max_completion_tokens$"
 DERIVED = "seq_len, the teacher server's max_model_len, the eval cap and the cost"
+# a frozen teacher's client keys the teacher's plan (its serve line, preflight, rehearse) reads
+_TEACHER = (r"^orchestrator(?:\.train\.source\[(\d+)\])?\.algo\.(teacher|sampling\.source)"
+            r"\.(name|base_url|api_key_var)$")
+_SPEC = {"name": "model", "base_url": "url", "api_key_var": "api_key_env"}
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,7 @@ def make(run: RunSpec, stem: str) -> Plan:
     serves = not lay.multi or lay.inference_nodes > 0
     deploy.check(serves, run.overrides)
     _derived(run, found)
+    _longer(run, found, teachers if serves else [])
     shares = tuple(mixture.shares(run, found))
     per = seats.per_episode(run, entries=found, shares=shares)
     known = {m: sizes.params(m) for m in dict.fromkeys([run.model, *(t.model for _, t, _ in teachers)])}
@@ -107,6 +113,7 @@ def make(run: RunSpec, stem: str) -> Plan:
 def _derived(run: RunSpec, entries: Sequence[Entry]) -> None:
     """SpecError for the first override of a value others derive from (see the module)."""
     for path, value in run.overrides.items():
+        _teacher_key(path, value, entries)
         m = re.match(_CAP, path.replace(" ", ""))
         if m is None:
             continue
@@ -116,6 +123,36 @@ def _derived(run: RunSpec, entries: Sequence[Entry]) -> None:
         raise SpecError(f"overrides.{path}", value, f"set {where} = {_show(value)} in the spec "
                         f"instead: whileai derives {DERIVED} from it, and an override of this key "
                         "alone would leave them at the old cap")
+
+
+def _longer(run: RunSpec, entries: Sequence[Entry], teachers: Sequence[Any]) -> None:
+    """SpecError for a `seq_len` override past the spec's when a teacher is served: its server's
+    max_model_len is planned from the spec's (teacher.context), and a longer sequence would
+    reach it (vLLM refuses a prompt of max_model_len tokens)."""
+    planned = run.prompt_tokens + mixture.max_tokens(run, entries)
+    for key in ("seq_len", "orchestrator.seq_len", "trainer.model.seq_len"):
+        value = run.overrides.get(key)
+        if teachers and isinstance(value, int) and not isinstance(value, bool) and value > planned:
+            raise SpecError(f"overrides.{key}", value, f"at most {planned} with a served teacher, or set "
+                            "prompt_tokens / method.max_tokens in the spec instead: whileai serves the "
+                            "teacher at max_model_len from them, and a longer sequence would not fit it")
+
+
+def _teacher_key(path: str, value: Any, entries: Sequence[Entry]) -> None:
+    """SpecError for an override of a teacher's model, URL or key variable: the teacher's server
+    plan (its run line, preflight's probe, the rehearsal's stand-in) is made from the spec's."""
+    m = re.match(_TEACHER, path.replace(" ", ""))
+    if m is None:
+        return
+    pos = int(m.group(1)) if m.group(1) is not None else 0
+    e = entries[pos] if pos < len(entries) else entries[0]
+    if TEACHER_TABLE.get(e.method.type) != m.group(2):
+        return  # not where this source's teacher is written: the loader rules judge it
+    where = f"{e.field if e.own_method else ''}method.teacher.{_SPEC[m.group(3)]}"
+    raise SpecError(f"overrides.{path}", value, f"set {where} in the spec instead: whileai plans the "
+                    "teacher's server from it (the run line that serves it, its port and context, "
+                    "what preflight probes), and an override of this key alone would leave them "
+                    "serving the old one")
 
 
 def _show(value: Any) -> str:

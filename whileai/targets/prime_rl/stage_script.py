@@ -7,7 +7,8 @@ order, and nothing left running.
 One server per distinct teacher, keyed by (model, host, port):
 - a teacher both stages name (same model at the same URL) is one server, started before stage 1
   and kept for stage 2, its `uv run inference` TOML (`<stem>.teacher.toml`) sized for the
-  longer stage (`vllm.max_model_len` = prompt_tokens + the longer stage's max_tokens);
+  longer stage (`vllm.max_model_len` = prompt_tokens + the longer stage's max_tokens, + 1 where
+  it scores: whileai.targets.prime_rl.teacher);
 - a teacher one stage names is started before that stage and stopped when it ends (its GPUs
   and port are free for the next stage's);
 - two different models at one host:port cannot both be served there: refused (exit 2).
@@ -53,29 +54,20 @@ class Server:
         return self.plan.url.rstrip("/").removesuffix("/v1") + "/health"
 
     def start(self) -> str:
-        """The line that starts it (a local server: in the background, in its own group)."""
+        """The line that starts it (a local server: in the background, in its own group): its
+        plan's serve line."""
         p = self.plan
-        if p.mode == "share":
-            _, port = teacher.host_port(p.url)
-            return (f"start_server {self.number} CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model "
-                    f"{quote(p.model)} --server.port {port} --vllm.gpu-memory-utilization "
-                    f"{teacher.TEACHER_GPU_MEMORY}  # serve the teacher at {p.url}")
-        if p.mode == "local":
-            return (f"start_server {self.number} CUDA_VISIBLE_DEVICES={p.cuda} uv run inference @ "
-                    f"{quote(self.file or '')}  # serve the teacher at {p.url}")
+        if p.mode in ("share", "local"):
+            return f"start_server {self.number} {p.serve}  # serve the teacher at {p.url}"
         if p.mode == "job":
-            return (f"uv run inference @ {quote(self.file or '')}  # the teacher's SLURM job "
-                    f"(scancel it when done): its first node must answer at {p.url}")
+            return (f"{p.serve}  # the teacher's SLURM job (scancel it when done): its first node "
+                    f"must answer at {p.url}")
         what = "it samples the training completions" if p.samples else "prompt logprobs"
-        return f"# {p.model} must already be served at {p.url} (vLLM: {what})"
+        return f"# {p.model} must already be served at {p.url} (vLLM: {what}), on its host: {p.serve}"
 
     def command(self) -> str:
         """The same line as the report lists it (a plain shell command)."""
-        line = self.start()
-        if not line.startswith("start_server "):
-            return line
-        cmd, _, note = line.removeprefix(f"start_server {self.number} ").partition("  # ")
-        return f"{cmd} &  # {note}"
+        return teacher.commands(self.plan)[0]
 
     def wait(self) -> str:
         return (f"wait_for {quote(self.health)} {quote(self.plan.model)} "
@@ -101,6 +93,8 @@ def teacher_servers(plans: tuple[Plan, Plan], stem: str) -> list[Server]:
             at[(host, port)] = (p.model, i)
             server = out.setdefault(key, Server(p))
             server.stages.add(i)
+            if p.max_model_len > server.plan.max_model_len:  # sized for the longer stage
+                server.plan = server.plan.placed(max_model_len=p.max_model_len, note=p.note)
             if p.doc is not None:
                 server.doc = _longer(server.doc, p.doc)
     for server in out.values():
@@ -110,7 +104,9 @@ def teacher_servers(plans: tuple[Plan, Plan], stem: str) -> list[Server]:
         server.file = f"{stem}.teacher.toml" if shared else server.plan.file
         role = "SFT/OPD" if shared else ("SFT" if server.plan.samples else "OPD")
         run = one if 1 in server.stages else two
-        server.text = teacher._text(run, server.file or "", server.doc, role)
+        server.plan = server.plan.placed(file=server.file, doc=server.doc)
+        server.text = teacher._text(run, server.plan, role)
+        server.plan = server.plan._replace(text=server.text)
         problems = check_document(server.doc, prime_rl(), entry="inference")
         if problems:
             raise SpecError(problems[0].path or "config", raw(server.file or "the teacher TOML"),

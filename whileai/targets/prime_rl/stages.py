@@ -20,7 +20,7 @@ from whileai.errors import SpecError
 from whileai.spec.run import RunSpec
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Fix, Row
-from whileai.targets.prime_rl import stage_script
+from whileai.targets.prime_rl import stage_script, teacher
 from whileai.targets.stages import chain, first, folder, second
 
 
@@ -55,7 +55,7 @@ def compile_stages(run: RunSpec, stem: str) -> Compiled:
     handoff = (f"uv run python -c {shlex.quote(_COPY)} {shlex.quote(run.model)} {shlex.quote(weights)}"
                "  # stage 1's final weights -> stage 2's student")
     servers = stage_script.teacher_servers((c1.plan, c2.plan), stem)
-    c1, c2 = (_served(c, servers) for c in (c1, c2))
+    c1, c2 = (_served(c, servers, i) for i, c in enumerate((c1, c2), start=1))
     rl = [[x for x in c.commands if x.startswith("uv run rl ")] for c in (c1, c2)]
     commands = [*(s.command() for s in servers if 1 in s.stages), *rl[0], handoff,
                 *(s.command() for s in servers if min(s.stages) == 2), *rl[1]]
@@ -78,16 +78,23 @@ _COPY = ("import os, sys; from transformers import AutoConfig, AutoTokenizer; a,
          "AutoTokenizer.from_pretrained(a).save_pretrained(b)")
 
 
-def _served(c: Compiled, servers: list[stage_script.Server]) -> Compiled:
-    """A stage as the two-stage run serves its teachers: the server files the script starts
-    (one for a teacher both stages share) in place of the stage's own, in its notes too."""
+def _served(c: Compiled, servers: list[stage_script.Server], stage: int) -> Compiled:
+    """A stage as the two-stage run serves its teachers: the servers the script starts (one for a
+    teacher both stages share, sized for the longer stage) in place of the stage's own, in its
+    files, notes, run lines and teacher records too."""
     mine = {p.file for p in c.teachers if p.file}
-    renamed: dict[str | None, str | None] = {t.file: s.file for t in c.teachers for s in servers
-                                             if t.file and (t.model, t.url) == (s.plan.model, s.plan.url)}
+    by = {(s.plan.model, s.plan.url): s.plan for s in servers if stage in s.stages}
+    renamed: dict[str | None, str | None] = {t.file: by[t.model, t.url].file for t in c.teachers
+                                             if t.file}
     files = {k: v for k, v in c.files.items() if k not in mine}
-    notes = tuple(_rename(n, renamed) for n in c.notes)
-    commands = tuple(_rename(n, renamed) for n in c.commands)
-    teachers = tuple(replace(t, file=renamed.get(t.file, t.file)) for t in c.teachers)
+    said = {t.note: by[t.model, t.url].note for t in c.teachers}
+    notes = tuple(_rename(said.get(n, n), renamed) for n in c.notes)
+    own = {line for p in c.plan.served for line in teacher.commands(p)}
+    commands = (*(line for p in by.values() for line in teacher.commands(p)),
+                *(x for x in c.commands if x not in own))
+    teachers = tuple(replace(t, file=p.file, serve=p.serve, max_model_len=p.max_model_len,
+                             note=_rename(p.note, renamed))
+                     for t in c.teachers for p in [by[t.model, t.url]])
     return replace(c, files=files, notes=notes, commands=commands, teachers=teachers,
                    teacher=teachers[0] if teachers else None)
 
