@@ -93,7 +93,7 @@ def test_a_seq_len_override_leaves_the_prompt_assumption_alone() -> None:
     trainer/batch.py prepare_sample), not a prompt cap: a longer one leaves the estimate's
     prompts alone; vLLM samples prompt + the completion cap. (One below prompt_tokens +
     max_tokens is refused: tests/targets/test_story.py.)"""
-    t = wai.Endpoint(url="http://localhost:8001/v1", model="Qwen/Qwen3-8B")
+    t = wai.Endpoint(url="https://teacher.example.com/v1", model="Qwen/Qwen3-8B")  # remote: not served
     run = wai.RunSpec(taskset="gsm8k", model="Qwen/Qwen3-1.7B", method=wai.OPD(t, max_tokens=8192),
                       overrides={"seq_len": 16384})
     c = wai.compile(run, "prime-rl")

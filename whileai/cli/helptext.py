@@ -60,7 +60,8 @@ class HelpCommand(TyperCommand):
             if type(e).__name__ == "MissingParameter" and getattr(param, "param_type_name", "") == "argument":
                 what = (param.help or "").rstrip(".")
                 fail(missing_argument(argument_name(param), what[:1].lower() + what[1:] + hint))
-            message = " ".join(e.format_message().split()).rstrip(".")  # one line, as every refusal
+            usage: Any = e  # a click UsageError, matched by name above
+            message = " ".join(usage.format_message().split()).rstrip(".")  # one line, as every refusal
             err_line(f"error: {message}{hint}")
             raise SystemExit(getattr(e, "exit_code", 2)) from None
 

@@ -6,6 +6,7 @@ refused naming the spec field."""
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -107,5 +108,9 @@ def test_a_longer_seq_len_override_beside_a_served_teacher_is_refused() -> None:
     run = load_spec(ROOT / "examples" / "opd.toml")
     with pytest.raises(SpecError, match="at most 10240 with a served teacher"):
         wai.compile(run.model_copy(update={"overrides": {"seq_len": 20000}}), "prime-rl")
-    shorter = wai.compile(run.model_copy(update={"overrides": {"seq_len": 4096}}), "prime-rl")
-    assert shorter.teachers[0].max_model_len == 10241  # still room for every sequence
+    same = wai.compile(run.model_copy(update={"overrides": {"seq_len": 10240}}), "prime-rl")
+    assert same.teachers[0].max_model_len == 10241  # room for every sequence, and one token more
+    remote = run.method.teacher.model_copy(update={"url": "https://teacher.example.com/v1"})
+    far = run.model_copy(update={"overrides": {"seq_len": 20000},
+                                 "method": run.method.model_copy(update={"teacher": remote})})
+    assert tomllib.loads(wai.compile(far, "prime-rl").text)["seq_len"] == 20000  # the user sizes it

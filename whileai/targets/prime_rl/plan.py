@@ -98,16 +98,17 @@ def make(run: RunSpec, stem: str) -> Plan:
     serves = not lay.multi or lay.inference_nodes > 0
     deploy.check(serves, run.overrides)
     _derived(run, found)
-    _longer(run, found, teachers if serves else [])
     shares = tuple(mixture.shares(run, found))
     per = seats.per_episode(run, entries=found, shares=shares)
     known = {m: sizes.params(m) for m in dict.fromkeys([run.model, *(t.model for _, t, _ in teachers)])}
     on_slurm = lay.multi or run.slurm is not None
+    planned = tuple(teacher.plans(run, stem, teachers, lay, on_slurm, known))
+    _longer(run, found, [t for t in planned if t.mode != "endpoint"] if serves else [])
     return Plan(run=run, layout=lay, serves=serves, on_slurm=on_slurm, entries=found,
                 shares=shares, seats=per, prompts=run.prompts, samples=run.method.samples,
                 batch=run.rollouts * per.traces, max_tokens=mixture.max_tokens(run, found),
                 sizes=known, engine=deploy.engine_tp(run, known[run.model]),
-                teachers=tuple(teacher.plans(run, stem, teachers, lay, on_slurm, known)))
+                teachers=planned)
 
 
 def _derived(run: RunSpec, entries: Sequence[Entry]) -> None:
@@ -126,7 +127,8 @@ def _derived(run: RunSpec, entries: Sequence[Entry]) -> None:
 
 
 def _longer(run: RunSpec, entries: Sequence[Entry], teachers: Sequence[Any]) -> None:
-    """SpecError for a `seq_len` override past the spec's when a teacher is served: its server's
+    """SpecError for a `seq_len` override past the spec's when whileai serves a teacher (a remote
+    endpoint is the user's to size): its server's
     max_model_len is planned from the spec's (teacher.context), and a longer sequence would
     reach it (vLLM refuses a prompt of max_model_len tokens)."""
     planned = run.prompt_tokens + mixture.max_tokens(run, entries)
