@@ -275,6 +275,14 @@ def rules_md() -> str:
         "`wai.compile(..., strict=True)`) makes every warning an error: exit 2 (the API: "
         "`wai.SpecError`) with one line naming the first warning's id and message, and nothing "
         "is written.\n\n",
+        "A warning judged not to apply is accepted in the spec, with its reason: `accept = "
+        "{\"opsd-small-model\" = \"a 0.6B demo on purpose\"}` (a table of rule id -> reason). It is "
+        "still printed, marked accepted with the reason (`accepted` in the JSON report), and "
+        "`--strict` passes it; an unknown rule id or an empty reason is refused (exit 2), and an "
+        "acceptance for a rule that did not fire is a note in the report's summary.\n\n",
+        "`needs-grpo-arm` is met by context: compiled in the same invocation as a GRPO spec on "
+        "the same student, taskset and holdout (`whileai compile grpo.toml opd.toml`, the "
+        "recipes' arms), it does not fire and the summary says which arm meets it.\n\n",
         table(["id", "fires when", "source"], rows)])
 
 

@@ -17,7 +17,7 @@ from whileai.spec.load import build
 from whileai.spec.run import METHODS, RunSpec
 from whileai.targets import registry
 from whileai.targets.base import Options
-from whileai.targets.compiled import Compiled, as_written
+from whileai.targets.compiled import Compiled, as_written, in_context
 
 
 def compile(
@@ -50,6 +50,8 @@ def compile_all(
     dests = write.destinations(*t.shape, names or [r.method.type for r in runs], out)
     compiled = [t.compile(run, name=d.name, out=str(d.root) if d.root is not None else None,
                           options=options) for run, d in zip(runs, dests, strict=True)]
+    # a GRPO arm compiled alongside meets the others' needs-grpo-arm (whileai.rules.accept)
+    compiled = in_context(compiled, names or [r.method.type for r in runs])
     if strict:  # every warning is an error, before anything is written (whileai.rules.honoured)
         from whileai.rules.honoured import strict as refuse_warnings
 

@@ -54,8 +54,10 @@ def test_plain_report_fits_with_one_read_per_line(width: int, name: str) -> None
         assert f"= {fmt(r.value)}" in flat, (r.field, r.value)
     for ig in c.ignores:
         assert any(line.startswith(f"    {ig.field}={fmt(ig.value)}: ") for line in lines)
-    for w in c.warnings:
-        assert f"warning [{w.rule}]: {squeeze(w.message)}" in flat
+    for w in c.warnings:  # one the spec accepts (examples/*.toml `accept`) says so, with why
+        head = f"warning [{w.rule}]: " if w.accepted is None else f"warning [{w.rule}] accepted: "
+        assert f"{head}{squeeze(w.message)}" in flat
+        assert w.accepted is None or f"accepted because: {squeeze(w.accepted)}" in flat
 
 
 def in_terminal(monkeypatch: pytest.MonkeyPatch, width: int, show) -> str:  # type: ignore[no-untyped-def]

@@ -91,7 +91,13 @@ def test_strict_turns_warnings_into_exit_2_and_writes_nothing(tmp_path: Path) ->
 
 
 def test_the_recipe_takes_strict(tmp_path: Path) -> None:
+    """A warning no spec accepts stops the recipe before anything is written (the bundled arms
+    pass: tests/rules/test_accept.py)."""
+    spec = tmp_path / "fkl.toml"
+    spec.write_text((ROOT / "examples" / "opd.toml").read_text().replace(
+        'type = "opd"', 'type = "opd"\ndivergence = "forward_kl"'))
     recipe = ROOT / "recipes" / "04-train" / "prime-rl" / "run.py"
     p = subprocess.run([sys.executable, str(recipe), "--dry-run", "--strict", "--out", str(tmp_path),
-                        "--arms", "grpo,opd"], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 2 and "--strict: warning [" in p.stderr and not (tmp_path / "rt").exists()
+                        "--arms", f"grpo,{spec}"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and "--strict: warning [divergence-not-honoured]" in p.stderr
+    assert not (tmp_path / "rt").exists()

@@ -35,7 +35,7 @@ def variants(kind: str) -> list[RunSpec]:
                 checkpoint={"interval": 5, "keep_last": 2},
                 monitor={"project": "p", "entity": "e", "name": "n", "group": "g", "tags": ["t"]},
                 output_dir="runs/x", data=str(TASKS), reward="my_rewards.contains_answer",
-                inspect={"token_export": True})
+                inspect={"token_export": True}, accept={"needs-grpo-arm": "the GRPO arm runs elsewhere"})
     off = dict(common, method=base, eval={"enabled": False, "interval": 5, "examples": 3,
                                           "taskset_args": {"dataset_split": "test"}},
                checkpoint={"enabled": False, "interval": 5, "keep_last": 1}, inspect={"token_export": False})

@@ -33,7 +33,13 @@ def _compile_all(specs: list[Path], target: str, sets: list[str] | None, out: Pa
     except SpecError:
         if len(specs) > 1:  # which spec: compile each alone (the error path only)
             for p, r in zip(specs, runs, strict=True):
-                named(specs, p, partial(compile_all, [r], target, cpu=cpu, strict=strict))
+                named(specs, p, partial(compile_all, [r], target, cpu=cpu))
+            if strict:  # a warning: each spec's own, among the others (whileai.rules.accept)
+                from whileai.rules.honoured import strict as refuse_warnings
+
+                together = compile_all(runs, target, names=[p.stem for p in specs], cpu=cpu)
+                for p, c in zip(specs, together, strict=True):
+                    named(specs, p, partial(refuse_warnings, [c]))
         raise
 
 

@@ -11,7 +11,7 @@ from rich.text import Text
 from whileai.errors import clean
 from whileai.report.explain import explain_rows, explain_text, unemitted_line
 from whileai.report.tables import whole_table
-from whileai.report.text import fmt, grouped_reads, ignore_text, read_text
+from whileai.report.text import fmt, grouped_reads, ignore_text, read_text, warning_text
 from whileai.report.wrap import command, para, width
 from whileai.spec.fields import spec_fields
 
@@ -58,9 +58,10 @@ def print_report(c: Compiled) -> None:
                           title="ignores", title_justify="left", title_style="bold yellow")
         _table_or_lines(con, ign, "ignores", "bold yellow", [ignore_text(x) for x in c.ignores])
     for w in c.warnings:
-        head = f"warning [{w.rule}]: "
-        con.print(_hanging(f"{head}{w.message} ({w.citation})", con.width,
-                           {(2, 2 + len(head)): "yellow"}, dim_tail=len(w.citation) + 2), soft_wrap=True)
+        head = f"warning [{w.rule}]" + (": " if w.accepted is None else " accepted: ")
+        style, tail = ("yellow", len(w.citation) + 2) if w.accepted is None else ("green", 0)
+        con.print(_hanging(warning_text(w), con.width, {(2, 2 + len(head)): style}, dim_tail=tail),
+                  soft_wrap=True)
     if c.commands:
         con.print(Text("  run:" if c.out else "  run (once written with -o):", style="cyan"))
         for cmd in c.commands:

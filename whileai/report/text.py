@@ -14,6 +14,7 @@ from whileai.errors import mask
 
 if TYPE_CHECKING:
     from whileai.report.records import Ignore, Read
+    from whileai.rules.base import Finding
     from whileai.targets.compiled import Compiled
 
 
@@ -44,6 +45,13 @@ def ignore_text(x: Ignore) -> str:
     return f"{x.field}={fmt(x.value)}: {x.reason}"
 
 
+def warning_text(w: Finding) -> str:
+    """`warning [id]: message (citation)`; one the spec accepts says so, with its reason."""
+    if w.accepted is None:
+        return f"warning [{w.rule}]: {w.message} ({w.citation})"
+    return f"warning [{w.rule}] accepted: {w.message} ({w.citation}); accepted because: {w.accepted}"
+
+
 def render_text(c: Compiled, width: int | None = None) -> str:
     """The plain report: the summary lines, then one read, ignore, warning or command per
     line. `width`: wrap to it with a hanging indent (whileai.report.wrap); None: one line each."""
@@ -62,7 +70,7 @@ def render_text(c: Compiled, width: int | None = None) -> str:
         for ig in c.ignores:
             lines += para(ignore_text(ig), width, "    ", "        ")
     for w in c.warnings:
-        lines += para(f"warning [{w.rule}]: {w.message} ({w.citation})", width, "  ", "    ")
+        lines += para(warning_text(w), width, "  ", "    ")
     if c.commands:
         lines.append("  run:" if c.out else "  run (once written with -o):")
         for cmd in c.commands:

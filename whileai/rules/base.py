@@ -26,6 +26,9 @@ class Finding:
     rule: Annotated[str, Field(description="Rule id (see `whileai rules`).")]
     message: Annotated[str, Field(description="What is wrong with this run, in words.")]
     citation: Annotated[str, Field(description="The paper, code or issue the rule rests on.")]
+    accepted: Annotated[str | None, Field(description="The spec's reason for accepting this warning "
+                                          "(its `accept` table); null: not accepted, so it fails "
+                                          "--strict.")] = None
 
     def to_dict(self) -> dict[str, Any]:
         """The `--json` report's form: the fields, in order."""

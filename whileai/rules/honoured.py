@@ -52,14 +52,16 @@ def divergence_check(run: Any, facts: Facts) -> str | None:
 
 
 def strict(compiled: Iterable[Any]) -> None:
-    """--strict: the first warning of any compiled run (or stage) as one SpecError."""
-    found = [(c, w) for c in compiled for w in c.warnings]
+    """--strict: the first warning of any compiled run (or stage) as one SpecError; a warning
+    the spec accepts (its `accept` table, whileai.rules.accept) is not one."""
+    found = [(c, w) for c in compiled for w in c.warnings if w.accepted is None]
     if not found:
         return
     c, w = found[0]
     more = f"; {len(found) - 1} more warning{'s' if len(found) > 2 else ''}" if len(found) > 1 else ""
     raise SpecError("--strict", raw(f"warning [{w.rule}] is an error"), f"{w.message}{more}",
-                    hint="fix the spec, or drop --strict to write the files with the warnings")
+                    hint="fix the spec, accept the warning in its `accept` table with a reason, or drop "
+                    "--strict to write the files with the warnings")
 
 
 __all__ = ["divergence_check", "strict", "trl_divergence"]

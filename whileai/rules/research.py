@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from whileai.cost.sizes import size_b  # noqa: F401  (re-exported: rules read sizes from names)
+from whileai.rules.accept import mark
 from whileai.rules.base import Facts, Finding, Rule
 from whileai.rules.honoured import divergence_check
 from whileai.rules.scale import SCALE_RULES
@@ -346,7 +347,8 @@ RULES: list[Rule] = [
 
 
 def findings(run: RunSpec, facts: Facts) -> tuple[Finding, ...]:
-    return tuple(f for rule in RULES if (f := rule(run, facts)) is not None)
+    """Every rule's finding; those the spec accepts (its `accept` table) marked with its reason."""
+    return mark(run, (f for rule in RULES if (f := rule(run, facts)) is not None), [r.id for r in RULES])
 
 
 RULES += SCALE_RULES + TRL_RULES

@@ -197,6 +197,12 @@ class RunSpec(OnTaskset):
         "One that contradicts the spec is refused, naming the spec field to set instead.",
         "", default_factory=dict,
     )
+    accept: dict[str, str] = src(
+        "Warnings judged and accepted for this run: rule id (see `whileai rules`) -> why it does "
+        "not apply here, e.g. {\"opsd-small-model\" = \"a 0.6B demo on purpose\"}. An accepted "
+        "warning is still reported, marked accepted with the reason, and does not fail --strict.",
+        "whileai (--strict)", default_factory=dict, max_length=64,
+    )
     then: Stage | None = src(
         "A second stage trained from this one's final weights (full weights: lora must be "
         "false), e.g. an SFT cold start, then OPD. whileai writes both stages, their order and "
@@ -208,6 +214,11 @@ class RunSpec(OnTaskset):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True,
                               allow_inf_nan=False)
     _origin: str | None = PrivateAttr(default=None)  # the spec file's folder, when read from one
+
+    @field_validator("accept")
+    @classmethod
+    def _reasons(cls, v: dict[str, str]) -> dict[str, str]:
+        return values.check_accept(v)
 
     @field_validator("overrides", mode="before")
     @classmethod

@@ -108,3 +108,21 @@ def check_override(segs: tuple[str | int, ...], key: str, value: Any, *,
                         "secret's value never goes into a config file")
     if names and re.search(_PORT, names[-1]) and type(value) is int and not 1 <= value <= 65535:
         raise SpecError(f"{label}.{key}", value, "a port from 1 to 65535")
+
+
+_RULE_ID = r"[a-z0-9]+(-[a-z0-9]+)*"
+
+
+def check_accept(accept: dict[str, str]) -> dict[str, str]:
+    """`accept`: each key shaped like a rule id, each reason some words (whether the id names a
+    rule is checked where the rules are, whileai.rules.accept: the spec cannot import them)."""
+    for rule, reason in accept.items():
+        if not re.fullmatch(_RULE_ID, rule):
+            raise SpecError("accept", rule, "a rule id such as 'opsd-small-model' (see `whileai rules`)")
+        if not reason.strip():
+            raise SpecError(f"accept.{rule}", reason, "a reason: why this warning does not apply "
+                            "to this run (an empty one accepts nothing)")
+        if len(reason) > 1000:
+            raise SpecError(f"accept.{rule}", raw(f"a reason of {len(reason)} characters"),
+                            "at most 1000 characters")
+    return accept

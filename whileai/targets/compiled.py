@@ -9,12 +9,14 @@ contract. Its records are one type each, their JSON form their own `to_dict()`: 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from whileai.cost.estimate import Cost
 from whileai.report.records import Fixed, Ignore, Read, Teacher
+from whileai.rules import accept
 from whileai.rules.base import Finding
 from whileai.rules.facts import Facts
 from whileai.spec.run import RunSpec
@@ -82,6 +84,7 @@ class Compiled:
             f"{batch}, {asynchrony}",
             *([self.cost.line()] if self.cost is not None else []),
             *self.notes,
+            *accept.unused(r, self.warnings),
         ]
 
     def __str__(self) -> str:
@@ -119,6 +122,19 @@ def _or(fact: Any, spec: Any) -> Any:
     return spec if fact is None else fact
 
 
+def in_context(compiled: Sequence[Compiled], names: Sequence[str]) -> list[Compiled]:
+    """Runs compiled in one invocation (named): where a GRPO arm on the same student, taskset
+    and holdout is among them, `needs-grpo-arm` is met and says so in a note instead
+    (whileai.rules.accept.answered)."""
+    runs = list(zip(names, (c.run for c in compiled), strict=True))
+    out = []
+    for c in compiled:
+        met = accept.answered(c.run, runs) if any(w.rule == accept.GRPO_ARM for w in c.warnings) else None
+        out.append(c if met is None else replace(
+            c, warnings=tuple(w for w in c.warnings if w.rule != accept.GRPO_ARM), notes=(*c.notes, met)))
+    return out
+
+
 def as_written(c: Compiled, folder: str | Path | None) -> Compiled:
     """`c` as written into `folder` (the output folder, or a recipe's arm folder): `out` names the
     main file written (and each stage's, for a two-stage run, in the stage's own `folder`)."""
@@ -129,4 +145,4 @@ def as_written(c: Compiled, folder: str | Path | None) -> Compiled:
     return replace(c, out=str(root / c.main), stages=stages)
 
 
-__all__ = ["Compiled", "Fixed", "Ignore", "Read", "Teacher", "as_written"]
+__all__ = ["Compiled", "Fixed", "Ignore", "Read", "Teacher", "as_written", "in_context"]

@@ -52,7 +52,7 @@ from whileai.report.text import render_text
 from whileai.report.wrap import width
 from whileai.results import build, plot, write_results
 from whileai.rules.honoured import strict
-from whileai.targets.compiled import as_written
+from whileai.targets.compiled import as_written, in_context
 
 MODAL_APP = os.environ.get("WHILEAI_MODAL_APP", "whileai")  # modal_app.APP_NAME
 
@@ -64,6 +64,7 @@ def compile_arms(arms: Arms, steps: int | None, budget: object, repeats: int) ->
     if budget is not None:
         runs = match_budget(runs, budget, lambda r: per_step(prime_rl.compile(r)))  # type: ignore[arg-type]
     out = {n: prime_rl.compile(r, name=f"{n.split('@')[0]}.toml") for n, r in repeat(runs, repeats).items()}
+    out = dict(zip(out, in_context(list(out.values()), list(out)), strict=True))  # the GRPO arm is here
     check_matched(out, budget)  # type: ignore[arg-type]
     return out
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,7 @@ from whileai.report.text import render_text
 from whileai.report.wrap import width
 from whileai.results import build, plot, write_results
 from whileai.rules.honoured import strict
-from whileai.targets.compiled import as_written
+from whileai.targets.compiled import as_written, in_context
 
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRL_EXPERIMENTAL_SILENCE": "1", "TOKENIZERS_PARALLELISM": "false"}
@@ -80,7 +81,13 @@ def compile_arm(name: str, run: wai.RunSpec, subs: list[dict[str, Any]]) -> wai.
                          "reason": "the recipe saves checkpoints and trl_eval scores them"})
     run = replace_run(run, eval={"interval": interval, "examples": run.eval.examples},
                       overrides=dict(run.overrides) | forced)
-    return wai.compile(run, "trl", cpu=True)
+    c = wai.compile(run, "trl", cpu=True)
+    # eval_strategy 'no' is the recipe's: trl_eval scores the holdout instead, so eval-never-runs
+    # (no holdout score) is met here and said as a note
+    return replace(c, warnings=tuple(w for w in c.warnings if w.rule != "eval-never-runs"),
+                   notes=(*c.notes, "eval-never-runs is met: the recipe turns TRL's own evaluation off "
+                          f"and whileai.launch.trl_eval scores the base model, every checkpoint (each "
+                          f"{interval} steps) and the final model on data/test.jsonl"))
 
 
 def offline_arms(a: Any, arms: Arms) -> tuple[dict[str, wai.Compiled], dict[str, Any], dict[str, Any]]:
@@ -111,6 +118,7 @@ def offline_arms(a: Any, arms: Arms) -> tuple[dict[str, wai.Compiled], dict[str,
             subs.append({"arm": n, "field": "steps", "spec": arms.runs[n].steps, "run": r.steps,
                          "reason": why})
     compiled = {n: compile_arm(n, r, subs) for n, r in repeat(runs, a.repeats).items()}
+    compiled = dict(zip(compiled, in_context(list(compiled.values()), list(compiled)), strict=True))
     check_matched(compiled, a.budget)
     ts = compiled[arms.baseline].run
     held = (f"{ts.taskset} holdout" if ts.data is None else f"{Path(ts.data).name} test split")

@@ -43,7 +43,7 @@ def full_run(kind: str, *, lora: bool) -> RunSpec:
         "checkpoint": {"interval": 5, "keep_last": 2},
         "monitor": {"project": "p", "entity": "e", "name": "n", "group": "g", "tags": ["a"]},
         "output_dir": "o", "overrides": {"logging_steps": 5}, "ratio": 2.0,
-        "inspect": {"token_export": True},
+        "inspect": {"token_export": True}, "accept": {"lora-rank-low": "a small adapter on purpose"},
     })
 
 

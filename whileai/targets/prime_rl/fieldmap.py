@@ -154,6 +154,9 @@ def _map(p: Plan) -> list[Row]:
              when=lambda r: bool(r.inspect and not r.inspect.token_export)),
         Drop("data", "prime-rl reads its tasks from the taskset package named by taskset"),
         Drop("reward", "prime-rl scores rollouts with the taskset's own rubric"),
+        To("accept", "<this report's warnings>", lambda r: sorted(r.accept), when=lambda r: bool(r.accept),
+           note="whileai's own: each warning named is marked accepted with its reason and passes "
+           "--strict; nothing of it is written to the prime-rl config"),
         To("checkpoint.enabled", "ckpt", lambda r: {}, when=_ckpt,
            note=lambda r: "[ckpt] turns checkpoints on for trainer and orchestrator"
            + ("; saved at the end of training only" if r.checkpoint.interval is None else "")),

@@ -164,6 +164,9 @@ FIELD_MAP: list[Row] = [
        when=lambda r: r.method.rewarded,
        note="TRL imports it by dotted path: the module must be importable where TRL runs"),
     Drop("reward", "only GRPO trains on a reward", when=lambda r: not r.method.rewarded),
+    To("accept", "<this report's warnings>", lambda r: sorted(r.accept), when=lambda r: bool(r.accept),
+       note="whileai's own: each warning named is marked accepted with its reason and passes "
+       "--strict; nothing of it is written to the TRL run directory"),
     To("model", "model_name_or_path"),
     To("steps", "max_steps"),
     To("prompts", "per_device_train_batch_size", per_device, note=_batch_note),
