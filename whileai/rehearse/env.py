@@ -34,6 +34,9 @@ MODULES = (
     "prime_rl.configs.trainer",
     "prime_rl.trainer.rl.data",
     "prime_rl.transports.rollouts",
+    # imported inside prime_rl/utils/client.py:484 prefill_logprobs, at a teacher's first call:
+    # vllm without its dependencies passes every module-level import and fails here
+    "vllm.entrypoints.scale_out.token_in_token_out.protocol",
     "verifiers.v1",
     "renderers",
     "tokenizers",
@@ -95,7 +98,7 @@ out = {"version": sys.version.split()[0], "site": sysconfig.get_paths()["purelib
 for name in sys.argv[1:]:
     try:
         m = importlib.import_module(name)
-        out["files"][name] = getattr(m, "__file__", None)
+        out["files"][name] = getattr(m, "__file__", None) or next(iter(getattr(m, "__path__", [])), None)
     except BaseException as e:  # noqa: BLE001
         out["missing"][name] = f"{type(e).__name__}: {e}"[:300]
 print(json.dumps(out))
@@ -157,7 +160,8 @@ def commits(files: dict[str, str | None]) -> list[str]:
         where = files.get(name)
         head = None
         if where:
-            r = subprocess.run(["git", "-C", str(Path(where).parent), "rev-parse", "HEAD"],
+            folder = Path(where) if Path(where).is_dir() else Path(where).parent  # a namespace package: its folder
+            r = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"],
                                capture_output=True, text=True, timeout=30)
             head = r.stdout.strip() if r.returncode == 0 else None
         if head is None:
@@ -210,7 +214,7 @@ def setup(target: Path, *, python_flag: str | None = None,
     site = Path(str(first["site"]))
     wrote = install_flash_stub(site)
     lines += [f"wrote {w}" for w in wrote] or ["flash_attn: present (left as it is)"]
-    report = probe(python, (*MODULES, *(tasksets or {})))
+    report = probe(python, (*MODULES, *PINS, *(tasksets or {})))  # PINS: the packages, for their checkouts
     missing = dict(report["missing"])  # type: ignore[call-overload]
     lines += commits(dict(report["files"]))  # type: ignore[call-overload]
     for module, tid in (tasksets or {}).items():
