@@ -178,7 +178,8 @@ def test_the_prompt_length_rule_is_vllms_with_prime_rls_patch(tmp_path: Path) ->
     try:
         assert _gen(port, 65, max_tokens=1)[0] == 400
         status, body = _gen(port, 64, max_tokens=1, prompt_logprobs=1)
-        assert status == 400 and "plus the number of requested output tokens (at least 1)" in body["error"]["message"]
+        assert status == 400
+        assert "plus the number of requested output tokens (at least 1)" in body["error"]["message"]
         status, body = _gen(port, 63, max_tokens=1, prompt_logprobs=1)  # prime-rl's scoring call
         assert status == 200 and len(body["prompt_logprobs"]) == 63
         status, body = _gen(port, 60, max_tokens=50)  # not refused: capped at the context

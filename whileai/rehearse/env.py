@@ -160,7 +160,8 @@ def commits(files: dict[str, str | None]) -> list[str]:
         where = files.get(name)
         head = None
         if where:
-            folder = Path(where) if Path(where).is_dir() else Path(where).parent  # a namespace package: its folder
+            # a namespace package (prime_rl has no __init__.py) gives its folder
+            folder = Path(where) if Path(where).is_dir() else Path(where).parent
             r = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"],
                                capture_output=True, text=True, timeout=30)
             head = r.stdout.strip() if r.returncode == 0 else None
