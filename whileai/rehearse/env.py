@@ -49,6 +49,22 @@ FLASH = "flash_attn"
 PINS = {"prime_rl": "559b44772e471d1538537b8805cc77f3824a5e64",  # targets/prime_rl/pin.py
         "verifiers": "a60a606ecc4d309247edf9ff92c3eabca362781f"}  # deps/verifiers at that commit
 FILES = ("__init__.py", "flash_attn_interface.py", "bert_padding.py")
+# The day after the pinned prime-rl commit (2026-08-21). verifiers runs every harness as a PEP 723
+# uv script (verifiers/v1/runtimes/base.py:237-290, `uv sync --script ... --no-config`) whose
+# dependencies are unpinned (harnesses/null/program.py: openai, httpx): uv resolves them to the
+# newest releases on the day of the run, unless UV_EXCLUDE_NEWER holds them to a date.
+EXCLUDE_NEWER = "2026-08-22T00:00:00Z"
+
+
+def harness_line(environ: dict[str, str] | None = None) -> str:
+    """Whether the harness scripts' dependencies are held to the pin's day (UV_EXCLUDE_NEWER)."""
+    value = (os.environ if environ is None else environ).get("UV_EXCLUDE_NEWER")
+    if value:
+        return f"ok: UV_EXCLUDE_NEWER={value}: the harness scripts' dependencies resolve as of that day"
+    return ("warning: UV_EXCLUDE_NEWER is unset: verifiers' harness (a uv script with unpinned openai "
+            "and httpx) resolves them to today's releases; openai 3.63 (httpx2) failed every rollout "
+            "at the pin with `TypeError: Invalid timeout ... got <class 'httpx.Timeout'>` (measured "
+            f"2026-12-05): export UV_EXCLUDE_NEWER={EXCLUDE_NEWER} for the rehearsal and the run")
 
 
 def _python_in(folder: Path) -> Path | None:
@@ -218,6 +234,7 @@ def setup(target: Path, *, python_flag: str | None = None,
     report = probe(python, (*MODULES, *PINS, *(tasksets or {})))  # PINS: the packages, for their checkouts
     missing = dict(report["missing"])  # type: ignore[call-overload]
     lines += commits(dict(report["files"]))  # type: ignore[call-overload]
+    lines.append(harness_line())
     for module, tid in (tasksets or {}).items():
         if module in missing:
             missing[f"taskset {tid}"] = (
