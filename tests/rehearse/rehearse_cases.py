@@ -95,4 +95,26 @@ BROKEN = [
         expect="dataset-splt",
     ),
     Case("seq-len", "examples/grpo.toml", sets=("seq_len=64",), expect="seq_len"),
+    # GRPO with groups of one: every advantage is reward - group mean = 0 (orchestrator/algo/grpo.py:30).
+    # Kept (filter_zero_advantages off), the batches arrive with no credit: the trainer stand-in's
+    # verdict; prime-rl's loss would train on them in silence.
+    Case(
+        "grpo-no-advantage",
+        "examples/grpo.toml",
+        sets=("orchestrator.group_size=1", "orchestrator.train.filter_zero_advantages=false"),
+        expect="every trained token's advantage is 0",
+    ),
+    # the same with prime-rl's default filter: it prunes every sample (train_sink.py:361-366) and
+    # ends the run itself
+    Case("grpo-group-1", "examples/grpo.toml", sets=("orchestrator.group_size=1",),
+         expect="consecutive empty train batches"),
+    # a mixture with groups of one: the GRPO source's samples are pruned after the batch is cut
+    # (train_sink.py:342-366), the OPD source's still fill it, so prime-rl goes on with fewer samples
+    # than batch_size: the trainer stand-in counts them against the plan
+    Case(
+        "mixture-batch",
+        "examples/mixtures/grpo-opd.toml",
+        sets=("orchestrator.group_size=1", "orchestrator.train.source[1].group_size=1"),
+        expect="fewer than the plan's",
+    ),
 ]

@@ -178,7 +178,8 @@ def test_the_prompt_length_rule_is_vllms_with_prime_rls_patch(tmp_path: Path) ->
     try:
         assert _gen(port, 65, max_tokens=1)[0] == 400
         status, body = _gen(port, 64, max_tokens=1, prompt_logprobs=1)
-        assert status == 400 and "no room to generate" in body["error"]["message"]
+        assert status == 400
+        assert "plus the number of requested output tokens (at least 1)" in body["error"]["message"]
         status, body = _gen(port, 63, max_tokens=1, prompt_logprobs=1)  # prime-rl's scoring call
         assert status == 200 and len(body["prompt_logprobs"]) == 63
         status, body = _gen(port, 60, max_tokens=50)  # not refused: capped at the context
@@ -618,6 +619,17 @@ def test_setup_names_the_commits_and_the_tasksets_a_spec_needs(tmp_path: Path) -
     assert env.taskset_modules([c.text]) == {"reverse_text": "reverse-text"}
 
 
+def test_setup_warns_when_the_harness_scripts_resolve_todays_releases() -> None:
+    """verifiers' harness is a uv script with unpinned openai/httpx: without UV_EXCLUDE_NEWER it
+    resolves today's releases (openai 3.63 broke every rollout at the pin); --setup says so."""
+    from whileai.rehearse import env
+
+    unset = env.harness_line({})
+    assert unset.startswith("warning: UV_EXCLUDE_NEWER is unset") and env.EXCLUDE_NEWER in unset
+    held = env.harness_line({"UV_EXCLUDE_NEWER": env.EXCLUDE_NEWER})
+    assert held.startswith("ok: UV_EXCLUDE_NEWER=2026-08-22")
+
+
 def test_ctrl_c_removes_the_temporary_folder_or_names_the_kept_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -650,5 +662,5 @@ def test_phases_come_from_the_stand_ins_time_stamps(tmp_path: Path) -> None:
     ph = Phases()
     with ph("rows"):
         pass
-    ph.after_rl(tmp_path, started=100.0)
-    assert ph.ordered() == {"rows": 0.0, "launcher": 5.0, "first step": 15.0, "steps": 10.5}
+    ph.after_rl(tmp_path, started=100.0, ended=142.0)
+    assert ph.ordered() == {"rows": 0.0, "launcher": 5.0, "first step": 15.0, "steps": 10.5, "shutdown": 11.5}

@@ -34,6 +34,9 @@ MODULES = (
     "prime_rl.configs.trainer",
     "prime_rl.trainer.rl.data",
     "prime_rl.transports.rollouts",
+    # imported inside prime_rl/utils/client.py:484 prefill_logprobs, at a teacher's first call:
+    # vllm without its dependencies passes every module-level import and fails here
+    "vllm.entrypoints.scale_out.token_in_token_out.protocol",
     "verifiers.v1",
     "renderers",
     "tokenizers",
@@ -46,6 +49,22 @@ FLASH = "flash_attn"
 PINS = {"prime_rl": "559b44772e471d1538537b8805cc77f3824a5e64",  # targets/prime_rl/pin.py
         "verifiers": "a60a606ecc4d309247edf9ff92c3eabca362781f"}  # deps/verifiers at that commit
 FILES = ("__init__.py", "flash_attn_interface.py", "bert_padding.py")
+# The day after the pinned prime-rl commit (2026-08-21). verifiers runs every harness as a PEP 723
+# uv script (verifiers/v1/runtimes/base.py:237-290, `uv sync --script ... --no-config`) whose
+# dependencies are unpinned (harnesses/null/program.py: openai, httpx): uv resolves them to the
+# newest releases on the day of the run, unless UV_EXCLUDE_NEWER holds them to a date.
+EXCLUDE_NEWER = "2026-08-22T00:00:00Z"
+
+
+def harness_line(environ: dict[str, str] | None = None) -> str:
+    """Whether the harness scripts' dependencies are held to the pin's day (UV_EXCLUDE_NEWER)."""
+    value = (os.environ if environ is None else environ).get("UV_EXCLUDE_NEWER")
+    if value:
+        return f"ok: UV_EXCLUDE_NEWER={value}: the harness scripts' dependencies resolve as of that day"
+    return ("warning: UV_EXCLUDE_NEWER is unset: verifiers' harness (a uv script with unpinned openai "
+            "and httpx) resolves them to today's releases; openai 3.63 (httpx2) failed every rollout "
+            "at the pin with `TypeError: Invalid timeout ... got <class 'httpx.Timeout'>` (measured "
+            f"2026-12-05): export UV_EXCLUDE_NEWER={EXCLUDE_NEWER} for the rehearsal and the run")
 
 
 def _python_in(folder: Path) -> Path | None:
@@ -95,7 +114,7 @@ out = {"version": sys.version.split()[0], "site": sysconfig.get_paths()["purelib
 for name in sys.argv[1:]:
     try:
         m = importlib.import_module(name)
-        out["files"][name] = getattr(m, "__file__", None)
+        out["files"][name] = getattr(m, "__file__", None) or next(iter(getattr(m, "__path__", [])), None)
     except BaseException as e:  # noqa: BLE001
         out["missing"][name] = f"{type(e).__name__}: {e}"[:300]
 print(json.dumps(out))
@@ -157,7 +176,9 @@ def commits(files: dict[str, str | None]) -> list[str]:
         where = files.get(name)
         head = None
         if where:
-            r = subprocess.run(["git", "-C", str(Path(where).parent), "rev-parse", "HEAD"],
+            # a namespace package (prime_rl has no __init__.py) gives its folder
+            folder = Path(where) if Path(where).is_dir() else Path(where).parent
+            r = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"],
                                capture_output=True, text=True, timeout=30)
             head = r.stdout.strip() if r.returncode == 0 else None
         if head is None:
@@ -210,9 +231,10 @@ def setup(target: Path, *, python_flag: str | None = None,
     site = Path(str(first["site"]))
     wrote = install_flash_stub(site)
     lines += [f"wrote {w}" for w in wrote] or ["flash_attn: present (left as it is)"]
-    report = probe(python, (*MODULES, *(tasksets or {})))
+    report = probe(python, (*MODULES, *PINS, *(tasksets or {})))  # PINS: the packages, for their checkouts
     missing = dict(report["missing"])  # type: ignore[call-overload]
     lines += commits(dict(report["files"]))  # type: ignore[call-overload]
+    lines.append(harness_line())
     for module, tid in (tasksets or {}).items():
         if module in missing:
             missing[f"taskset {tid}"] = (

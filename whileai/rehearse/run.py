@@ -161,9 +161,10 @@ def rehearse_stage(
         log=where / "rl.log",
         cwd=where,
     )
+    ended = time.time()
     for port in ports:
         sup.stop(f"{stage.name}-teacher-{port}")
-    ph.after_rl(where, started)
+    ph.after_rl(where, started, ended)
     return read(
         where, steps=steps, rc=rc, seconds=time.monotonic() - t0, policy_ports=pol, teacher_ports=teach
     ), plan

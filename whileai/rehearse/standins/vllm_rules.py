@@ -25,9 +25,10 @@ def prompt_refusal(n: int, max_model_len: int | None) -> str | None:
       max_model_len, not prompt + max_tokens (src/prime_rl/inference/patches.py:475-500,
       monkey_patch_tokenize_params_validation, `len(tokens) > self.max_total_tokens`);
     - vLLM's engine then refuses a prompt of exactly max_model_len tokens, which leaves no room
-      for the token it must generate (vllm/v1/engine/input_processor.py, the
-      `prompt_len == max_prompt_len` branch): what prime-rl's scoring call (max_tokens 1 on a
-      whole sequence, utils/client.py prefill_logprobs) trips on at seq_len = max_model_len.
+      for the token it must generate (vllm/v1/engine/input_processor.py:423-432,
+      `_validate_prompt_len`, the `prompt_len == max_prompt_len` branch; its message): what
+      prime-rl's scoring call (max_tokens 1 on a whole sequence, utils/client.py:479-505
+      prefill_logprobs) trips on at seq_len = max_model_len.
     """
     if max_model_len is None:
         return None
@@ -38,16 +39,18 @@ def prompt_refusal(n: int, max_model_len: int | None) -> str | None:
         )
     if n == max_model_len:
         return (
-            f"The decoder prompt (length {n}) is as long as the maximum model length of "
-            f"{max_model_len}: no room to generate a token. Make sure that `max_model_len` is "
-            "larger than the prompt."
+            f"The decoder prompt (length {n}) plus the number of requested output tokens (at "
+            f"least 1) is longer than the maximum model length of {max_model_len}. Make sure "
+            "that `max_model_len` is no smaller than the number of text tokens (prompt + "
+            "requested output tokens)."
         )
     return None
 
 
 def tokens_to_generate(n: int, max_tokens: int | None, max_model_len: int | None) -> int:
     """How many tokens the engine may generate after a prompt of `n`: `max_tokens` unset is the
-    room left (vllm/entrypoints/utils.py get_max_tokens: max_model_len - input length), and a
+    room left (vllm/entrypoints/serve/utils/api_utils.py:170-190 get_max_tokens:
+    max_model_len - input_length), and a
     cap past the context is cut there (prime-rl's patch lets the engine "naturally cap
     generation at max_model_len", patches.py:482)."""
     room = None if max_model_len is None else max_model_len - n
@@ -74,7 +77,8 @@ def weights_refusal(folder: str | None) -> str | None:
     """What `/update_weights` (prime-rl's filesystem worker: vLLM's DefaultModelLoader over
     the folder, inference/vllm/worker/filesystem.py:28-54) would fail on, or None: the folder's
     `*.safetensors` (only those named by `model.safetensors.index.json` when it is there:
-    vllm/model_executor/model_loader/default_loader.py `_prepare_weights`,
+    vllm/model_executor/model_loader/default_loader.py:128-239 `_prepare_weights`, its
+    "Cannot find any model weights";
     weight_utils.filter_duplicate_safetensors_files), each one opened."""
     if folder is None:
         return None  # NCCL / NIXL broadcast: the weights come over the wire
@@ -102,16 +106,17 @@ def adapter_refusal(name: str | None, folder: str | None, loaded: bool, in_place
     """What loading LoRA adapter `name` from `folder` would fail on, or None:
 
     - a same-name adapter already loaded is refused unless `load_inplace`
-      (vllm/entrypoints/openai/serving_models.py `_check_load_lora_adapter_request`); prime-rl's
+      (vllm/entrypoints/openai/models/serving.py:237-258 `_check_load_lora_adapter_request`,
+      its message); prime-rl's
       own `/load_lora_adapter` sets it (inference/vllm/server.py:90-117), vLLM's
       `/v1/load_lora_adapter` does not;
-    - the folder's `adapter_config.json` is read (vllm/lora/peft_helper.py
+    - the folder's `adapter_config.json` is read (vllm/lora/peft_helper.py:83-89
       PEFTHelper.from_local_dir) and needs `r` and `lora_alpha`;
     - its tensors are `adapter_model.safetensors`, `.bin` or `.pt`, else "doesn't contain
       tensors" (prime-rl's patched LoRAModel.from_local_checkpoint, patches.py:339-458).
     """
     if not name or not folder:
-        return "lora_name and lora_path are required"
+        return "Both 'lora_name' and 'lora_path' must be provided."
     if loaded and not in_place:
         return (
             f"The lora adapter '{name}' has already been loaded. If you want to load the "
@@ -136,7 +141,7 @@ def metrics(running: int, waiting: int, tokens: int, blocks: int) -> str:
     """The `/metrics` text prime-rl's orchestrator parses (orchestrator/inference_metrics.py:
     `vllm:`-prefixed gauge families, so each needs its `# TYPE` line; `kv_cache_usage_perc`,
     `num_requests_running`, `num_requests_waiting` and the `vllm:cache_config_info` labels
-    num_gpu_blocks and block_size, lines 380-410). KV usage: the tokens of the requests in
+    num_gpu_blocks and block_size, lines 20, 88-110, 400-410). KV usage: the tokens of the requests in
     flight over the blocks advertised."""
     usage = min(1.0, tokens / max(1, blocks * BLOCK))
     lines = []
