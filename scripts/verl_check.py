@@ -1,6 +1,7 @@
 """verl 0.9.1's own verdict on run.sh files (or override lists): one JSON line per verl command.
 
     /work/envs/verl/bin/python scripts/verl_check.py RUN.sh [DIR ...] [--overrides FILE --kind main_ppo]
+    /work/envs/verl/bin/python scripts/verl_check.py --cases CASES.json   # scripts/gen_verl_fixture.py
 
 Runs INSIDE a Python that has verl (it imports whileai's stdlib-only pieces from this checkout:
 whileai/targets/verl/runsh.py reads the script, whileai/targets/verl/verify.py runs the same
@@ -44,9 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("paths", nargs="*", type=Path, help="run.sh files or run directories")
     ap.add_argument("--overrides", type=Path, help="a file of Hydra overrides, one a line")
     ap.add_argument("--kind", default="main_ppo", choices=sorted(verify.CONFIGS))
+    ap.add_argument("--cases", type=Path, help='JSON: {"name": {"kind": ..., "overrides": [...]}}')
     args = ap.parse_args(argv)
-    if not args.paths and args.overrides is None:
-        ap.error("give run.sh paths or --overrides FILE")
+    if not args.paths and args.overrides is None and args.cases is None:
+        ap.error("give run.sh paths, --overrides FILE or --cases FILE")
     if not verify.available():
         print(f"error: {verify.NEEDS}", file=sys.stderr)
         return 2
@@ -72,11 +74,18 @@ def main(argv: list[str] | None = None) -> int:
         v = verify.check_overrides(args.kind, [ln for ln in lines if ln and not ln.startswith("#")])
         refused |= not v.accepted
         print(json.dumps({"file": str(args.overrides), **_rounded(v.to_dict())}))
+    if args.cases is not None:
+        for name, case in json.loads(args.cases.read_text()).items():
+            v = verify.check_overrides(case["kind"], case["overrides"], case.get("config_name"))
+            refused |= not v.accepted
+            print(json.dumps({"name": name, **_rounded(v.to_dict())}))
     return 1 if refused else 0
 
 
 def _kinds(args: argparse.Namespace) -> set[str]:
     kinds = {args.kind} if args.overrides is not None else set()
+    if args.cases is not None:
+        kinds |= {c["kind"] for c in json.loads(args.cases.read_text()).values()}
     for path in args.paths:
         kinds |= {c.kind for c in read(path)}
     return kinds

@@ -191,8 +191,12 @@ def _quiet() -> Iterator[None]:
 
 
 def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return f"{type(e).__name__}: {text.splitlines()[0]}" if text else type(e).__name__
+    """The exception's first line; Hydra's "Error in call to target 'X':" with the line that says why."""
+    lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+    if not lines:
+        return type(e).__name__
+    first = lines[0] + (f" {lines[1]}" if lines[0].endswith(":") and len(lines) > 1 else "")
+    return f"{type(e).__name__}: {first}"
 
 
 # -- what the target's faces call -------------------------------------------------------------
