@@ -1,16 +1,12 @@
 """A run.sh read into its verl commands: the module each runs and its Hydra overrides, in order.
 
-    from whileai.targets.verl.runsh import parse, read
-    [c] = read(Path("run/run.sh"))
-    c.kind, c.overrides          # "main_ppo", ("algorithm.adv_estimator=grpo", ...)
+    [c] = read(Path("run/run.sh"))   # c.kind "main_ppo", c.overrides ("algorithm.adv_estimator=grpo", ...)
 
-Pure and stdlib-only: nothing is run. It reads the shell a run.sh is written in, as far as
-whileai's own run.sh and verl's example scripts use it: backslash continuations, comments,
-single and double quotes, variables assigned in the script (`X=1`, `export X=1`, arrays
-`X=(a b)` expanded by `"${X[@]}"`), `${X:-default}`, `$(( arithmetic ))`; `$@` (the caller's
-extra arguments) expands to nothing. A variable the script does not assign (`$HOME`) is taken
-from `env` when given, else kept as written and listed in `Command.unknown`. A verl command is
-any command with `-m verl.<module>` (python3 -m, torchrun ... -m, ray job submit -- python3 -m).
+Pure, stdlib-only, nothing run. It reads the bash that whileai's run.sh and verl's example scripts
+use: continuations, comments, quotes, variables the script assigns (`X=1`, `export X=1`, arrays
+`X=(a b)` with `"${X[@]}"`), `${X:-default}`, `$(( arithmetic ))`, `"$@"` (nothing). A variable it
+does not assign (`$HOME`) comes from `env`, else stays as written and is named in `Command.unknown`.
+A verl command: `-m verl.<module>` (python3 -m, torchrun ... -m, ray job submit -- python3 -m).
 """
 
 from __future__ import annotations
@@ -45,12 +41,8 @@ class Command:
 
     def option(self, name: str) -> str | None:
         """A Hydra option's value (`--config-name`), or None."""
-        short = {"--config-path": "-cp", "--config-name": "-cn", "--config-dir": "-cd"}[name]
-        for opt in self.options:
-            key, _, value = opt.partition("=")
-            if key in (name, short):
-                return value
-        return None
+        names = (name, "-c" + name[len("--config-")])  # --config-name or -cn
+        return next((o.partition("=")[2] for o in self.options if o.partition("=")[0] in names), None)
 
 
 def read(path: Path, env: Mapping[str, str] | None = None) -> list[Command]:
@@ -62,12 +54,10 @@ def read(path: Path, env: Mapping[str, str] | None = None) -> list[Command]:
 def parse(text: str, env: Mapping[str, str] | None = None) -> list[Command]:
     """The verl commands of a shell script's text, in order."""
     lexer = _Lexer(text, dict(env or {}))
-    out = []
+    out: list[Command] = []
     for line, words in lexer.commands():
-        words = _assignments(words, lexer)
-        cmd = _verl_command(words, line, lexer)
-        if cmd is not None:
-            out.append(cmd)
+        cmd = _verl_command(_assignments(words, lexer), line, lexer)
+        out += [cmd] if cmd else []
         lexer.unknown.clear()
     return out
 
@@ -87,33 +77,28 @@ def _assignments(words: list[str], lexer: _Lexer) -> list[str]:
         lexer.arrays.pop(name, None)
         lexer.taint[name] = tuple(lexer.unknown)
         i += 1
-    return rest[i:] if i < len(rest) else []
+    return rest[i:]
 
 
 def _verl_command(words: list[str], line: int, lexer: _Lexer) -> Command | None:
-    for i, w in enumerate(words[:-1]):
-        if w == "-m" and words[i + 1].startswith("verl."):
-            module = words[i + 1]
-            options, overrides = [], []
-            args = iter(words[i + 2:])
-            for a in args:
-                if a in _HYDRA_OPTIONS:
-                    options.append(f"{a}={next(args, '')}")
-                elif a.startswith("-"):
-                    options.append(a)
-                elif a:
-                    overrides.append(a)
-            return Command(module, KINDS.get(module, module.rsplit(".", 1)[-1]), tuple(words[:i + 1]),
-                           tuple(options), tuple(overrides), line, tuple(dict.fromkeys(lexer.unknown)))
-    return None
+    at = next((i for i, w in enumerate(words[:-1]) if w == "-m" and words[i + 1].startswith("verl.")), -1)
+    if at < 0:
+        return None
+    module, options, overrides, args = words[at + 1], [], [], iter(words[at + 2:])
+    for a in args:
+        if a.startswith("-"):  # Hydra's own options: `--config-name=x`, `--config-name x`, `-cn x`
+            options.append(f"{a}={next(args, '')}" if a in _HYDRA_OPTIONS else a)
+        elif a:
+            overrides.append(a)
+    return Command(module, KINDS.get(module, module.rsplit(".", 1)[-1]), tuple(words[:at + 1]),
+                   tuple(options), tuple(overrides), line, tuple(dict.fromkeys(lexer.unknown)))
 
 
 class _Lexer:
     """Reads shell text into commands of expanded words (the subset of bash a run.sh uses)."""
 
     def __init__(self, text: str, env: dict[str, str]) -> None:
-        self.text, self.i, self.line = text, 0, 1
-        self.env = env
+        self.text, self.i, self.line, self.env = text, 0, 1, env
         self.vars: dict[str, str] = {}
         self.arrays: dict[str, list[str]] = {}
         self.unknown: list[str] = []  # what the command being read uses unassigned
@@ -129,9 +114,8 @@ class _Lexer:
         return self.text[self.i + n:self.i + n + 1]
 
     def _take(self, n: int = 1) -> str:
-        s = self.text[self.i:self.i + n]
+        s, self.i = self.text[self.i:self.i + n], self.i + n
         self.line += s.count("\n")
-        self.i += n
         return s
 
     def _words(self, array: bool) -> list[str]:
@@ -144,8 +128,7 @@ class _Lexer:
             elif c in " \t" or (array and c == "\n"):
                 self._take()
             elif c == "#":
-                while self._peek() not in ("\n", ""):
-                    self._take()
+                self.i = self.text.find("\n", self.i) % (len(self.text) + 1)  # -1: to the end
             elif array and c == ")":
                 self._take()
                 return words
@@ -178,11 +161,8 @@ class _Lexer:
                 self._take()
                 fields[-1] += self._take()
             elif c == "'":
-                self._take()
-                end = self.text.find("'", self.i)
-                end = len(self.text) if end < 0 else end
-                fields[-1] += self._take(end - self.i)
-                self._take()
+                end = self.text.find("'", self.i + 1) % (len(self.text) + 1)  # -1: to the end
+                fields[-1] += self._take(end + 1 - self.i)[1:-1]
             elif c == '"':
                 self._take()
                 while self.i < len(self.text) and self._peek() != '"':
@@ -207,13 +187,12 @@ class _Lexer:
         """Skip a redirection (`> log`, `2>&1`, `>> out.txt`): it is no argument."""
         if words and words[-1].isdigit() and self.text[self.i - 1].isdigit():
             words.pop()  # the descriptor of `2>`
-        while self._peek() in ("<", ">", "&"):
+        while self._peek() and self._peek() in "<>&":
             self._take()
-        if self._peek().isdigit() or self._peek() == "-":
+        if self._peek() and self._peek() in "0123456789-":  # `>&1`, `>&-`
             self._take()
             return
-        while self._peek() in (" ", "\t"):
-            self._take()
+        self.i += len(self.text[self.i:]) - len(self.text[self.i:].lstrip(" \t"))
         self._word(array=False)
 
     def _dollar(self) -> str | list[str]:
@@ -221,22 +200,16 @@ class _Lexer:
         self._take()
         c = self._peek()
         if self.text.startswith("((", self.i):
-            end = self._closing(self.i + 2, "((", "))")
-            expr = self.text[self.i + 2:end]
-            self._take(end + 2 - self.i)
-            return self._arith(expr)
+            return self._arith(self._take(self._closing(self.i + 2, "((", "))") + 2 - self.i)[2:-2])
         if c == "(":  # a command's output: not run
             return self._unknown("$" + self._take(self._closing(self.i + 1, "(", ")") + 1 - self.i))
         if c == "{":
-            end = self._closing(self.i + 1, "{", "}")
-            body = self._take(end + 1 - self.i)[1:-1]
-            return self._braced(body)
-        if c in "@*":
-            self._take()
-            return []
+            return self._braced(self._take(self._closing(self.i + 1, "{", "}") + 1 - self.i)[1:-1])
+        if c and c in "@*":  # the caller's arguments: none
+            return [] if self._take() else []
         name = _NAME.match(self.text, self.i)
         if name is None:  # $1, $?, ...: the script's own arguments and state
-            return self._unknown("$" + self._take()) if c.isdigit() or c in "#?$!-" else "$"
+            return self._unknown("$" + self._take()) if c and c in "0123456789#?$!-" else "$"
         self._take(name.end() - self.i)
         return self._value(name.group())
 
@@ -315,7 +288,7 @@ _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
 
 def _eval(node: ast.AST) -> int:
     """Integer arithmetic as bash's $(( )) does it (+ - * / %, parentheses, unary minus)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+    if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
         return int(_OPS[type(node.op)](_eval(node.left), _eval(node.right)))
