@@ -65,8 +65,10 @@ class Verdict:
 
 
 def available() -> bool:
-    """Whether this Python can import verl (the check runs in-process)."""
-    return importlib.util.find_spec("verl") is not None
+    """Whether this Python can import verl (the check runs in-process). A folder called verl on
+    the path (tests/targets/verl under pytest) is a namespace package, not verl: no origin."""
+    spec = importlib.util.find_spec("verl")
+    return spec is not None and spec.origin not in (None, "namespace")
 
 
 def installed_version() -> str:
