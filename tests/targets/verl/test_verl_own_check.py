@@ -158,3 +158,30 @@ def test_docs_table_names_every_variant():
         if not v["name"].endswith("-base"):
             table = lax_table if v["verl"]["accepted"] or v["expect"] == "raw" else refused_table
             assert f"| `{v['name']}` |" in table, v["name"]
+
+
+def test_verify_checks_each_compiled_run_sh_and_stops_at_the_first_refusal(monkeypatch):
+    """compile --check: one line per command; a refusal ends the list (verdicts stood in)."""
+    from types import SimpleNamespace
+
+    recorded = {v["name"]: v["verl"] for v in LAX["variants"]}
+    verdicts = iter([recorded["grpo-base"], recorded["mini-larger-than-train"], recorded["grpo-base"]])
+
+    def fake(cmd):
+        v = next(verdicts)
+        return verify.Verdict(cmd.kind, v["accepted"], v["step"], v["error"], 0.3, cmd.line)
+
+    monkeypatch.setattr(verify, "available", lambda: True)
+    monkeypatch.setattr(verify, "installed_version", lambda: verify.PIN)
+    monkeypatch.setattr(verify, "check_command", fake)
+    text = (FIXTURES / "runs" / "grpo" / "run.sh").read_text()
+    runs = [SimpleNamespace(files={"run.sh": text, "README.md": ""}, out=f"/out/{n}/run.sh", stages=())
+            for n in ("a", "b", "c")]
+    got = verify.verify(runs)  # type: ignore[arg-type]
+    assert got[0] == (True, "checked: /out/a/run.sh:6: main_ppo: verl 0.9.1 accepts it (Hydra compose, "
+                            "validate_config, the worker configs; 0.3 s)")
+    assert got[1] == (False, "/out/b/run.sh:6: main_ppo: verl 0.9.1 refuses it at validate_config: "
+                             "ValueError: train_batch_size (16) must be >= actor.ppo_mini_batch_size (32)")
+    assert len(got) == 2
+    with pytest.raises(SpecError, match="no run.sh"):
+        verify.verify([SimpleNamespace(files={"a.toml": ""}, out=None, stages=())])  # type: ignore[list-item]

@@ -29,6 +29,7 @@ import contextlib
 import copy
 import importlib.util
 import io
+import logging
 import os
 import time
 import warnings
@@ -189,7 +190,11 @@ def _quiet() -> Iterator[None]:
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
             contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
-        yield
+        logging.disable(logging.WARNING)  # verl's loggers hold the real stderr
+        try:
+            yield
+        finally:
+            logging.disable(logging.NOTSET)
 
 
 def _first_line(e: BaseException) -> str:
