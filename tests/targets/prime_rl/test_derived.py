@@ -47,7 +47,8 @@ def test_an_override_of_a_derived_key_names_the_spec_value_it_replaced(target: s
     prompt_tokens + max_tokens is refused: tests/targets/test_story.py.)"""
     if target == "prime-rl":
         remote = wai.Endpoint(url="https://teacher.example.com/v1", model="Qwen/Qwen3-32B")  # not served
-        spec = run(overrides={"seq_len": 16384}).model_copy(update={"method": wai.OPD(remote, max_tokens=8192)})
+        method = wai.OPD(remote, max_tokens=8192)
+        spec = run(overrides={"seq_len": 16384}).model_copy(update={"method": method})
         c = wai.compile(spec, target)
         got = {i.field: i for i in c.ignores}["prompt_tokens"]
         assert got.value == 2048 and "whileai wrote 10240 there" in got.reason

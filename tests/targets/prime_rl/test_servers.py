@@ -6,10 +6,10 @@ refused naming the spec field."""
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 import whileai as wai
 from whileai.errors import SpecError
