@@ -70,6 +70,8 @@ CASES: dict[str, tuple[tuple[wai.RunSpec, dict], tuple[wai.RunSpec, dict]]] = {
     "sft-exposure-bias": ((run(sft(max_tokens=8192)), {}), (run(sft()), {})),
     "ema-lora-adapter": ((run(wai.OPSD(anchor="ema:0.01")), {"adapter_ema": True}),
                          (run(wai.OPSD(anchor="ema:0.01"), lora=False), {"adapter_ema": False})),
+    "grpo-no-credit": ((run(wai.GRPO()), {"lone_groups": ("reverse-text",), "train_sources": 1}),
+                       (run(wai.GRPO()), {"lone_groups": (), "train_sources": 1})),
     "ema-lora-sharded": ((run(wai.OPSD(anchor="ema:0.01")), {"adapter_ema": True, "strategy": "FSDP2"}),
                          (run(wai.OPSD(anchor="ema:0.01")), {"adapter_ema": True, "strategy": None})),
 }
@@ -170,3 +172,38 @@ def test_tokenizer_rule_says_what_a_text_level_teacher_means() -> None:
     tokens, text = rule(mixed, Facts()), rule(mixed, Facts(teacher_reads="text"))
     assert tokens is not None and "SFT targets are silently wrong" in tokens.message
     assert text is not None and "re-tokenized" in text.message and "silently wrong" not in text.message
+
+
+@pytest.mark.parametrize("sets,fires,says", [
+    ({"orchestrator.group_size": 1}, ["reverse-text"], "consecutive empty train batches"),
+    ({"orchestrator.group_size": 1, "orchestrator.train.filter_zero_advantages": False},
+     ["reverse-text"], "zero credit"),
+    ({}, [], ""),
+])
+def test_grpo_groups_of_one_earn_no_credit(sets: dict, fires: list, says: str) -> None:
+    """prime-rl's GRPO advantage is reward - the group's mean (algo/grpo.py:30): a group of one
+    single-trace episode is 0 on every token. The spec cannot ask for it (samples >= 2); an
+    override can, and compile says what prime-rl then does (its filter on or off)."""
+    from whileai.targets.prime_rl import compile as prime_rl
+
+    c = prime_rl.compile(run(wai.GRPO(), overrides=sets))
+    hits = [w for w in c.warnings if w.rule == "grpo-no-credit"]
+    assert c.facts.lone_groups == tuple(fires) and len(hits) == len(fires)
+    assert all(says in w.message and "'reverse-text'" in w.message for w in hits)
+
+
+def test_grpo_no_credit_reads_each_source_and_its_seats() -> None:
+    """A mixture's GRPO source of groups of one is named, and the other sources go on with fewer
+    traces; OPD needs no group; a kuhn-poker hand is two traces (its seats compare), so a group
+    of one still has credit there."""
+    from whileai.targets.prime_rl import compile as prime_rl
+
+    mix = run(wai.GRPO(), sources=[{"taskset": "reverse-text", "method": {"type": "opd", "teacher":
+                                    f"vllm:Qwen/Qwen3-8B@{T}"}}],
+              overrides={"orchestrator.group_size": 1, "orchestrator.train.source[1].group_size": 1})
+    c = prime_rl.compile(mix)
+    (w,) = [w for w in c.warnings if w.rule == "grpo-no-credit"]
+    assert c.facts.lone_groups == (c.facts.lone_groups[0],) and "fewer traces than batch_size" in w.message
+    poker = wai.RunSpec(taskset="kuhn-poker", model="Qwen/Qwen3-0.6B", method=wai.GRPO(),
+                        overrides={"orchestrator.group_size": 1})
+    assert prime_rl.compile(poker).facts.lone_groups == ()

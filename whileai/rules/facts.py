@@ -49,6 +49,9 @@ class Facts:
     holdout: dict[str, Any] | None = None  # which rows eval reads against training's
     holdouts: tuple[dict[str, Any], ...] = ()  # a mixture: every eval source against each training one
     unchecked_tasksets: tuple[str, ...] = ()
+    lone_groups: tuple[str, ...] = ()  # prime-rl: GRPO sources sampling groups of one single-trace episode
+    filter_zero_advantages: bool | None = None  # prime-rl: zero-advantage samples pruned
+    train_sources: int | None = None  # prime-rl: training sources in the compiled file
     # prime-rl's scale (whileai.rules.scale)
     on_slurm: bool | None = None
     nodes: int | None = None

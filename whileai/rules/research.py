@@ -14,6 +14,7 @@ from whileai.cost.sizes import size_b  # noqa: F401  (re-exported: rules read si
 from whileai.rules.accept import mark
 from whileai.rules.base import Facts, Finding, Rule
 from whileai.rules.honoured import divergence_check
+from whileai.rules.sanity import SANITY_RULES
 from whileai.rules.scale import SCALE_RULES
 from whileai.rules.trl import TRL_RULES
 from whileai.spec.run import OPD, OPSD, RunSpec
@@ -351,4 +352,4 @@ def findings(run: RunSpec, facts: Facts) -> tuple[Finding, ...]:
     return mark(run, (f for rule in RULES if (f := rule(run, facts)) is not None), [r.id for r in RULES])
 
 
-RULES += SCALE_RULES + TRL_RULES
+RULES += SANITY_RULES + SCALE_RULES + TRL_RULES

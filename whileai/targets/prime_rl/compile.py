@@ -35,7 +35,7 @@ from whileai.targets.story import Floor, Story, check_story, flat
 from whileai.tasksets import seats
 from whileai.version import __version__
 
-__all__ = ["COMMIT", "TARGET", "VERSION", "compile", "facts", "method_facts"]
+__all__ = ["COMMIT", "TARGET", "VERSION", "compile", "facts", "lone_groups", "method_facts"]
 
 
 def method_facts(run: RunSpec) -> dict[str, Any]:
@@ -100,6 +100,9 @@ def facts(p: Plan, doc: dict[str, Any], got: tuple[int, int, int, int] | None,
         eval_at_start=not get_path(doc, "orchestrator.eval.skip_first_step", False),
         holdout=holdout(run, doc),
         holdouts=tuple(mix.holdouts(doc)) if run.sources else (),
+        lone_groups=lone_groups(doc),
+        train_sources=len(get_path(doc, "orchestrator.train.source") or []),
+        filter_zero_advantages=get_path(doc, "orchestrator.train.filter_zero_advantages", True),
         ignored=tuple(ignored),
     )
 
@@ -108,6 +111,27 @@ def _touched(set_by: Sequence[str], *keys: str) -> bool:
     """Whether a key set after the field map is one of `keys`, a table above one, or inside one."""
     return any(paths.under(a, b) or paths.under(b, a)
                for a in map(paths.parse, set_by) for b in map(paths.parse, keys))
+
+
+def lone_groups(doc: dict[str, Any]) -> tuple[str, ...]:
+    """The training sources that earn GRPO no credit (whileai.rules.sanity): prime-rl's `grpo`
+    algorithm (a source's own `algo`, else orchestrator.algo, whose default is grpo) over groups of
+    one (a source's own group_size, else orchestrator.group_size, default 1) of a taskset whose
+    episode yields one trainable trace (whileai.tasksets.seats)."""
+    o = doc.get("orchestrator") if isinstance(doc.get("orchestrator"), dict) else {}
+    algo = get_path(o, "algo.type", "grpo")
+    group = o.get("group_size", 1)
+    out = []
+    for pos, s in enumerate(get_path(o, "train.source") or []):
+        if not isinstance(s, dict):
+            continue
+        own = get_path(s, "algo.type")
+        ts = get_path(s, "env.taskset.id")
+        env = s.get("env") if isinstance(s.get("env"), dict) else {}
+        if (own or algo) == "grpo" and s.get("group_size", group) == 1 and isinstance(ts, str) \
+                and seats.of(ts, None, env).traces == 1:
+            out.append(str(s.get("name") or f"source[{pos}]"))
+    return tuple(out)
 
 
 def holdout(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any] | None:
