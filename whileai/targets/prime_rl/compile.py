@@ -118,7 +118,7 @@ def lone_groups(doc: dict[str, Any]) -> tuple[str, ...]:
     algorithm (a source's own `algo`, else orchestrator.algo, whose default is grpo) over groups of
     one (a source's own group_size, else orchestrator.group_size, default 1) of a taskset whose
     episode yields one trainable trace (whileai.tasksets.seats)."""
-    o = doc.get("orchestrator") if isinstance(doc.get("orchestrator"), dict) else {}
+    o: dict[str, Any] = doc["orchestrator"] if isinstance(doc.get("orchestrator"), dict) else {}
     algo = get_path(o, "algo.type", "grpo")
     group = o.get("group_size", 1)
     out = []
