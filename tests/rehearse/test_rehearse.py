@@ -626,8 +626,23 @@ def test_setup_warns_when_the_harness_scripts_resolve_todays_releases() -> None:
 
     unset = env.harness_line({})
     assert unset.startswith("warning: UV_EXCLUDE_NEWER is unset") and env.EXCLUDE_NEWER in unset
+    assert "[orchestrator.env_vars]" in unset and "re-lock" in unset  # not before `uv run rl`
     held = env.harness_line({"UV_EXCLUDE_NEWER": env.EXCLUDE_NEWER})
     assert held.startswith("ok: UV_EXCLUDE_NEWER=2026-08-22")
+
+
+@pytest.mark.parametrize("spec", ["grpo.toml", "opd.toml", "sft.toml", "mixtures/grpo-opd.toml"])
+def test_the_compiled_run_holds_the_harness_to_the_pins_day(spec: str) -> None:
+    """A real run meets the same uv script as the rehearsal: the compiled file hands
+    UV_EXCLUDE_NEWER to the orchestrator and its env servers (rl.py passes orchestrator.env_vars to
+    both, single- and multi-node), so the run line stays `uv run rl @ FILE` (the variable set
+    before `uv run` re-locks prime-rl: uv resolves again when exclude-newer differs from the lock's)."""
+    from whileai.rehearse import env
+
+    c = wai.compile(load_spec(EXAMPLES / spec), "prime-rl")
+    doc = loads_toml(c.text)
+    assert doc["orchestrator"]["env_vars"] == {"UV_EXCLUDE_NEWER": env.EXCLUDE_NEWER}
+    assert all("UV_EXCLUDE_NEWER" not in line for line in c.commands)
 
 
 def test_ctrl_c_removes_the_temporary_folder_or_names_the_kept_one(

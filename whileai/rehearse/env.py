@@ -24,6 +24,7 @@ import subprocess
 from pathlib import Path
 
 from whileai.errors import SpecError
+from whileai.targets.prime_rl.pin import HARNESS_DAY
 
 ENV_VAR = "WHILEAI_REHEARSE_PYTHON"
 # what the launcher, the orchestrator, the env servers and the trainer stand-in import
@@ -49,11 +50,13 @@ FLASH = "flash_attn"
 PINS = {"prime_rl": "559b44772e471d1538537b8805cc77f3824a5e64",  # targets/prime_rl/pin.py
         "verifiers": "a60a606ecc4d309247edf9ff92c3eabca362781f"}  # deps/verifiers at that commit
 FILES = ("__init__.py", "flash_attn_interface.py", "bert_padding.py")
-# The day after the pinned prime-rl commit (2026-08-21). verifiers runs every harness as a PEP 723
-# uv script (verifiers/v1/runtimes/base.py:237-290, `uv sync --script ... --no-config`) whose
-# dependencies are unpinned (harnesses/null/program.py: openai, httpx): uv resolves them to the
-# newest releases on the day of the run, unless UV_EXCLUDE_NEWER holds them to a date.
-EXCLUDE_NEWER = "2026-08-22T00:00:00Z"
+# The pinned commit's day (whileai.targets.prime_rl.pin.HARNESS_DAY): verifiers runs every harness
+# as a PEP 723 uv script (verifiers/v1/runtimes/base.py:237-290, `uv sync --script ... --no-config`)
+# whose dependencies are unpinned (harnesses/null/program.py: openai, httpx), so uv resolves the
+# newest releases on the day of the run unless UV_EXCLUDE_NEWER holds them to a date. whileai's
+# compiled files set it in [orchestrator.env_vars] (rl hands it to the orchestrator and its env
+# servers); exported before `uv run rl` it would also reach uv itself, which then re-locks prime-rl.
+EXCLUDE_NEWER = HARNESS_DAY
 
 
 def harness_line(environ: dict[str, str] | None = None) -> str:
@@ -61,10 +64,13 @@ def harness_line(environ: dict[str, str] | None = None) -> str:
     value = (os.environ if environ is None else environ).get("UV_EXCLUDE_NEWER")
     if value:
         return f"ok: UV_EXCLUDE_NEWER={value}: the harness scripts' dependencies resolve as of that day"
-    return ("warning: UV_EXCLUDE_NEWER is unset: verifiers' harness (a uv script with unpinned openai "
-            "and httpx) resolves them to today's releases; openai 3.63 (httpx2) failed every rollout "
-            "at the pin with `TypeError: Invalid timeout ... got <class 'httpx.Timeout'>` (measured "
-            f"2026-12-05): export UV_EXCLUDE_NEWER={EXCLUDE_NEWER} for the rehearsal and the run")
+    return ("warning: UV_EXCLUDE_NEWER is unset here: verifiers' harness (a uv script with unpinned openai "
+            "and httpx) resolves them to today's releases (openai 3.63 on httpx2 failed every rollout "
+            "at the pin with `TypeError: Invalid timeout ... got <class 'httpx.Timeout'>`, measured "
+            "2026-12-05). whileai's compiled files hold them to the pin's day ([orchestrator.env_vars] "
+            f"UV_EXCLUDE_NEWER = \"{EXCLUDE_NEWER}\"); for a hand-written TOML set that table, or "
+            f"export UV_EXCLUDE_NEWER={EXCLUDE_NEWER} for the rehearsal only (before `uv run rl` it "
+            "makes uv re-lock prime-rl)")
 
 
 def _python_in(folder: Path) -> Path | None:

@@ -22,6 +22,7 @@ from whileai.targets.fieldmap import Drop, Fix, Off, Row, To, const
 from whileai.targets.prime_rl import deploy, teacher
 from whileai.targets.prime_rl import mixture as mix
 from whileai.targets.prime_rl.algo import algo_rows, renderer_rows
+from whileai.targets.prime_rl.pin import HARNESS_DAY
 
 if TYPE_CHECKING:
     from whileai.targets.prime_rl.plan import Plan
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
 TRAIN = "orchestrator.train.source[0]"
 EVAL = "orchestrator.eval.source[0]"
 TEACHER_GPU_MEMORY = teacher.TEACHER_GPU_MEMORY
+HARNESS_WHY = ("the harness runs as a uv script with unpinned openai and httpx (verifiers a60a606); "
+               "held to the pin's day, not the newest (openai 3.63 on httpx2 fails every rollout at the "
+               "pin); set for the orchestrator and its env servers, not before `uv run`, which would "
+               "re-lock prime-rl")
 
 
 def _eval_on(r: RunSpec) -> bool:
@@ -105,6 +110,7 @@ def _map(p: Plan) -> list[Row]:
         To("method.samples", "orchestrator.group_size"),
         *deploy.rows(p),
         Fix("inference", {}, "rl launches the policy's inference server", when=const(p.serves)),
+        Fix("orchestrator.env_vars.UV_EXCLUDE_NEWER", HARNESS_DAY, HARNESS_WHY, when=const(p.serves)),
         *deploy.engine_rows(p),
         To("lora", "inference.vllm.enable_lora", lambda r: True, when=_lora),
         To("lora", "orchestrator.model.lora.name", lambda r: f"whileai-r{r.lora_rank}", when=_lora,
