@@ -295,6 +295,28 @@ def test_a_taskset_that_reads_no_hub_data_runs_as_it_is(tmp_path: Path) -> None:
     assert scope.how("wordle") == scope.how("owner/some-env@0.1") == "as-is"
 
 
+def test_the_ok_verdict_states_the_seat_and_batch_arithmetic(tmp_path: Path) -> None:
+    """The trainer stand-in counts what arrived against the plan and the verdict says the sum:
+    kuhn-poker's two seats per hand, a mixture's groups per source."""
+    from whileai.rehearse.standins import trainer
+
+    poker = _plan(tmp_path, _spec_doc(tmp_path, _spec("kuhn-poker")))
+    line = trainer.plan_line(poker.expect)
+    assert line == "2 prompts x 8 samples x 2 traces per episode = 32 traces"
+    (tmp_path / "calls").mkdir()
+    (tmp_path / "trainer-steps.jsonl").write_text("".join(
+        json.dumps({"step": i, "t": 10.0 * i, "samples": 32, "plan": line}) + "\n" for i in (1, 2)))
+    v = verdict.read(tmp_path, steps=2, rc=0, seconds=3.0, policy_ports={8000}, teacher_ports=set())
+    assert v.ok and v.summary == f"ok: 2 steps in 3 s; samples per step 32, 32 for {line}"
+    assert trainer.check_step(1, 31, True, poker.expect) == (
+        f"step 1: 31 samples arrived, fewer than the plan's {line}: the batch is not what compile "
+        "promised")
+    mix = _plan(tmp_path / "mix", _doc("mixtures/grpo-opd.toml", "orchestrator.group_size=1",
+                                       "orchestrator.train.source[1].group_size=1"))
+    assert trainer.plan_line(mix.expect) == ("2 prompts x 1 sample per source x (1+1) traces per "
+                                             "episode over 2 sources = 4 traces")
+
+
 def test_gsm8k_reads_local_rows_cached_under_its_hub_id(tmp_path: Path) -> None:
     plan = _plan(tmp_path, _doc("tasksets/gsm8k-opd.toml"))
     assert {s["how"] for s in plan.sources} == {"cached"}

@@ -86,14 +86,18 @@ def needed(expect: dict[str, Any], env_names: list[str]) -> list[str]:
 
 
 def plan_line(expect: dict[str, Any]) -> str:
-    """The plan's traces per step, as arithmetic: prompts x samples x seats = batch_size."""
+    """The plan's traces per step, as arithmetic: prompts x samples x seats = batch_size (a
+    mixture: prompts and samples per source, each source's seats summed)."""
     batch, group = expect.get("batch_size"), expect.get("group_size")
     seats = expect.get("traces_per_episode") or [1]
     if not isinstance(batch, int) or not isinstance(group, int) or not group:
         return "token_batch_size: no fixed trace count"
     prompts = batch // group // max(1, sum(seats))
-    per = "+".join(map(str, seats))
-    return f"{prompts} prompts x {group} samples x {per} traces per episode = {batch} traces"
+    head = f"{prompts} prompt{'s' if prompts != 1 else ''} x {group} sample{'s' if group != 1 else ''}"
+    if len(seats) == 1:
+        return f"{head} x {seats[0]} trace{'s' if seats[0] != 1 else ''} per episode = {batch} traces"
+    return (f"{head} per source x ({'+'.join(map(str, seats))}) traces per episode over "
+            f"{len(seats)} sources = {batch} traces")
 
 
 def check_step(step: int, samples: int, signal: bool | None, expect: dict[str, Any]) -> str | None:
