@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EXAMPLES
+from helpers import EXAMPLES, ROOT
 from typer.testing import CliRunner
 
 import whileai as wai
@@ -688,6 +688,49 @@ def test_ctrl_c_removes_the_temporary_folder_or_names_the_kept_one(
     with pytest.raises(Interrupted) as e:
         rr.rehearse(stages, python=Path(sys.executable), keep=tmp_path / "kept", say=lambda x: None)
     assert e.value.folder == str(tmp_path / "kept") and str(tmp_path / "kept") in e.value.line()
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["temporary", "kept"])
+def test_a_real_ctrl_c_stops_the_rehearsal_and_accounts_for_its_folder(tmp_path: Path, keep: bool) -> None:
+    """SIGINT as a terminal's Ctrl-C sends it (to the whole foreground process group: whileai and
+    the environment's python it is waiting on) while the tiny model is built: exit 130, one line,
+    the temporary folder removed (or the --keep folder named), the child gone."""
+    import signal
+    import subprocess
+
+    started = tmp_path / "started"
+    fake = tmp_path / "env" / "bin" / "python"  # the prime-rl environment's python, slow to build
+    fake.parent.mkdir(parents=True)
+    fake.write_text(f"#!{sys.executable}\nimport os, pathlib, time\n"
+                    f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\ntime.sleep(120)\n")
+    fake.chmod(0o755)
+    tmp, kept = tmp_path / "tmp", tmp_path / "kept"
+    tmp.mkdir()
+    cmd = [sys.executable, "-m", "whileai", "rehearse", str(EXAMPLES / "grpo.toml"), "--python", str(fake),
+           *(["--keep", str(kept)] if keep else [])]
+    p = subprocess.Popen(cmd, env={**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT)},
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        until = time.monotonic() + 120
+        while not started.exists() or not started.read_text():
+            assert p.poll() is None and time.monotonic() < until, p.communicate()
+            time.sleep(0.1)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130, err
+    (line,) = err.strip().splitlines()
+    assert line.startswith("interrupted: every process the rehearsal started was stopped")
+    if keep:
+        assert line.endswith(f"its folder is kept at {kept}") and kept.is_dir()
+    else:
+        assert line.endswith("its temporary folder was removed")
+    assert not list(tmp.glob("whileai-rehearse-*"))
+    child = int(started.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
 
 
 def test_phases_come_from_the_stand_ins_time_stamps(tmp_path: Path) -> None:
