@@ -48,7 +48,7 @@ def health(p: Any, deadline: float) -> tuple[Check, bool]:
             try:
                 a = request("GET", root + "/health", deadline=deadline, headers=p.admin_headers())
             except HttpFailure as e:
-                hint = f"; serve it: {p.t.serve()}" if e.kind == "refused" else ""
+                hint = f"; serve it: {p.t.serve()}" if e.kind == "refused" or p.t.serve_line else ""
                 return fail(n, f"GET {root}/health: {e}{hint}"), False
             if a.status in (200, 404):
                 break

@@ -1,6 +1,6 @@
 """One plan per teacher server: compile's run line, preflight's fix line and the rehearsal's
-stand-in are the same serve line, for every teacher of the bundled examples and for a 70B teacher
-served from its own inference TOML; an override of a teacher's model, URL or key variable is
+stand-in are the same serve line, for every teacher of the bundled examples (one node, SLURM jobs,
+mixtures, tasksets) and for a 70B teacher served from its own inference TOML; an override of a teacher's model, URL or key variable is
 refused naming the spec field."""
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from whileai.rehearse import inputs
 from whileai.spec.load import load_spec
 
 ROOT = Path(__file__).resolve().parents[3]
-SPECS = sorted([*ROOT.glob("examples/*.toml"), *ROOT.glob("examples/mixtures/*.toml"),
-                *ROOT.glob("examples/tasksets/*.toml")])
+SPECS = sorted(ROOT.glob("examples/**/*.toml"))  # every bundled example: one node, SLURM, mixtures
 BIG = """taskset = "gsm8k"
 model = "Qwen/Qwen3-8B"
 gpus = 4
