@@ -641,6 +641,34 @@ def test_setup_names_the_commits_and_the_tasksets_a_spec_needs(tmp_path: Path) -
     assert env.taskset_modules([c.text]) == {"reverse_text": "reverse-text"}
 
 
+def test_setup_names_the_install_line_of_each_taskset_a_spec_needs(tmp_path: Path) -> None:
+    """`--setup DIR SPEC`: a plain `uv sync` installs no example taskset; each the spec trains or
+    evaluates on that does not import is named with the line that installs it, and --setup fails."""
+    from whileai.rehearse import env
+
+    venv = tmp_path / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"  # answers env.PROBE as a 3.12 environment without gsm8k would
+    python.write_text(f"#!{sys.executable}\nimport json, sys\nnames = sys.argv[3:]\n"
+                      "print(json.dumps({'version': '3.12.1', 'site': %r, 'files': {}, 'missing': "
+                      "{n: f\"ModuleNotFoundError: No module named '{n}'\" for n in names if n == 'gsm8k'}}))\n"
+                      % str(tmp_path / "site"))
+    python.chmod(0o755)
+    for cmd in env.COMMANDS:
+        (venv / "bin" / cmd).write_text("")
+    (tmp_path / "site").mkdir()
+    need = env.taskset_modules([wai.compile(load_spec(EXAMPLES / "tasksets" / "gsm8k-opd.toml"), "prime-rl").text])
+    assert need == {"gsm8k": "gsm8k"}
+    lines, ok = env.setup(tmp_path, tasksets=need)
+    assert not ok
+    (miss,) = [x for x in lines if x.startswith("missing:")]
+    assert miss.startswith("missing: taskset gsm8k: ModuleNotFoundError: No module named 'gsm8k'")
+    assert "`uv sync --all-packages`" in miss
+    assert f"`uv pip install --python {python} -e deps/verifiers/environments/gsm8k`" in miss
+    lines, ok = env.setup(tmp_path, tasksets={"reverse_text": "reverse-text"})
+    assert ok and lines[-1].startswith("ok: ") and "1 taskset and" in lines[-1]
+
+
 def test_setup_warns_when_the_harness_scripts_resolve_todays_releases() -> None:
     """verifiers' harness is a uv script with unpinned openai/httpx: without UV_EXCLUDE_NEWER it
     resolves today's releases (openai 3.63 broke every rollout at the pin); --setup says so."""

@@ -258,7 +258,8 @@ def setup(target: Path, *, python_flag: str | None = None,
         lines.append(f"missing: {name}: {why}")
     if not missing:
         lines.append(
-            f"ok: {len(MODULES)} imports, {len(tasksets or {})} tasksets and {len(COMMANDS)} "
+            f"ok: {len(MODULES)} imports, {len(tasksets or {})} taskset{'' if len(tasksets or {}) == 1 else 's'}"
+            f" and {len(COMMANDS)} "
             "commands resolve on the CPU; "
             f"rehearse with --python {python} or {ENV_VAR}={python}"
         )
