@@ -651,13 +651,14 @@ def test_setup_names_the_install_line_of_each_taskset_a_spec_needs(tmp_path: Pat
     python = venv / "bin" / "python"  # answers env.PROBE as a 3.12 environment without gsm8k would
     python.write_text(f"#!{sys.executable}\nimport json, sys\nnames = sys.argv[3:]\n"
                       "print(json.dumps({'version': '3.12.1', 'site': %r, 'files': {}, 'missing': "
-                      "{n: f\"ModuleNotFoundError: No module named '{n}'\" for n in names if n == 'gsm8k'}}))\n"
-                      % str(tmp_path / "site"))
+                      "{n: f\"ModuleNotFoundError: No module named '{n}'\" for n in names "
+                      "if n == 'gsm8k'}}))\n" % str(tmp_path / "site"))
     python.chmod(0o755)
     for cmd in env.COMMANDS:
         (venv / "bin" / cmd).write_text("")
     (tmp_path / "site").mkdir()
-    need = env.taskset_modules([wai.compile(load_spec(EXAMPLES / "tasksets" / "gsm8k-opd.toml"), "prime-rl").text])
+    gsm8k = wai.compile(load_spec(EXAMPLES / "tasksets" / "gsm8k-opd.toml"), "prime-rl")
+    need = env.taskset_modules([gsm8k.text])
     assert need == {"gsm8k": "gsm8k"}
     lines, ok = env.setup(tmp_path, tasksets=need)
     assert not ok
