@@ -257,9 +257,9 @@ def setup(target: Path, *, python_flag: str | None = None,
     for name, why in missing.items():
         lines.append(f"missing: {name}: {why}")
     if not missing:
+        n = len(tasksets or {})
         lines.append(
-            f"ok: {len(MODULES)} imports, {len(tasksets or {})} taskset{'' if len(tasksets or {}) == 1 else 's'}"
-            f" and {len(COMMANDS)} "
+            f"ok: {len(MODULES)} imports, {n} taskset{'' if n == 1 else 's'} and {len(COMMANDS)} "
             "commands resolve on the CPU; "
             f"rehearse with --python {python} or {ENV_VAR}={python}"
         )

@@ -1,7 +1,7 @@
 """One plan per teacher server: compile's run line, preflight's fix line and the rehearsal's
 stand-in are the same serve line, for every teacher of the bundled examples (one node, SLURM jobs,
-mixtures, tasksets) and for a 70B teacher served from its own inference TOML; an override of a teacher's model, URL or key variable is
-refused naming the spec field."""
+mixtures, tasksets) and for a 70B teacher served from its own inference TOML; an override of a
+teacher's model, URL or key variable is refused naming the spec field."""
 
 from __future__ import annotations
 
