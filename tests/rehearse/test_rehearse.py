@@ -773,3 +773,13 @@ def test_phases_come_from_the_stand_ins_time_stamps(tmp_path: Path) -> None:
         pass
     ph.after_rl(tmp_path, started=100.0, ended=142.0)
     assert ph.ordered() == {"rows": 0.0, "launcher": 5.0, "first step": 15.0, "steps": 10.5, "shutdown": 11.5}
+    # a teacher's stand-in is asked as soon as rl starts: the launcher ends at the policy's first call
+    (tmp_path / "calls" / "8001.jsonl").write_text('{"t": 101.0}\n')
+    ph = Phases()
+    ph.after_rl(tmp_path, started=100.0, ended=142.0, ports={8000, 8100})
+    assert ph.ordered() == {"launcher": 5.0, "first step": 15.0, "steps": 10.5, "shutdown": 11.5}
+    # a run that fails before its first step: the rest of its time is the first step's
+    (tmp_path / "trainer-steps.jsonl").unlink()
+    ph = Phases()
+    ph.after_rl(tmp_path, started=100.0, ended=160.0, ports={8000, 8100})
+    assert ph.ordered() == {"launcher": 5.0, "first step": 55.0}

@@ -164,7 +164,7 @@ def rehearse_stage(
     ended = time.time()
     for port in ports:
         sup.stop(f"{stage.name}-teacher-{port}")
-    ph.after_rl(where, started, ended)
+    ph.after_rl(where, started, ended, pol)
     return read(
         where, steps=steps, rc=rc, seconds=time.monotonic() - t0, policy_ports=pol, teacher_ports=teach
     ), plan
