@@ -13,7 +13,10 @@ Measured (2026-12-05, 2 cores, no GPU, prime-rl 559b447, verifiers a60a606, Pyth
 torch 2.15.0 from PyPI on the CPU, UV_EXCLUDE_NEWER=2026-08-22T00:00:00Z): ok in 127 s wall
 (the verdict's 117 s), load average 1.14 before, 2.58 after; phases environment 0.0 s, tiny
 model 9.6 s, rows 0.0 s, launcher 58.5 s, first step 17.2 s, steps 9.5 s (shutdown, then
-not yet a phase: the remaining ~22 s).
+not yet a phase: the remaining ~22 s). Later that day, 2 cores shared with three other sessions
+(load 2.24 before, 6.35 after), UV_EXCLUDE_NEWER unset in the shell (the compiled file's
+[orchestrator.env_vars] holds the harness) and an empty UV_CACHE_DIR: ok in 357 s (tiny model
+24.2 s, launcher 204.0 s, first step 35.6 s, steps 16.6 s, shutdown 73.7 s).
 """
 
 from __future__ import annotations
