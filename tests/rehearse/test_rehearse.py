@@ -694,6 +694,9 @@ def test_the_compiled_run_holds_the_harness_to_the_pins_day(spec: str) -> None:
     doc = loads_toml(c.text)
     assert doc["orchestrator"]["env_vars"] == {"UV_EXCLUDE_NEWER": env.EXCLUDE_NEWER}
     assert all("UV_EXCLUDE_NEWER" not in line for line in c.commands)
+    held = env.held_day([c.text])  # --setup DIR SPEC: the spec's files hold it, whatever the shell says
+    assert held == env.EXCLUDE_NEWER and env.harness_line({}, held=held).startswith("ok: the spec's files")
+    assert env.held_day([c.text, c.text.replace("UV_EXCLUDE_NEWER", "OTHER")]) is None
 
 
 def test_ctrl_c_removes_the_temporary_folder_or_names_the_kept_one(

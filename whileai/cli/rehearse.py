@@ -71,11 +71,12 @@ def rehearse_cmd(
 
     try:
         if setup is not None:
+            from whileai.rehearse.env import held_day, taskset_modules
             from whileai.rehearse.env import setup as do_setup
-            from whileai.rehearse.env import taskset_modules
 
-            need = taskset_modules([s.text for s in _stages(config, serve, sets)]) if config else None
-            found, ok = do_setup(setup, python_flag=python, tasksets=need)
+            texts = [s.text for s in _stages(config, serve, sets)] if config else []
+            need = taskset_modules(texts) if config else None
+            found, ok = do_setup(setup, python_flag=python, tasksets=need, held=held_day(texts))
             print("\n".join(clean(x) for x in found))
             raise typer.Exit(0 if ok else 1)
         if config is None:

@@ -59,8 +59,13 @@ FILES = ("__init__.py", "flash_attn_interface.py", "bert_padding.py")
 EXCLUDE_NEWER = HARNESS_DAY
 
 
-def harness_line(environ: dict[str, str] | None = None) -> str:
-    """Whether the harness scripts' dependencies are held to the pin's day (UV_EXCLUDE_NEWER)."""
+def harness_line(environ: dict[str, str] | None = None, held: str | None = None) -> str:
+    """Whether the harness scripts' dependencies are held to the pin's day (UV_EXCLUDE_NEWER):
+    `held`, the value every file of the spec sets in [orchestrator.env_vars] (held_day), else
+    the shell's."""
+    if held:
+        return (f"ok: the spec's files set UV_EXCLUDE_NEWER = {held} in [orchestrator.env_vars]: the "
+                "harness scripts' dependencies resolve as of that day, in the rehearsal and the run")
     value = (os.environ if environ is None else environ).get("UV_EXCLUDE_NEWER")
     if value:
         return f"ok: UV_EXCLUDE_NEWER={value}: the harness scripts' dependencies resolve as of that day"
@@ -198,6 +203,16 @@ def commits(files: dict[str, str | None]) -> list[str]:
     return lines
 
 
+def held_day(texts: list[str]) -> str | None:
+    """The UV_EXCLUDE_NEWER every one of these prime-rl TOMLs sets in [orchestrator.env_vars]
+    (whileai's compiled files do), or None."""
+    from whileai.spec.load import loads_toml
+
+    days = {str(((loads_toml(t, where="the compiled file").get("orchestrator") or {}).get("env_vars")
+                 or {}).get("UV_EXCLUDE_NEWER") or "") for t in texts}
+    return (days.pop() or None) if len(days) == 1 else None
+
+
 def taskset_modules(texts: list[str]) -> dict[str, str]:
     """The tasksets prime-rl TOMLs train and evaluate on: module name -> taskset id."""
     from whileai.catalogs.targets import plugin_key
@@ -215,8 +230,8 @@ def taskset_modules(texts: list[str]) -> dict[str, str]:
     return out
 
 
-def setup(target: Path, *, python_flag: str | None = None,
-          tasksets: dict[str, str] | None = None) -> tuple[list[str], bool]:
+def setup(target: Path, *, python_flag: str | None = None, tasksets: dict[str, str] | None = None,
+          held: str | None = None) -> tuple[list[str], bool]:
     """`--setup DIR`: find the environment in DIR (a prime-rl checkout's .venv or the venv
     itself), add whileai's own pieces, check every import and command (and each of `tasksets`,
     module -> taskset id, a spec needs), say its prime-rl and verifiers commits. Lines to print,
@@ -240,7 +255,7 @@ def setup(target: Path, *, python_flag: str | None = None,
     report = probe(python, (*MODULES, *PINS, *(tasksets or {})))  # PINS: the packages, for their checkouts
     missing = dict(report["missing"])  # type: ignore[call-overload]
     lines += commits(dict(report["files"]))  # type: ignore[call-overload]
-    lines.append(harness_line())
+    lines.append(harness_line(held=held))
     for module, tid in (tasksets or {}).items():
         if module in missing:
             missing[f"taskset {tid}"] = (
