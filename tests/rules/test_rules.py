@@ -207,3 +207,6 @@ def test_grpo_no_credit_reads_each_source_and_its_seats() -> None:
     poker = wai.RunSpec(taskset="kuhn-poker", model="Qwen/Qwen3-0.6B", method=wai.GRPO(),
                         overrides={"orchestrator.group_size": 1})
     assert prime_rl.compile(poker).facts.lone_groups == ()
+    duel = wai.RunSpec(taskset="me/duel@0.1", roles=["red", "blue"], model="Qwen/Qwen3-0.6B",
+                       method=wai.GRPO(), overrides={"orchestrator.group_size": 1})
+    assert prime_rl.compile(duel).facts.lone_groups == ()  # an unknown env's two seats, from its roles

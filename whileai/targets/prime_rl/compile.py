@@ -127,9 +127,10 @@ def lone_groups(doc: dict[str, Any]) -> tuple[str, ...]:
             continue
         own = get_path(s, "algo.type")
         ts = get_path(s, "env.taskset.id")
-        env = s.get("env") if isinstance(s.get("env"), dict) else {}
+        env: dict[str, Any] = s["env"] if isinstance(s.get("env"), dict) else {}
+        roles = [k for k, v in env.items() if isinstance(v, dict) and {"harness", "runtime"} & set(v)]
         if (own or algo) == "grpo" and s.get("group_size", group) == 1 and isinstance(ts, str) \
-                and seats.of(ts, None, env).traces == 1:
+                and seats.of(ts, roles or None, env).traces == 1:
             out.append(str(s.get("name") or f"source[{pos}]"))
     return tuple(out)
 
