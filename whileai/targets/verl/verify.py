@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from whileai.targets.verl.novllm import without_vllm
 from whileai.targets.verl.runsh import Command, mentions_verl, parse
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def check_overrides(kind: str, overrides: Sequence[str], config_name: str | None
              "sft_trainer": _sft}[kind]
     done = ["compose"]
     start = time.perf_counter()
-    with _quiet():
+    with _quiet(), without_vllm():
         try:
             with initialize_config_dir(config_dir=config_dir, version_base=None):
                 cfg = compose(config_name=config_name or CONFIGS[kind], overrides=list(overrides))
@@ -266,7 +267,8 @@ def verify(compiled: list[Compiled]) -> list[tuple[bool, str]]:
         if name is None:
             continue
         where = str(Path(c.out).parent / name) if c.out else f"{name} (not written)"
-        for level, line in check_script(c.files[name], where):
+        env = {"PWD": str(Path(c.out).parent) if c.out else "."}  # run.sh cds to its folder
+        for level, line in check_script(c.files[name], where, env):
             if level == "error":
                 return out + [(False, line)]
             out.append((True, f"checked: {line}" if level == "ok" else f"warning: {line}"))
