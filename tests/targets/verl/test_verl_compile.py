@@ -142,3 +142,32 @@ def test_check_is_claimed_by_verl_not_trl(tmp_path: Path):
     assert claimed == ["verl"]
     (tmp_path / "run.sh").write_text("#!/bin/bash\ntrl grpo --config config.yaml\n")
     assert [n for n in registry.names() if registry.get(n).claims(tmp_path)] == ["trl"]
+
+
+@pytest.mark.parametrize("key,value,words", [
+    ("actor_rollout_ref.actor.optim.lr", "abc", "type float"),
+    ("algorithm.adv_estimator", "grp0", "one of gae"),
+    ("actor_rollout_ref.rollout.name", "vlm", "vllm"),
+    ("actor_rollout_ref.rollout.nam", "vllm", "did you mean 'actor_rollout_ref.rollout.name'"),
+])
+def test_overrides_verl_lets_through_are_refused_against_its_catalogue(key, value, words):
+    """verl 0.9.1's own check accepts lr=abc, adv_estimator=grp0, rollout.name=vlm
+    (tests/fixtures/verl/lax.json); whileai refuses them in one line naming the key."""
+    with pytest.raises(wai.SpecError, match=f"overrides.{key}") as e:
+        compile(run("grpo", overrides={key: value}))
+    assert words in str(e.value)
+
+
+def test_an_override_lands_in_run_sh_and_the_report_says_what_it_replaced():
+    c = compile(run("grpo", overrides={"actor_rollout_ref.rollout.gpu_memory_utilization": 0.5}))
+    assert overrides(c)["actor_rollout_ref.rollout.gpu_memory_utilization"] == "0.5"
+    [r] = [r for r in c.reads if r.field.startswith("overrides.")]
+    assert "replaces" in r.note
+
+
+def test_sft_overrides_name_their_job():
+    c = compile(run("sft", overrides={"sft.optim.lr": 2e-5, "generate.data.output_path": "/x.parquet"}))
+    gen, train = parse(c.files["run.sh"], {"PWD": "/run"})
+    assert "+data.output_path=/x.parquet" in gen.overrides and "optim.lr=2e-05" in train.overrides
+    with pytest.raises(wai.SpecError, match="generate. .* or sft."):
+        compile(run("sft", overrides={"optim.lr": 2e-5}))

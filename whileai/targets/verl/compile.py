@@ -21,8 +21,8 @@ from whileai.targets import overrides as ov
 from whileai.targets.compiled import Compiled, Fixed
 from whileai.targets.fieldmap import apply
 from whileai.targets.story import check_story, flat
-from whileai.targets.verl import catalog, knobs, readme, rows, script
 from whileai.targets.verl import cost as verl_cost
+from whileai.targets.verl import knobs, readme, rows, script, sets
 from whileai.targets.verl.fieldmap import ARR, FIELD_MAP, LOSS, OFF, POOL, TEACHER, samples, test_rows
 from whileai.targets.verl.pin import TARGET
 
@@ -66,7 +66,7 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
     fixed = [Fixed(path="trainer.total_epochs", value=doc["trainer"]["total_epochs"],
                    reason=f"enough passes over the {data.train_rows} training rows for every step "
                    "(verl stops at total_training_steps or total_epochs, whichever comes first)")]
-    added = catalog.apply(doc, run, "main_ppo")
+    added = sets.apply(doc, run, "main_ppo")
     if isinstance(run.method, OPD):
         fixed += teacher_pool(doc, run)
     said = ov.account(applied._replace(fixed=applied.fixed + fixed), run.overrides, run)

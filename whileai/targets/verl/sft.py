@@ -20,8 +20,8 @@ from whileai.targets import overrides as ov
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Drop, Fix, Row, To, apply
 from whileai.targets.story import check_story, flat
-from whileai.targets.verl import catalog, knobs, readme, rows, script
 from whileai.targets.verl import cost as verl_cost
+from whileai.targets.verl import knobs, readme, rows, script, sets
 from whileai.targets.verl.fieldmap import COMMON, HERE, OFF, trainer_rows
 from whileai.targets.verl.pin import TARGET
 
@@ -156,17 +156,12 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
 
 def _overrides(doc: dict[str, Any], run: RunSpec) -> set[str]:
     """`generate.<key>` to the generation job, `sft.<key>` to sft_trainer, each against its config."""
-    added = set()
     for key, value in run.overrides.items():
         head, _, rest = key.partition(".")
         if head not in JOBS or not rest:
             raise SpecError(f"overrides.{key}", value, "a key under generate. (the generation job) "
                             "or sft. (sft_trainer): verl's SFT on teacher samples is two jobs")
-        catalog.check(JOBS[head], rest, value)
-        if not catalog.known(JOBS[head], rest):
-            added.add(key)
-        catalog.set_path(doc, key, value)
-    return added
+    return {k for job, name in JOBS.items() for k in sets.apply(doc, run, name, f"{job}.")}
 
 
 def _job(launcher: str, doc: dict[str, Any], job: str, added: set[str]) -> str:
