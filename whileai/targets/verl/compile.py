@@ -18,7 +18,7 @@ from whileai.rules.facts import Facts
 from whileai.rules.research import findings
 from whileai.spec.run import OPD, RunSpec
 from whileai.targets import overrides as ov
-from whileai.targets.compiled import Compiled, Fixed
+from whileai.targets.compiled import Compiled, Fixed, counted
 from whileai.targets.fieldmap import apply
 from whileai.targets.story import check_story, flat
 from whileai.targets.verl import cost as verl_cost
@@ -143,7 +143,7 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: list[str]) -> Facts:
         steps=trainer.get("total_training_steps", run.steps),
         rollouts=prompts * n if isinstance(prompts, int) and isinstance(n, int) else None,
         prompts=prompts, samples_effective=n, max_tokens=doc.get("data", {}).get("max_response_length"),
-        layout=f"{knobs.gpus(run)} GPUs on {knobs.nodes(run)} node{'s' if knobs.nodes(run) > 1 else ''}"
+        layout=f"{counted(knobs.gpus(run), 'GPUs')} on {counted(knobs.nodes(run), 'nodes')}"
         " (rollout and actor colocated)", weights=f"LoRA rank {lora}" if lora else "full weights",
         asynchrony="synchronous (on-policy every step)",
         learning_rate=arr.get("actor", {}).get("optim", {}).get("lr"),

@@ -17,7 +17,7 @@ from whileai.rules.facts import Facts
 from whileai.rules.research import findings
 from whileai.spec.run import RunSpec
 from whileai.targets import overrides as ov
-from whileai.targets.compiled import Compiled
+from whileai.targets.compiled import Compiled, counted
 from whileai.targets.fieldmap import Drop, Fix, Row, To, apply
 from whileai.targets.story import check_story, flat
 from whileai.targets.verl import cost as verl_cost
@@ -137,8 +137,8 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
     facts = Facts(estimator=run.method.LOSS, teacher_reads="text", model=sft.get("model", {}).get("path"),
                   steps=steps, rollouts=sft.get("data", {}).get("train_batch_size"),
                   prompts=run.prompts, samples_effective=run.method.samples,
-                  max_tokens=run.method.max_tokens, layout=f"{knobs.gpus(run)} GPUs on {n} node"
-                  f"{'s' if n > 1 else ''} (the teacher's job, then sft_trainer)",
+                  max_tokens=run.method.max_tokens, layout=f"{counted(knobs.gpus(run), 'GPUs')} on "
+                  f"{counted(n, 'nodes')} (the teacher's job, then sft_trainer)",
                   weights=f"LoRA rank {run.lora_rank}" if run.lora else "full weights",
                   asynchrony="off-policy: the teacher answers every prompt before training",
                   learning_rate=sft.get("optim", {}).get("lr"), eval_off=True, nodes=n,
