@@ -94,8 +94,8 @@ def test_sft_is_two_verl_jobs_with_whileais_conversion_between():
     assert train.launcher[0] == "torchrun"
     g = dict(o.lstrip("+").split("=", 1) for o in gen.overrides)
     s = dict(o.lstrip("+").split("=", 1) for o in train.overrides)
-    assert g["actor_rollout_ref.model.path"] == TEACHER and "+data.output_path=/run/samples/responses.parquet" \
-        in gen.overrides
+    assert g["actor_rollout_ref.model.path"] == TEACHER
+    assert "+data.output_path=/run/samples/responses.parquet" in gen.overrides
     assert s["model.path"] == STUDENT and s["data.messages_key"] == "messages"
     assert s["data.train_batch_size"] == str(64 * c.run.method.samples)
     text = c.files["run.sh"]

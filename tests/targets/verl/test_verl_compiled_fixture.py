@@ -40,7 +40,8 @@ def test_verl_accepts_every_command_whileai_compiled(entry):
     kinds = [v["kind"] for v in entry["verl"]]
     assert kinds in (["main_ppo"], ["main_generation_server", "sft_trainer"])
     for v in entry["verl"]:
-        assert v["accepted"], f"{entry['spec']}:{v['line']}: verl refuses {v['kind']} at {v['step']}: {v['error']}"
+        assert v["accepted"], (f"{entry['spec']}:{v['line']}: verl refuses {v['kind']} at "
+                               f"{v['step']}: {v['error']}")
 
 
 def test_the_record_covers_the_bundled_arms_and_the_hidden_style_specs():
