@@ -85,7 +85,7 @@ COMMON: list[Row] = [
        when=lambda r: bool(r.monitor and r.monitor.tags), note="exported by run.sh (wandb reads it)"),
     Drop("monitor.tags", "no tags given, so WANDB_TAGS is left unset",
          when=lambda r: bool(r.monitor and not r.monitor.tags)),
-    To("slurm.job_name", "<sbatch --job-name>", note="the SLURM variant in the README"),
+    To("slurm.job_name", "<sbatch --job-name>", note="slurm.sh, the SLURM variant of the run lines"),
     To("slurm.partition", "<sbatch --partition>"),
     To("slurm.account", "<sbatch --account>"),
     To("slurm.time", "<sbatch --time>"),
