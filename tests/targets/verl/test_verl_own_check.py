@@ -98,7 +98,11 @@ def test_claims_a_run_sh_with_a_verl_command(tmp_path):
 def test_without_verl_nothing_is_reported_checked(monkeypatch):
     monkeypatch.setattr(verify, "available", lambda: False)
     lines = verify.check(FIXTURES / "runs" / "grpo", "auto")
-    assert lines == [("error", f"{FIXTURES / 'runs' / 'grpo' / 'run.sh'}: not checked: {verify.NEEDS}")]
+    script = FIXTURES / "runs" / "grpo" / "run.sh"
+    assert lines[0] == ("error", f"{script}: not checked by verl: {verify.NEEDS}")
+    # whileai's own rules still run: the fixture's folder holds no data files
+    assert [line.split(": ", 2)[1] for _, line in lines[1:]] == ["main_ppo", "main_ppo"]
+    assert all("is not in the run folder" in line and "[data-file]" in line for _, line in lines[1:])
     with pytest.raises(SpecError, match="whileai\\[verl\\]"):
         verify.verify([])
     assert verify.check(FIXTURES / "runs" / "grpo", "rl")[0][0] == "error"
