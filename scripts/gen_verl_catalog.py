@@ -9,8 +9,9 @@ For each config a verl job composes (`ppo_trainer` for main_ppo and main_generat
 `sft_trainer_engine` for sft_trainer), every key of the composed config, as Hydra composes it
 from the installed package's trainer/config with no overrides: its type (the `_target_`
 dataclass field's annotation where the key's section has one, else the YAML value's type), its
-default (resolved where it resolves; `interpolation` keeps the `${...}` verl wrote), and
-`choices` where verl's code has a registry or a fixed list (each with the source it came from).
+default (resolved where it resolves; `interpolation` keeps the `${...}` verl wrote; `dataclass`
+names the class that typed it), and `choices` where verl's code has a registry or a fixed list
+(each with the source it came from).
 Also, per job: `open` (maps that take any key: a dict-typed field, or an empty `{}`), `templates`
 (`distillation.teacher_models.*` takes the keys of `teacher_model`), and `read` (keys verl's
 code reads with `config.<section>.get("key")` or, for the generation job, reads outright,
@@ -172,6 +173,8 @@ def walk(cfg: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
             if isinstance(value, (DictConfig, ListConfig)):
                 value = OmegaConf.to_container(value, resolve=True)
             entry["type"] = field_type or yaml_type(value)
+            if str(k) in own:  # typed by the section's dataclass, not by the YAML's value
+                entry["dataclass"] = str(target._value()).rsplit(".", 1)[-1]
             entry["default"] = None if value == "???" else value
             if value == "???":
                 entry["required"] = True

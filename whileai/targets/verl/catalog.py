@@ -36,6 +36,7 @@ class Entry(NamedTuple):
     choices_from: str = ""  # where verl keeps them: "trainer/ppo/core_algos.py: ADV_ESTIMATOR_REGISTRY"
     interpolation: str = ""  # the `${...}` verl's YAML writes, when the default is one
     source: str = "yaml"  # "yaml", "open" (below a map that takes any key), or "read at FILE:LINE"
+    dataclass: str = ""  # the `_target_` dataclass whose annotation is `type` ("": the YAML's value)
 
 
 @cache
@@ -61,7 +62,7 @@ def lookup(key: str, job: str = "main_ppo") -> Entry | None:
     if canon in keys:
         e = keys[canon]
         return Entry(key, e["type"], e.get("default"), tuple(e.get("choices", ())),
-                     e.get("choices_from", ""), e.get("interpolation", ""))
+                     e.get("choices_from", ""), e.get("interpolation", ""), dataclass=e.get("dataclass", ""))
     read = {**conf["read"], **document()["jobs"][job]["read"]}
     if key in read:
         return Entry(key, "Any", None, source=f"read at {read[key]}")

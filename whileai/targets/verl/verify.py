@@ -220,13 +220,17 @@ def claims(path: Path) -> bool:
     return False
 
 
-def check_script(text: str, where: str, env: dict[str, str] | None = None) -> list[tuple[str, str]]:
-    """("ok" | "warning" | "error", line) for each verl command of a run.sh's text."""
+def check_script(text: str, where: str, env: dict[str, str] | None = None,
+                 base: Path | None = None) -> list[tuple[str, str]]:
+    """("ok" | "warning" | "error", line) for each verl command of a run.sh's text: verl's own
+    check, then whileai's rules where verl is lax (data files read under `base` when given)."""
+    from whileai.targets.verl.scriptrules import lines
+
     commands = parse(text, env)
     if not commands:
         return [("error", f"{where}: no verl command (python3 -m verl.trainer.main_ppo ...)")]
     if not available():
-        return [("error", f"{where}: not checked: {NEEDS}")]
+        return [("error", f"{where}: not checked by verl: {NEEDS}"), *lines(text, where, env, base)]
     out: list[tuple[str, str]] = []
     if installed_version() != PIN:
         out.append(("error", f"{where}: verl {installed_version()} is installed; this check is "
@@ -238,11 +242,12 @@ def check_script(text: str, where: str, env: dict[str, str] | None = None) -> li
         v = check_command(cmd)
         out.append(("ok", f"{at}: verl {PIN} accepts it ({_checked(v)}; {v.seconds:.1f} s)")
                    if v.accepted else ("error", f"{at}: verl {PIN} refuses it at {v.step}: {v.error}"))
-    return out
+    return out + lines(text, where, env, base)
 
 
 def check(path: Path, entry: str) -> list[tuple[str, str]]:
-    """`whileai check run.sh` (or the run directory): verl's own check of each command."""
+    """`whileai check run.sh` (or the run directory): verl's own check of each command, then
+    whileai's own rules (data files relative to the script's folder)."""
     if entry != "auto":
         return [("error", f"--entry {entry}: a verl run.sh says its commands itself; use auto")]
     script = path / "run.sh" if path.is_dir() else path
@@ -251,7 +256,7 @@ def check(path: Path, entry: str) -> list[tuple[str, str]]:
     except (OSError, UnicodeDecodeError) as e:
         return [("error", f"{script}: cannot read it: {type(e).__name__}")]
     env = {**os.environ, "PWD": str(script.resolve().parent)}
-    return check_script(text, str(script), env)
+    return check_script(text, str(script), env, script.resolve().parent)
 
 
 def verify(compiled: list[Compiled]) -> list[tuple[bool, str]]:
