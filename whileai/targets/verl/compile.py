@@ -22,7 +22,8 @@ from whileai.targets.compiled import Compiled, Fixed, counted
 from whileai.targets.fieldmap import apply
 from whileai.targets.story import check_story, flat
 from whileai.targets.verl import cost as verl_cost
-from whileai.targets.verl import knobs, readme, rows, script, sets
+from whileai.targets.verl import data, knobs, lax, readme, script, sets
+from whileai.targets.verl import fieldmap as fm
 from whileai.targets.verl.fieldmap import ARR, FIELD_MAP, LOSS, OFF, POOL, TEACHER, samples, test_rows
 from whileai.targets.verl.pin import TARGET
 
@@ -57,14 +58,15 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
         return sft.compile(run, out=out)
     n = samples(run)
     knobs.check_batch(run, n)
-    data = rows.data(run, test_rows(run))
+    plan = data.rows(run)
+    train_rows, holdout = fm.rows(run)
     applied = apply(FIELD_MAP, run)
     if run.overrides:
         check_story(run, applied, _story, off=OFF)
     doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
-    set_path(doc, "trainer.total_epochs", knobs.epochs(run.steps, run.prompts, data.train_rows))
+    set_path(doc, "trainer.total_epochs", knobs.epochs(run.steps, run.prompts, train_rows))
     fixed = [Fixed(path="trainer.total_epochs", value=doc["trainer"]["total_epochs"],
-                   reason=f"enough passes over the {data.train_rows} training rows for every step "
+                   reason=f"enough passes over the {train_rows} training rows for every step "
                    "(verl stops at total_training_steps or total_epochs, whichever comes first)")]
     added = sets.apply(doc, run, "main_ppo")
     if isinstance(run.method, OPD):
@@ -72,9 +74,11 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
     said = ov.account(applied._replace(fixed=applied.fixed + fixed), run.overrides, run)
     env = script.environment(run)
     keys = list(script.overrides_of(doc))
+    lax.first_error({("+" if k in added else "") + k: script.hydra(v) for k, v in keys}, job="main_ppo")
     what = f"{run.method.type.upper()} on {run.taskset}"
-    files = dict(data.files)
-    files["run.sh"] = script.run_sh(run, what, [script.command(
+    files = {name: text.decode() for name, text in plan.files.items()}
+    steps = ["\n".join(plan.steps)] if plan.steps else []  # gsm8k: verl's preprocessing first
+    files["run.sh"] = script.run_sh(run, what, [*steps, script.command(
         "python3 -m verl.trainer.main_ppo", (script.word(k, v, k in added) for k, v in keys),
         ' "$@"')], env)
     if knobs.nodes(run) > 1:
@@ -82,14 +86,14 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
     facts_ = facts(run, doc, [i.field for i in said.ignores])
     pool = _int(get_path(doc, "distillation.n_gpus_per_node", None)) if isinstance(run.method, OPD) else None
     every = facts_.eval_interval
-    rollouts, how = verl_cost.evals(run, facts_.steps or run.steps, data.test_rows, every,
+    rollouts, how = verl_cost.evals(run, facts_.steps or run.steps, test_rows(run), every,
                                     bool(facts_.eval_at_start))
     spend = verl_cost.estimate(run, steps=facts_.steps or run.steps, prompts=run.prompts, samples=n,
                                max_tokens=facts_.max_tokens or run.method.max_tokens,
                                eval_rollouts=rollouts, eval_how=how,
                                pool=pool * _int(get_path(doc, "distillation.nnodes", 1)) if pool else None)
-    reads = [replace(r, note=data.reward_note) if r.path == "reward.custom_reward_function.path"
-             else r for r in said.reads]
+    reads = [replace(r, note=f"{r.note}; {plan.source}") if r.path == "data.train_files" else r
+             for r in said.reads]
     compiled = Compiled(
         target="verl", pin=TARGET, run=run, files=files, main="run.sh", reads=tuple(reads),
         ignores=said.ignores, fixed=said.fixed, warnings=findings(run, facts_),

@@ -15,12 +15,13 @@ from typing import Any
 from whileai.spec.run import OPD, RunSpec
 from whileai.targets.fieldmap import Drop, Fix, Off, Row, To
 from whileai.targets.verl import knobs
-from whileai.targets.verl.rows import REWARD, TEST, TRAIN
+from whileai.targets.verl.data import HERE, REWARD, TEST, TRAIN
+from whileai.tasksets import builtin
 
 ARR = "actor_rollout_ref"
 TEACHER = "distillation.teacher_models.teacher_model"
 LOSS = {"reverse_kl": "k1", "forward_kl": "forward_kl_topk"}
-HERE = "$PWD/"  # run.sh cds to its own folder: verl's Ray workers get absolute paths
+GSM8K_ROWS = (7473, 1319)  # openai/gsm8k train and test, as verl's preprocessing writes them
 
 
 def _is(*kinds: str) -> Any:
@@ -35,14 +36,30 @@ def one_node(r: RunSpec) -> bool:
     return knobs.nodes(r) == 1
 
 
+def gsm8k(r: RunSpec) -> bool:
+    """verl's own gsm8k rows (whileai.targets.verl.data: its preprocessing script), not whileai's."""
+    return r.data is None and builtin.name_of(r.taskset) == "gsm8k"
+
+
+def files(r: RunSpec) -> tuple[str, str]:
+    """The train and holdout files verl reads, in the run folder."""
+    return ("data/train.parquet", "data/test.parquet") if gsm8k(r) else (TRAIN, TEST)
+
+
+def rows(r: RunSpec) -> tuple[int, int]:
+    """Train and holdout rows."""
+    if gsm8k(r):
+        return GSM8K_ROWS
+    t = builtin.for_run(r)
+    return t.train_size, t.holdout_size
+
+
 def samples(r: RunSpec) -> int:
     return int(r.method.samples)
 
 
 def test_rows(r: RunSpec) -> int:
-    from whileai.tasksets.builtin import for_run
-
-    holdout = for_run(r).holdout_size
+    holdout = rows(r)[1]
     return holdout if r.eval.examples < 0 else min(r.eval.examples, holdout)
 
 
@@ -108,26 +125,29 @@ FIELD_MAP: list[Row] = [
        note=lambda r: "group-relative advantages (trainer/ppo/core_algos.py)" if r.method.type ==
        "grpo" else "verl's OPD example keeps GRPO's estimator; with task rewards off the "
        "advantage is the teacher's negative KL (trainer/distillation/losses.py:283)"),
-    To("taskset", "data.train_files", lambda r: HERE + TRAIN, when=lambda r: r.data is None,
-       note=lambda r: f"{r.taskset} generated locally as verl's rows (rl_dataset.py reads JSON lines)"),
+    To("taskset", "data.train_files", lambda r: HERE + files(r)[0], when=lambda r: r.data is None,
+       note=lambda r: "verl's own gsm8k rows: run.sh runs its examples/data_preprocess/gsm8k.py at "
+       "v0.9.1 first (verl's built-in gsm8k reward)" if gsm8k(r) else
+       f"{r.taskset} generated locally as verl's rows (rl_dataset.py reads JSON lines)"),
     Drop("taskset", "a label only: the tasks come from data", when=lambda r: r.data is not None),
     To("data", "data.train_files", lambda r: HERE + TRAIN if r.data else None,
        note="copied as verl's rows: prompt (chat), data_source, reward_model.ground_truth, extra_info"),
-    Fix("data.val_files", HERE + TEST, "verl builds its validation set at start even when it never "
-        "validates (its default names ~/data/rlhf/gsm8k/test.parquet)"),
+    Fix("data.val_files", lambda r: HERE + files(r)[1], "verl builds its validation set at start "
+        "even when it never validates (its default names ~/data/rlhf/gsm8k/test.parquet)"),
     To("prompt_tokens", "data.max_prompt_length"),
     To("method.max_tokens", "data.max_response_length"),
     To("prompts", "data.train_batch_size", note=knobs.RULES["train_batch"]),
     To("seed", "data.seed", note="the loader's shuffle"),
     To("taskset", "reward.custom_reward_function.path", lambda r: HERE + REWARD,
-       when=lambda r: r.data is None and r.reward is None),
+       when=lambda r: r.data is None and r.reward is None and not gsm8k(r)),
     To("reward", "reward.custom_reward_function.path", lambda r: HERE + REWARD if r.reward else None,
        when=lambda r: r.method.rewarded),
     Drop("reward", "only GRPO trains on a reward", when=lambda r: not r.method.rewarded),
     Fix("reward.custom_reward_function.path", HERE + REWARD, "verl scores every rollout for its "
         "metrics: reward.py logs 0.0 where no reward is trained on",
         when=lambda r: r.data is not None and r.reward is None),
-    Fix("reward.custom_reward_function.name", "compute_score", "the function reward.py defines"),
+    Fix("reward.custom_reward_function.name", "compute_score", "the function reward.py defines",
+        when=lambda r: not gsm8k(r) or r.reward is not None),
     To("model", f"{ARR}.model.path"),
     To("lora", f"{ARR}.model.lora_rank", lambda r: r.lora_rank if r.lora else 0,
        note=lambda r: "LoRA on every linear layer (target_modules all-linear)" if r.lora else
@@ -206,8 +226,10 @@ def trainer_rows(at: str = "", keep: str = "max_actor_ckpt_to_keep") -> list[Row
         To("eval.interval", f"{t}test_freq", lambda r: r.eval_interval, when=lambda r: r.eval.enabled,
            note=lambda r: "" if r.eval.interval else "unset: about a quarter of the steps, a "
            "divisor of them (the final step is validated)"),
-        To("eval.examples", "<data/test.jsonl rows>", test_rows, when=lambda r: r.eval.enabled,
-           note="the first rows of the holdout"),
+        To("eval.examples", f"{at}data.val_max_samples",
+           lambda r: -1 if r.eval.examples < 0 else test_rows(r), when=lambda r: r.eval.enabled,
+           note=lambda r: "-1: the whole holdout" if r.eval.examples < 0 else "holdout rows verl "
+           "validates on: a random subset seeded by data.seed (data.shuffle, rl_dataset.py:185-191)"),
         To("checkpoint.enabled", f"{t}save_freq",
            lambda r: (r.checkpoint.interval or r.steps) if r.checkpoint.enabled else -1,
            note=lambda r: ("-1: no checkpoints" if not r.checkpoint.enabled else "" if

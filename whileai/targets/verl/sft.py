@@ -21,8 +21,9 @@ from whileai.targets.compiled import Compiled, counted
 from whileai.targets.fieldmap import Drop, Fix, Row, To, apply
 from whileai.targets.story import check_story, flat
 from whileai.targets.verl import cost as verl_cost
-from whileai.targets.verl import knobs, readme, rows, script, sets
-from whileai.targets.verl.fieldmap import COMMON, HERE, OFF, trainer_rows
+from whileai.targets.verl import data, knobs, lax, readme, script, sets
+from whileai.targets.verl.fieldmap import COMMON, HERE, OFF, gsm8k, trainer_rows
+from whileai.targets.verl.fieldmap import files as files_of
 from whileai.targets.verl.pin import TARGET
 
 GEN, SFT = "generate.", "sft."
@@ -49,10 +50,12 @@ SFT_MAP: list[Row] = [
     To("method.type", "<run.sh>", lambda r: "main_generation_server; convert.py; sft_trainer",
        note="the teacher answers, whileai's convert.py makes `messages` rows, verl's SFT trainer "
        "trains on them"),
-    To("taskset", "<data/train.jsonl>", lambda r: rows.TRAIN, when=lambda r: r.data is None,
-       note=lambda r: f"{r.taskset} generated locally"),
+    To("taskset", "<convert.py prompts: the prompts>", lambda r: files_of(r)[0],
+       when=lambda r: r.data is None,
+       note=lambda r: "verl's own gsm8k rows (its preprocessing script, run first)" if gsm8k(r)
+       else f"{r.taskset} generated locally"),
     Drop("taskset", "a label only: the tasks come from data", when=lambda r: r.data is not None),
-    To("data", "<data/train.jsonl>", lambda r: rows.TRAIN if r.data else None, note="copied"),
+    To("data", "<convert.py prompts: the prompts>", lambda r: data.TRAIN if r.data else None, note="copied"),
     To("steps", "<convert.py prompts --rows>", rows_needed,
        note="steps x prompts: every step trains on fresh teacher answers (the train rows cycled)"),
     To("seed", "<convert.py prompts --seed>", note="the prompts' order"),
@@ -112,21 +115,23 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
     if run.prompts * run.method.samples % knobs.gpus(run):
         raise SpecError("prompts", run.prompts, f"a number whose answers (prompts x samples) divide "
                         f"by the {knobs.gpus(run)} GPUs: sft_trainer splits each batch evenly")
-    data = rows.data(run, 0)
+    plan = data.rows(run)
     applied = apply(SFT_MAP, run)
     if run.overrides:
         check_story(run, applied, lambda r: dict(flat(apply(SFT_MAP, r).doc)), off=OFF)
     doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
     added = {f"{GEN}data.output_path"} | _overrides(doc, run)
     said = ov.account(applied, run.overrides, run)
-    files = {k: v for k, v in data.files.items() if k != rows.REWARD}
+    files = {k: v.decode() for k, v in plan.files.items() if k in (data.TRAIN, data.TEST)}
     files["convert.py"] = resources.files("whileai.targets.verl").joinpath("convert.py").read_text()
     n, per = knobs.nodes(run), knobs.gpus_per_node(run)
     torchrun = (f"torchrun --standalone --nnodes=1 --nproc_per_node={per}" if n == 1 else
                 f"torchrun --nnodes={n} --nproc_per_node={per} --node_rank=${{NODE_RANK:-0}} "
                 "--master_addr=${MASTER_ADDR:-localhost} --master_port=${MASTER_PORT:-29500}")
+    source = files_of(run)[0]  # gsm8k: verl's preprocessing (plan.steps) writes it first
     blocks = [
-        f"python3 convert.py prompts {rows.TRAIN} {PROMPTS} --rows {rows_needed(run)} --seed {run.seed}",
+        *(["\n".join(plan.steps)] if gsm8k(run) else []),
+        f"python3 convert.py prompts {source} {PROMPTS} --rows {rows_needed(run)} --seed {run.seed}",
         _job("python3 -m verl.trainer.main_generation_server", doc, "generate", added),
         f"python3 convert.py messages {RESPONSES} {MESSAGES}",
         _job(f"{torchrun} -m verl.trainer.sft_trainer", doc, "sft", added)]
@@ -165,5 +170,7 @@ def _overrides(doc: dict[str, Any], run: RunSpec) -> set[str]:
 
 
 def _job(launcher: str, doc: dict[str, Any], job: str, added: set[str]) -> str:
-    keys = script.overrides_of(doc.get(job, {}))
+    keys = list(script.overrides_of(doc.get(job, {})))
+    lax.first_error({("+" if f"{job}.{k}" in added else "") + k: script.hydra(v) for k, v in keys},
+                    job=JOBS[job])
     return script.command(launcher, (script.word(k, v, f"{job}.{k}" in added) for k, v in keys))

@@ -12,6 +12,7 @@ python3 -m verl.trainer.main_ppo \
     data.max_response_length=8192 \
     data.train_batch_size=64 \
     data.seed=0 \
+    data.val_max_samples=128 \
     reward.custom_reward_function.path=$PWD/reward.py \
     reward.custom_reward_function.name=compute_score \
     actor_rollout_ref.model.path=PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT \

@@ -26,7 +26,13 @@ from typing import Any
 
 
 def prompts(source: Path, out: Path, rows: int, seed: int) -> int:
-    tasks = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+    if source.suffix == ".parquet":  # verl's own gsm8k rows
+        import pandas as pd
+
+        tasks = [{"data_source": t["data_source"], "prompt": [dict(m) for m in t["prompt"]]}
+                 for t in pd.read_parquet(source).to_dict("records")]
+    else:
+        tasks = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
     if not tasks:
         raise SystemExit(f"convert.py: {source} has no rows")
     rng, picked = random.Random(seed), list[dict[str, Any]]()
