@@ -171,3 +171,22 @@ def test_sft_overrides_name_their_job():
     assert "+data.output_path=/x.parquet" in gen.overrides and "optim.lr=2e-05" in train.overrides
     with pytest.raises(wai.SpecError, match="generate. .* or sft."):
         compile(run("sft", overrides={"optim.lr": 2e-5}))
+
+
+@pytest.mark.parametrize("key,value,words", [
+    ("actor_rollout_ref.rollout.tensor_model_parallel_size", 3, "does not divide the 4 GPUs"),
+    ("actor_rollout_ref.rollout.gpu_memory_utilization", 1.7, "fraction"),
+    ("actor_rollout_ref.rollout.temperature", 0.0, "n = 8"),
+])
+def test_whileais_own_rules_refuse_what_verl_lets_through(key, value, words):
+    """verl 0.9.1 accepts each (tests/fixtures/verl/lax.json); compile refuses it in one line
+    naming the override (whileai.targets.verl.lax, called once per job)."""
+    r = run("grpo", gpus=4, prompts=8, method={"type": "grpo", "samples": 8}, overrides={key: value})
+    with pytest.raises(wai.SpecError, match=f"overrides.{key}") as e:
+        compile(r)
+    assert words in str(e.value)
+
+
+def test_sft_jobs_meet_the_lax_rules_too():
+    with pytest.raises(wai.SpecError, match="overrides.generate.actor_rollout_ref.rollout.temperature"):
+        compile(run("sft", overrides={"generate.actor_rollout_ref.rollout.temperature": 0.0}))

@@ -22,7 +22,7 @@ from whileai.targets.compiled import Compiled, Fixed, counted
 from whileai.targets.fieldmap import apply
 from whileai.targets.story import check_story, flat
 from whileai.targets.verl import cost as verl_cost
-from whileai.targets.verl import data, knobs, lax, readme, script, sets
+from whileai.targets.verl import data, knobs, readme, script, sets
 from whileai.targets.verl import fieldmap as fm
 from whileai.targets.verl.fieldmap import ARR, FIELD_MAP, LOSS, OFF, POOL, TEACHER, samples, test_rows
 from whileai.targets.verl.pin import TARGET
@@ -74,7 +74,7 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
     said = ov.account(applied._replace(fixed=applied.fixed + fixed), run.overrides, run)
     env = script.environment(run)
     keys = list(script.overrides_of(doc))
-    lax.first_error({("+" if k in added else "") + k: script.hydra(v) for k, v in keys}, job="main_ppo")
+    sets.lax_check([(("+" if k in added else "") + k, script.hydra(v)) for k, v in keys], "main_ppo", run)
     what = f"{run.method.type.upper()} on {run.taskset}"
     files = {name: text.decode() for name, text in plan.files.items()}
     steps = ["\n".join(plan.steps)] if plan.steps else []  # gsm8k: verl's preprocessing first

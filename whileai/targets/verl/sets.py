@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from whileai.catalogs.paths import set_path
 from whileai.errors import SpecError, raw
-from whileai.targets.verl import catalog
+from whileai.targets.verl import catalog, lax
 from whileai.targets.verl.pin import VERSION
 
 if TYPE_CHECKING:
@@ -53,6 +53,19 @@ def apply(doc: dict[str, Any], run: RunSpec, job: str, prefix: str = "") -> set[
             plus.add(key)
         set_path(doc, key, value)
     return plus
+
+
+def lax_check(pairs: list[tuple[str, str]], job: str, run: RunSpec, prefix: str = "") -> None:
+    """whileai's own rules where verl is lax (whileai.targets.verl.lax) on one job's final
+    overrides (`+key`, Hydra's raw value); a refusal of a key the spec's overrides set names it
+    as `overrides.<key>`."""
+    try:
+        lax.first_error(dict(pairs), job=job)
+    except SpecError as e:
+        key = e.field.lstrip("+")
+        if prefix + key in run.overrides:
+            raise SpecError(f"overrides.{prefix}{key}", e.value, e.allowed, hint=e.hint) from None
+        raise
 
 
 _CHECKS = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),

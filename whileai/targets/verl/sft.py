@@ -21,7 +21,7 @@ from whileai.targets.compiled import Compiled, counted
 from whileai.targets.fieldmap import Drop, Fix, Row, To, apply
 from whileai.targets.story import check_story, flat
 from whileai.targets.verl import cost as verl_cost
-from whileai.targets.verl import data, knobs, lax, readme, script, sets
+from whileai.targets.verl import data, knobs, readme, script, sets
 from whileai.targets.verl.fieldmap import COMMON, HERE, OFF, gsm8k, trainer_rows
 from whileai.targets.verl.fieldmap import files as files_of
 from whileai.targets.verl.pin import TARGET
@@ -132,9 +132,9 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
     blocks = [
         *(["\n".join(plan.steps)] if gsm8k(run) else []),
         f"python3 convert.py prompts {source} {PROMPTS} --rows {rows_needed(run)} --seed {run.seed}",
-        _job("python3 -m verl.trainer.main_generation_server", doc, "generate", added),
+        _job("python3 -m verl.trainer.main_generation_server", doc, "generate", added, run),
         f"python3 convert.py messages {RESPONSES} {MESSAGES}",
-        _job(f"{torchrun} -m verl.trainer.sft_trainer", doc, "sft", added)]
+        _job(f"{torchrun} -m verl.trainer.sft_trainer", doc, "sft", added, run)]
     files["run.sh"] = script.run_sh(run, f"SFT on {run.method.teacher.model}'s answers "  # type: ignore[union-attr]
                                     f"on {run.taskset}", blocks, script.environment(run))
     sft = doc.get("sft", {})
@@ -169,8 +169,8 @@ def _overrides(doc: dict[str, Any], run: RunSpec) -> set[str]:
     return {k for job, name in JOBS.items() for k in sets.apply(doc, run, name, f"{job}.")}
 
 
-def _job(launcher: str, doc: dict[str, Any], job: str, added: set[str]) -> str:
+def _job(launcher: str, doc: dict[str, Any], job: str, added: set[str], run: RunSpec) -> str:
     keys = list(script.overrides_of(doc.get(job, {})))
-    lax.first_error({("+" if f"{job}.{k}" in added else "") + k: script.hydra(v) for k, v in keys},
-                    job=JOBS[job])
+    sets.lax_check([(("+" if f"{job}.{k}" in added else "") + k, script.hydra(v)) for k, v in keys],
+                   JOBS[job], run, f"{job}.")
     return script.command(launcher, (script.word(k, v, f"{job}.{k}" in added) for k, v in keys))
