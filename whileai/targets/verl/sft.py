@@ -112,6 +112,11 @@ SFT_MAP: list[Row] = [
 
 def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
     """SFT on teacher samples: convert, generate, convert, train."""
+    if knobs.nodes(run) > 1:
+        raise SpecError("nodes", run.nodes, "1 for verl's SFT on teacher samples: its sft_trainer "
+                        "runs under torchrun, which needs a launch on every node, while run.sh runs "
+                        "on one (the generation job alone would use Ray's cluster); set gpus on one "
+                        "node, or compile SFT for prime-rl's multi-node layout")
     if run.prompts * run.method.samples % knobs.gpus(run):
         raise SpecError("prompts", run.prompts, f"a number whose answers (prompts x samples) divide "
                         f"by the {knobs.gpus(run)} GPUs: sft_trainer splits each batch evenly")
@@ -125,9 +130,7 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
     files = {k: v.decode() for k, v in plan.files.items() if k in (data.TRAIN, data.TEST)}
     files["convert.py"] = resources.files("whileai.targets.verl").joinpath("convert.py").read_text()
     n, per = knobs.nodes(run), knobs.gpus_per_node(run)
-    torchrun = (f"torchrun --standalone --nnodes=1 --nproc_per_node={per}" if n == 1 else
-                f"torchrun --nnodes={n} --nproc_per_node={per} --node_rank=${{NODE_RANK:-0}} "
-                "--master_addr=${MASTER_ADDR:-localhost} --master_port=${MASTER_PORT:-29500}")
+    torchrun = f"torchrun --standalone --nnodes=1 --nproc_per_node={per}"
     source = files_of(run)[0]  # gsm8k: verl's preprocessing (plan.steps) writes it first
     blocks = [
         *(["\n".join(plan.steps)] if gsm8k(run) else []),
