@@ -9,7 +9,7 @@ own (`distillation.n_gpus_per_node` x `distillation.nnodes`). The rules, in verl
 - `ppo_mini_batch_size` = the train batch: one optimizer update a step (whileai's step is an
   optimizer step; verl runs train_batch / mini updates a step);
 - `ppo_micro_batch_size_per_gpu` (and the log-prob micro batches): the largest divisor of a GPU's
-  share of the mini batch (mini x n / GPUs) up to MICRO_CAP;
+  share of the mini batch (mini x n / GPUs) up to a cap by the model's size (MICRO_CAPS);
 - rollout tensor parallel: the fewest GPUs, a power of two, that hold the model's bf16 weights
   plus KV headroom (whileai.cost.sizes.serve_gpus), which must divide the GPUs of a node;
 - the teacher pool: one replica of the teacher's own tensor-parallel size, `num_replicas x TP`
@@ -22,14 +22,15 @@ from whileai.cost import sizes
 from whileai.errors import SpecError
 from whileai.spec.run import RunSpec
 
-MICRO_CAP = 8  # sequences a GPU runs forward/backward at once (verl's examples: 2 to 16)
+# (up to billions of parameters, micro batch cap), larger: 2; verl's examples run 2 to 16 a GPU
+MICRO_CAPS = ((3.0, 8), (14.0, 4))
 MEMORY = 0.6  # vLLM's share of a GPU while the actor sleeps: verl's GRPO examples' value
 TEACHER_MEMORY = 0.5  # verl's own default for the teacher (distillation.yaml)
 RULES = {
     "train_batch": "prompts per step (verl counts prompts, then samples n of each)",
     "mini": "the whole train batch: one optimizer update per step, as whileai counts steps",
-    "micro": f"the largest divisor of one GPU's share of the mini batch (mini x n / GPUs) up to "
-             f"{MICRO_CAP}",
+    "micro": "the largest divisor of one GPU's share of the mini batch (mini x n / GPUs) up to a "
+             "cap by the model's size: 8 up to 3B parameters, 4 up to 14B, else 2 (4 when unknown)",
     "memory": f"{MEMORY}: verl's GRPO examples' value for vLLM colocated with the actor (it sleeps "
               "while the actor trains)",
 }
@@ -58,9 +59,17 @@ def check_batch(run: RunSpec, samples: int) -> None:
                         "step's rollouts evenly over them (utils/config.py:121-125)")
 
 
-def micro(run: RunSpec, samples: int) -> int:
+def cap(model: str) -> int:
+    """Sequences of `model` one GPU runs forward and backward at once (RULES["micro"])."""
+    size = sizes.params(model)
+    if size is None:
+        return 4
+    return next((c for most, c in MICRO_CAPS if size.total_b <= most), 2)
+
+
+def micro(run: RunSpec, samples: int, model: str | None = None) -> int:
     share = max(1, run.prompts * samples // gpus(run))
-    return max(d for d in range(1, min(share, MICRO_CAP) + 1) if share % d == 0)
+    return max(d for d in range(1, min(share, cap(model or run.model)) + 1) if share % d == 0)
 
 
 def tp(model: str, per_node: int, *, given: int | None = None, field: str = "model") -> tuple[int, str]:

@@ -41,8 +41,7 @@ def _tp(r: RunSpec) -> int:
 
 
 def micro(r: RunSpec) -> int:
-    share = max(1, r.prompts * r.method.samples // knobs.gpus(r))
-    return max(d for d in range(1, min(share, knobs.MICRO_CAP) + 1) if share % d == 0)
+    return knobs.micro(r, r.method.samples)
 
 
 SFT_MAP: list[Row] = [
