@@ -102,6 +102,10 @@ def test_sft_is_two_verl_jobs_with_whileais_conversion_between():
     assert text.index("convert.py prompts") < text.index("main_generation_server") < \
         text.index("convert.py messages") < text.index("sft_trainer")
     assert "convert.py" in c.files
+    # validation: the teacher answers the holdout in the same job; sft_trainer's loss on them
+    assert s["data.val_files"] == "/run/data/sft_val.parquet" and int(s["trainer.test_freq"]) > 0
+    assert "--holdout data/test.jsonl --holdout-rows 128" in text and "--val data/sft_val.parquet" in text
+    assert not any(w.rule == "eval-never-runs" for w in c.warnings)
 
 
 def test_opsd_is_refused_naming_verl_and_the_feature_issue():

@@ -22,13 +22,14 @@ from whileai.targets.fieldmap import Drop, Fix, Row, To, apply
 from whileai.targets.story import check_story, flat
 from whileai.targets.verl import cost as verl_cost
 from whileai.targets.verl import data, knobs, readme, script, sets
-from whileai.targets.verl.fieldmap import COMMON, HERE, OFF, gsm8k, trainer_rows
+from whileai.targets.verl.fieldmap import COMMON, HERE, OFF, gsm8k, test_rows, trainer_rows
 from whileai.targets.verl.fieldmap import files as files_of
 from whileai.targets.verl.pin import TARGET
 
 GEN, SFT = "generate.", "sft."
 JOBS = {"generate": "main_generation_server", "sft": "sft_trainer"}
 PROMPTS, RESPONSES, MESSAGES = "data/prompts.parquet", "samples/responses.parquet", "data/sft.parquet"
+VALIDATION = "data/sft_val.parquet"
 ROLLOUT = f"{GEN}actor_rollout_ref.rollout."
 
 
@@ -98,13 +99,16 @@ SFT_MAP: list[Row] = [
     Fix(f"{SFT}trainer.seed", lambda r: r.seed, "the spec's seed"),
     Drop("max_off_policy_steps", "SFT's answers all come from the frozen teacher before training: "
          "there is no policy lag to bound"),
-    Drop("eval.enabled", "verl's sft_trainer validates a loss on teacher answers of the holdout, "
-         "which this run does not sample: add sft.data.val_files by override to validate"),
-    Drop("eval.interval", "no validation (see eval.enabled)"),
-    Drop("eval.examples", "no validation (see eval.enabled)"),
+    To("eval.examples", "<convert.py prompts --holdout-rows>", test_rows, when=lambda r: r.eval.enabled,
+       note="holdout prompts the teacher answers in the same job: sft_trainer's validation loss is "
+       "on those answers"),
+    *[Drop(f"eval.{f}", "eval.enabled is false: sft.trainer.test_freq -1, no holdout answered",
+           when=lambda r: not r.eval.enabled) for f in ("interval", "examples")],
+    Fix(f"{SFT}data.val_files", HERE + VALIDATION, "convert.py's `messages` rows of the holdout",
+        when=lambda r: r.eval.enabled),
     Drop("reward", "SFT trains on the teacher's answers, not a reward"),
     *[row for row in trainer_rows(SFT, "max_ckpt_to_keep")
-      if not getattr(row, "field", "").startswith("eval.")
+      if getattr(row, "field", "") != "eval.examples"
       and not getattr(row, "path", "").endswith("val_before_train")],
 ]
 
@@ -133,14 +137,17 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
     source = files_of(run)[0]  # gsm8k: verl's preprocessing (plan.steps) writes it first
     blocks = [
         *(["\n".join(plan.steps)] if gsm8k(run) else []),
-        f"python3 convert.py prompts {source} {PROMPTS} --rows {rows_needed(run)} --seed {run.seed}",
+        f"python3 convert.py prompts {source} {PROMPTS} --rows {rows_needed(run)} --seed {run.seed}"
+        + (f" --holdout {files_of(run)[1]} --holdout-rows {test_rows(run)}" if run.eval.enabled else ""),
         _job("python3 -m verl.trainer.main_generation_server", doc, "generate", added, run),
-        f"python3 convert.py messages {RESPONSES} {MESSAGES}",
+        f"python3 convert.py messages {RESPONSES} {MESSAGES}"
+        + (f" --val {VALIDATION}" if run.eval.enabled else ""),
         _job(f"{torchrun} -m verl.trainer.sft_trainer", doc, "sft", added, run)]
     files["run.sh"] = script.run_sh(run, f"SFT on {run.method.teacher.model}'s answers "  # type: ignore[union-attr]
                                     f"on {run.taskset}", blocks, script.environment(run))
     sft = doc.get("sft", {})
     steps = sft.get("trainer", {}).get("total_training_steps", run.steps)
+    every = sft.get("trainer", {}).get("test_freq", -1)
     facts = Facts(estimator=run.method.LOSS, teacher_reads="text", model=sft.get("model", {}).get("path"),
                   steps=steps, rollouts=sft.get("data", {}).get("train_batch_size"),
                   prompts=run.prompts, samples_effective=run.method.samples,
@@ -148,7 +155,9 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
                   f"{counted(n, 'nodes')} (the teacher's job, then sft_trainer)",
                   weights=f"LoRA rank {run.lora_rank}" if run.lora else "full weights",
                   asynchrony="off-policy: the teacher answers every prompt before training",
-                  learning_rate=sft.get("optim", {}).get("lr"), eval_off=True, nodes=n,
+                  learning_rate=sft.get("optim", {}).get("lr"), nodes=n,
+                  eval_interval=every if isinstance(every, int) and every > 0 else None,
+                  eval_off=not (isinstance(every, int) and every > 0), eval_at_start=False,
                   ignored=tuple(i.field for i in said.ignores))
     spend = verl_cost.estimate(run, steps=steps, prompts=run.prompts, samples=run.method.samples,
                                max_tokens=run.method.max_tokens, eval_rollouts=0,

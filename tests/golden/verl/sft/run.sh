@@ -4,7 +4,7 @@
 set -xeuo pipefail
 cd "$(dirname "$0")"
 
-python3 convert.py prompts data/train.jsonl data/prompts.parquet --rows 6400 --seed 0
+python3 convert.py prompts data/train.jsonl data/prompts.parquet --rows 6400 --seed 0 --holdout data/test.jsonl --holdout-rows 128
 
 python3 -m verl.trainer.main_generation_server \
     data.train_files=$PWD/data/prompts.parquet \
@@ -21,7 +21,7 @@ python3 -m verl.trainer.main_generation_server \
     trainer.n_gpus_per_node=1 \
     trainer.nnodes=1
 
-python3 convert.py messages samples/responses.parquet data/sft.parquet
+python3 convert.py messages samples/responses.parquet data/sft.parquet --val data/sft_val.parquet
 
 torchrun --standalone --nnodes=1 --nproc_per_node=1 -m verl.trainer.sft_trainer \
     data.train_files=$PWD/data/sft.parquet \
@@ -30,6 +30,7 @@ torchrun --standalone --nnodes=1 --nproc_per_node=1 -m verl.trainer.sft_trainer 
     data.use_dynamic_bsz=False \
     data.micro_batch_size_per_gpu=8 \
     data.max_length=6144 \
+    data.val_files=$PWD/data/sft_val.parquet \
     model.path=PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT \
     model.lora_rank=32 \
     model.lora_alpha=64 \
@@ -39,6 +40,7 @@ torchrun --standalone --nnodes=1 --nproc_per_node=1 -m verl.trainer.sft_trainer 
     trainer.total_training_steps=100 \
     trainer.nnodes=1 \
     trainer.n_gpus_per_node=1 \
+    trainer.test_freq=25 \
     trainer.save_freq=100 \
     trainer.default_local_dir=$PWD/outputs \
     trainer.logger='["console"]' \
