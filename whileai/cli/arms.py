@@ -29,7 +29,8 @@ def arms_cmd(
     repeats: Annotated[int, typer.Option(min=1, help="Runs per arm (seeds seed..seed+N-1).")] = 1,
     budget: Annotated[str | None, typer.Option(help="rollouts=N or tokens=N: steps set so every "
                       "arm spends the same.")] = None,
-    target: Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl, trl or verl.")] = "prime-rl",
+    target: Annotated[str, typer.Option("--backend", "-b",
+                                        help="Target: prime-rl, trl or verl.")] = "prime-rl",
     cpu: Annotated[bool, typer.Option(help="trl: a CPU run.")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the arms and a manifest "
                    "here.")] = None,
