@@ -59,7 +59,7 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
     n = samples(run)
     knobs.check_batch(run, n)
     plan = data.rows(run)
-    train_rows, holdout = fm.rows(run)
+    train_rows = fm.rows(run)[0]
     applied = apply(FIELD_MAP, run)
     if run.overrides:
         check_story(run, applied, _story, off=OFF)
