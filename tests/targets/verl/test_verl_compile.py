@@ -43,7 +43,11 @@ def test_grpo_run_sh_has_the_spec_at_verls_keys():
     # one optimizer update a step; the micro batch divides a GPU's share of it
     assert o["actor_rollout_ref.actor.ppo_mini_batch_size"] == "64"
     share = 64 * c.run.method.samples // int(o["trainer.n_gpus_per_node"])
-    assert share % int(o["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"]) == 0
+    micro = o["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"]
+    assert share % int(micro) == 0
+    # the log-prob passes use the actor's micro batch (issue #6280), the reference's too
+    assert o["actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu"] == micro
+    assert o["actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu"] == micro
     assert {"data/train.jsonl", "data/test.jsonl", "reward.py", "README.md"} <= set(c.files)
 
 

@@ -175,6 +175,9 @@ FIELD_MAP: list[Row] = [
     To("prompts", f"{ARR}.rollout.log_prob_micro_batch_size_per_gpu", lambda r: knobs.micro(r, samples(r)),
        note="the actor's micro batch (issue #6280: a different one recomputes old log-probs in "
        "other shapes)"),
+    To("prompts", f"{ARR}.ref.log_prob_micro_batch_size_per_gpu", lambda r: knobs.micro(r, samples(r)),
+       note="the reference's, written too: an override that turns use_kl_loss on needs it "
+       "(utils/config.py:172-177)"),
     Fix(f"{ARR}.rollout.val_kwargs.do_sample", True, "validation samples as training does",
         when=lambda r: r.eval.enabled),
     To("method.temperature", f"{ARR}.rollout.val_kwargs.temperature", when=lambda r: r.eval.enabled),

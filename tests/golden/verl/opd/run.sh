@@ -32,6 +32,7 @@ python3 -m verl.trainer.main_ppo \
     actor_rollout_ref.rollout.val_kwargs.do_sample=True \
     actor_rollout_ref.rollout.val_kwargs.temperature=1.0 \
     actor_rollout_ref.rollout.val_kwargs.n=1 \
+    actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu=8 \
     distillation.enabled=True \
     distillation.distillation_loss.loss_mode=k1 \
     distillation.distillation_loss.use_policy_gradient=True \
