@@ -145,7 +145,7 @@ def test_live_verl_reads_the_rows(tmp_path):
 
 def test_the_data_rules_and_check_import_no_verl_torch_or_pyarrow():
     code = ("import sys, whileai.targets.verl.data, whileai.targets.verl.lax, "
-            "whileai.targets.verl.scriptrules; "
+            "whileai.targets.verl.verify; "
             "heavy = [m for m in ('verl', 'torch', 'pyarrow', 'pandas', 'datasets') if m in sys.modules]; "
             "assert not heavy, heavy")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,

@@ -105,6 +105,31 @@ def batches(run: Job) -> list[Refusal]:
     return []
 
 
+def sft_batches(run: Job) -> list[Refusal]:
+    """sft-gpus: the SFT trainer splits train_batch_size over torchrun's ranks and floors it."""
+    if run.job != "sft_trainer":
+        return []
+    nodes_set = run.ints("trainer.n_gpus_per_node", "trainer.nnodes")
+    if run.launcher and "trainer.n_gpus_per_node" in run.set and nodes_set \
+            and (nodes_set[0], nodes_set[1]) != run.launcher:
+        per_node, nodes = run.launcher
+        return [run.refuse("trainer.n_gpus_per_node", f"torchrun starts {per_node} x {nodes} GPUs, and "
+                           "the SFT trainer uses those", f"{per_node} (torchrun's --nproc_per_node), "
+                           "or no such key", "lets it through: the SFT trainer never reads "
+                           "trainer.n_gpus_per_node or trainer.nnodes", "sft-gpus")]
+    total = run.launcher[0] * run.launcher[1] if run.launcher else None
+    train, sp = run.get("data.train_batch_size"), run.size("engine.ulysses_sequence_parallel_size")
+    if not total or type(train) is not int or not sp or total % sp:
+        return []
+    ranks = total // sp
+    if train % ranks:
+        return [run.refuse("data.train_batch_size", f"{train} samples a step over {ranks} data-parallel "
+                           f"ranks: each takes {train // ranks}, {train % ranks} are dropped",
+                           f"a multiple of {ranks}", "lets it through: each rank takes "
+                           "train_batch_size // ranks (trainer/sft_trainer.py:241)", "sft-gpus")]
+    return []
+
+
 def teachers(run: Job) -> list[Refusal]:
     """teacher-pool: verl checks the sum for several teachers and resets one teacher's count."""
     gpus = _pool(run, "distillation.")

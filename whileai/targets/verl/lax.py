@@ -12,18 +12,20 @@ earlier step of the same run.sh writes (a file there, or below a folder there, c
 
 Each rule says what verl checks itself and what whileai adds (RULES: id -> what, the verl source or
 issue it mirrors). `Refusal.verl` says what verl 0.9.1 itself does with that mistake, as
-tests/fixtures/verl/lax.json recorded it. Pure: no verl, no I/O but `Path.exists` under `base`.
+tests/fixtures/verl/lax.json recorded it. `script_lines` applies the rules to every verl command of a
+run.sh (what `whileai check` prints). Pure: no verl, no I/O but `Path.exists` under `base`.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError, close_matches
-from whileai.targets.verl import catalog, gpus
-from whileai.targets.verl.job import Job, Refusal
+from whileai.targets.verl import catalog, gpus, runsh
+from whileai.targets.verl.job import Job, Refusal, launcher_gpus
 from whileai.targets.verl.values import INTERPOLATION, fits, kind, parse_value
 
 RULES = {
@@ -45,6 +47,9 @@ RULES = {
     "mini-batch": ("ppo_mini_batch_size divides train_batch_size, and mini x n splits evenly over "
                    "the GPUs into micro batches", "workers/config/actor.py:222-240; verl #1524, #3095, "
                    "#833, #382, #559"),
+    "sft-gpus": ("the SFT trainer's batch split over the GPUs torchrun starts, which are the ones it "
+                 "uses (it never reads trainer.n_gpus_per_node)", "trainer/sft_trainer.py:240-241 "
+                 "(train_batch_size // data-parallel ranks, the rest dropped)"),
     "data-file": ("data files present: relative to the run folder, or written by an earlier step",
                   "utils/dataset/rl_dataset.py:173-178 (read at start-up)"),
     "teacher-pool": ("distillation: num_replicas x TP of the teachers sums to the teacher pool",
@@ -54,11 +59,13 @@ LETS_THROUGH = "lets it through (its config check passes; the run fails or misbe
 
 
 def refusals(overrides: Mapping[str, str], *, job: str, base: Path | None = None,
-             produced: Collection[str] = ()) -> list[Refusal]:
-    """Every mistake of one verl job's overrides that whileai refuses, in rule order."""
-    run = Job(overrides, job)
+             produced: Collection[str] = (), launcher: tuple[int, int] | None = None) -> list[Refusal]:
+    """Every mistake of one verl job's overrides that whileai refuses, in rule order.
+    `launcher`: (GPUs a node, nodes) torchrun starts for the SFT trainer (job.launcher_gpus)."""
+    run = Job(overrides, job, launcher)
     out = list(_keys(run))
-    for check in (gpus.tensor_parallel, gpus.memory, gpus.greedy, gpus.batches, gpus.teachers):
+    for check in (gpus.tensor_parallel, gpus.memory, gpus.greedy, gpus.batches, gpus.sft_batches,
+                  gpus.teachers):
         out += check(run)
     if base is not None:
         out += _data_files(run, base, set(produced))
@@ -66,15 +73,48 @@ def refusals(overrides: Mapping[str, str], *, job: str, base: Path | None = None
 
 
 def first_error(overrides: Mapping[str, str], *, job: str, base: Path | None = None,
-                produced: Collection[str] = ()) -> None:
+                produced: Collection[str] = (), launcher: tuple[int, int] | None = None) -> None:
     """Raise SpecError (field: the key, its value, what is allowed) for the first refusal."""
-    for r in refusals(overrides, job=job, base=base, produced=produced):
+    for r in refusals(overrides, job=job, base=base, produced=produced, launcher=launcher):
         raise SpecError(r.key, r.value, r.allowed, hint=f"{r.message}; verl 0.9.1 {r.verl}")
 
 
 def as_mapping(overrides: Collection[str]) -> dict[str, str]:
     """A command's overrides (`key=value` words) as the mapping `refusals` reads; the last wins."""
     return {o.partition("=")[0]: o.partition("=")[2] for o in overrides if "=" in o}
+
+
+def script_lines(text: str, where: str, env: Mapping[str, str] | None = None,
+                 base: Path | None = None) -> list[tuple[str, str]]:
+    """`whileai check run.sh`'s lines: ("error", line) for each refusal of each verl command of a
+    run.sh's text, naming the command's line, in order. A relative data file counts as present in
+    `base` (the script's folder) or when an earlier line names it or a folder above it (a step
+    that writes it: `python3 convert.py ... data/sft.parquet`, `+data.output_path=...`, verl's gsm8k
+    preprocessing with `--local_save_dir data`)."""
+    out: list[tuple[str, str]] = []
+    for cmd in runsh.parse(text, env):
+        if cmd.kind not in ("main_ppo", "main_generation_server", "sft_trainer"):
+            continue
+        found = refusals(as_mapping(cmd.overrides), job=cmd.kind, base=base,
+                         produced=written_before(text, cmd.line), launcher=launcher_gpus(cmd.launcher))
+        out += [("error", f"{where}:{cmd.line}: {cmd.kind}: {r.line()}") for r in found]
+    return out
+
+
+def written_before(text: str, line: int) -> set[str]:
+    """The words of the script's lines before `line` that could name a file a step writes: each
+    argument, and the value of each `--opt=value` or `key=value` (comments skipped)."""
+    words: set[str] = set()
+    for raw in text.splitlines()[: max(line - 1, 0)]:
+        try:
+            parts = shlex.split(raw, comments=True)
+        except ValueError:  # an unclosed quote on a line: its words as they stand
+            parts = raw.split("#", 1)[0].split()
+        for word in parts:
+            value = word.rpartition("=")[2] if "=" in word else word
+            if value and not value.startswith("-"):
+                words.add(value.strip("'\"").rstrip("/"))
+    return words
 
 
 def _keys(run: Job) -> Iterator[Refusal]:
