@@ -115,3 +115,20 @@ def test_data_files_are_read_beside_the_script_or_from_an_earlier_step(tmp_path,
     (tmp_path / "data" / "prompts.parquet").write_bytes(b"")
     code, _, err = cli("check", str(script))
     assert code == 2 and err.splitlines() == [f"error: {script}: not checked by verl: {verify.NEEDS}"]
+
+
+def test_pwd_paths_are_the_run_folder(tmp_path, monkeypatch):
+    """whileai's own run.sh names its files as $PWD/data/... (it cds to its folder first)."""
+    monkeypatch.setattr(verify, "available", lambda: False)
+    variant = {**BY_NAME["grpo-base"], "overrides": [
+        o.replace("=data/", "=$PWD/data/") for o in BY_NAME["grpo-base"]["overrides"]]}
+    script = run_dir(tmp_path, variant)
+    script.write_text(script.read_text().replace("'", ""))  # $PWD expands, as bash expands it
+    assert "$PWD/data/train.parquet" in script.read_text()
+    code, _, err = cli("check", str(script))
+    assert err.splitlines() == [f"error: {script}: not checked by verl: {verify.NEEDS}"]
+    (tmp_path / "data" / "test.parquet").unlink()
+    code, _, err = cli("check", str(script))
+    assert code == 2 and err.splitlines()[1].startswith(
+        f"error: {script}:4: main_ppo: data.val_files={tmp_path.resolve()}/data/test.parquet: "
+        "data/test.parquet is not in the run folder")

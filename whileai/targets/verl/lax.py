@@ -112,6 +112,8 @@ def written_before(text: str, line: int) -> set[str]:
             parts = raw.split("#", 1)[0].split()
         for word in parts:
             value = word.rpartition("=")[2] if "=" in word else word
+            for here in ("$PWD/", "${PWD}/", "./"):  # run.sh works in its own folder
+                value = value.removeprefix(here)
             if value and not value.startswith("-"):
                 words.add(value.strip("'\"").rstrip("/"))
     return words
@@ -194,8 +196,8 @@ def _data_files(run: Job, base: Path, produced: set[str]) -> list[Refusal]:
     for key in ("data.train_files", "data.val_files"):
         if key not in run.set:
             continue
-        for path in (p for p in _listed(run.get(key)) if isinstance(p, str) and _local(p)):
-            if not (base / path).exists() and not _made(path, produced):
+        for path in (_inside(p, base) for p in _listed(run.get(key)) if isinstance(p, str)):
+            if path and not (base / path).exists() and not _made(path, produced):
                 out.append(run.refuse(key, f"{path} is not in the run folder and no earlier step of "
                                       "the run.sh writes it",
                                    "a file of the run folder, or one an earlier step of run.sh writes",
@@ -204,9 +206,12 @@ def _data_files(run: Job, base: Path, produced: set[str]) -> list[Refusal]:
     return out
 
 
-def _local(path: str) -> bool:
-    """A relative path of the run folder (absolute, ~, $VAR and URLs name the machine that runs it)."""
-    return bool(path) and not path.startswith(("/", "~", "$")) and "://" not in path
+def _inside(path: str, base: Path) -> str:
+    """The path relative to the run folder ($PWD/x as the script's folder expands it), or ""
+    for one elsewhere (absolute, ~, $VAR and URLs name the machine that runs it)."""
+    if path.startswith("/") and Path(path).is_relative_to(base.resolve()):
+        return Path(path).relative_to(base.resolve()).as_posix()
+    return "" if not path or path.startswith(("/", "~", "$")) or "://" in path else path
 
 
 def _made(path: str, produced: set[str]) -> bool:
