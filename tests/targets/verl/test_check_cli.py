@@ -132,3 +132,14 @@ def test_pwd_paths_are_the_run_folder(tmp_path, monkeypatch):
     assert code == 2 and err.splitlines()[1].startswith(
         f"error: {script}:4: main_ppo: data.val_files={tmp_path.resolve()}/data/test.parquet: "
         "data/test.parquet is not in the run folder")
+
+
+def test_another_config_is_named_not_checked(tmp_path, monkeypatch):
+    monkeypatch.setattr(verify, "available", lambda: False)
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo --config-name='ppo_megatron_trainer.yaml' \\\n"
+                      "  actor_rollout_ref.actor.megatron.tensor_model_parallel_size=8\n")
+    code, out, err = cli("check", str(script))
+    assert out.splitlines() == [f"warning: {script}:1: main_ppo: whileai's own rules know verl's "
+                                "ppo_trainer; --config-name=ppo_megatron_trainer is not checked by them"]
+    assert err.splitlines() == [f"error: {script}: not checked by verl: {verify.NEEDS}"]

@@ -93,7 +93,13 @@ def script_lines(text: str, where: str, env: Mapping[str, str] | None = None,
     preprocessing with `--local_save_dir data`)."""
     out: list[tuple[str, str]] = []
     for cmd in runsh.parse(text, env):
-        if cmd.kind not in ("main_ppo", "main_generation_server", "sft_trainer"):
+        if cmd.kind not in catalog.JOBS:
+            continue
+        config = catalog.document()["jobs"][cmd.kind]["config"]
+        name = (cmd.option("--config-name") or config).removesuffix(".yaml")
+        if name != config or cmd.option("--config-path") not in (None, "config"):
+            out.append(("warning", f"{where}:{cmd.line}: {cmd.kind}: whileai's own rules know verl's "
+                                   f"{config}; --config-name={name} is not checked by them"))
             continue
         found = refusals(as_mapping(cmd.overrides), job=cmd.kind, base=base,
                          produced=written_before(text, cmd.line), launcher=launcher_gpus(cmd.launcher))
