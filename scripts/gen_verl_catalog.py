@@ -36,6 +36,8 @@ PIN = "0.9.1"
 OUT = ROOT / "schemas" / f"verl-{PIN}.catalog.json"
 JOBS = {"main_ppo": "ppo_trainer", "main_generation_server": "ppo_trainer",
         "sft_trainer": "sft_trainer_engine"}
+# maps verl passes on whole, so any key below them is read (where, in verl 0.9.1)
+OPEN = {"ppo_trainer": {"ray_kwargs.ray_init": "trainer/main_ppo.py:63-74 (ray.init(**ray_init))"}}
 TEMPLATES = {"ppo_trainer": {"distillation.teacher_models.*": "distillation.teacher_models.teacher_model"}}
 _GET = re.compile(r"\bconfig\.((?:[a-z_]+\.)*[a-z_]+)\.get\(\s*[\"']([A-Za-z_]+)[\"']")
 
@@ -217,7 +219,8 @@ def build() -> dict[str, Any]:
             for key, extra in picked.items():
                 if key in keys:
                     keys[key].update(extra)
-            configs[name] = {"keys": dict(sorted(keys.items())), "open": sorted(open_),
+            open_ += OPEN.get(name, {})
+            configs[name] = {"keys": dict(sorted(keys.items())), "open": sorted(set(open_)),
                              "templates": TEMPLATES.get(name, {}),
                              "read": dict(sorted(reads(package, keys, name.startswith("sft")).items()))}
     gen = (package / "trainer" / "main_generation_server.py").read_text().splitlines()

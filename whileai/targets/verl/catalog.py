@@ -64,8 +64,9 @@ def lookup(key: str, job: str = "main_ppo") -> Entry | None:
         return Entry(key, e["type"], e.get("default"), tuple(e.get("choices", ())),
                      e.get("choices_from", ""), e.get("interpolation", ""), dataclass=e.get("dataclass", ""))
     read = {**conf["read"], **document()["jobs"][job]["read"]}
-    if key in read:
-        return Entry(key, "Any", None, source=f"read at {read[key]}")
+    at = next((r for r in read if key == r or key.startswith(r + ".")), None)
+    if at is not None:  # a key verl reads (a map of them: each key below it)
+        return Entry(key, "Any", None, source=f"read at {read[at]}")
     templated = {p.removesuffix(".*") for p in conf["templates"]}  # their entries have keys
     if any(canon.startswith(m + ".") for m in conf["open"] if m not in templated):
         return Entry(key, "Any", None, source="open")

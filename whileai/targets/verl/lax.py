@@ -2,7 +2,7 @@
 
     refusals({"actor_rollout_ref.actor.optim.lr": "abc"}, job="main_ppo")
     # [Refusal(key="actor_rollout_ref.actor.optim.lr", value="abc", message="'abc' is not a number",
-    #          allowed="a float (verl's default 1e-06)", verl="lets it through: ...", rule="type")]
+    #          allowed="a number (verl's default 1e-06)", verl="lets it through: ...", rule="type")]
 
 Input: one verl job's Hydra overrides (key as written, `+` kept -> the raw value as Hydra gets it);
 every key not set takes its composed default from the pinned catalogue
@@ -87,7 +87,8 @@ def as_mapping(overrides: Collection[str]) -> dict[str, str]:
 def script_lines(text: str, where: str, env: Mapping[str, str] | None = None,
                  base: Path | None = None) -> list[tuple[str, str]]:
     """`whileai check run.sh`'s lines: ("error", line) for each refusal of each verl command of a
-    run.sh's text, naming the command's line, in order. A relative data file counts as present in
+    run.sh's text, naming the command's line, in order (a "warning" for a command composing
+    another config than the catalogue's). A relative data file counts as present in
     `base` (the script's folder) or when an earlier line names it or a folder above it (a step
     that writes it: `python3 convert.py ... data/sft.parquet`, `+data.output_path=...`, verl's gsm8k
     preprocessing with `--local_save_dir data`)."""
