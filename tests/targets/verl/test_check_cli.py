@@ -143,3 +143,24 @@ def test_another_config_is_named_not_checked(tmp_path, monkeypatch):
     assert out.splitlines() == [f"warning: {script}:1: main_ppo: whileai's own rules know verl's "
                                 "ppo_trainer; --config-name=ppo_megatron_trainer is not checked by them"]
     assert err.splitlines() == [f"error: {script}: not checked by verl: {verify.NEEDS}"]
+
+
+@pytest.mark.slow
+def test_live_verl_accepts_and_whileai_refuses(tmp_path):
+    """With verl 0.9.1 itself (WHILEAI_VERL_PYTHON): verl's check passes lr=abc, whileai's refuses it."""
+    import os
+    import subprocess
+    import sys
+
+    python = sys.executable if verify.available() else os.environ.get("WHILEAI_VERL_PYTHON")
+    if python is None:
+        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set")
+    script = run_dir(tmp_path, BY_NAME["lr-not-a-number"])
+    code = ("import sys; from pathlib import Path; from whileai.targets.verl import verify; "
+            f"[print(level, line) for level, line in verify.check(Path({str(script)!r}), 'auto')]")
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and len(lines) == 2, done.stderr[-2000:]
+    assert lines[0].startswith(f"ok {script}:4: main_ppo: verl 0.9.1 accepts it")
+    assert lines[1].startswith(f"error {script}:4: main_ppo: actor_rollout_ref.actor.optim.lr=abc: ")
