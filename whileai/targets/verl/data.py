@@ -69,7 +69,7 @@ def rows(run: Any) -> DataPlan:
                         "(TRL's signature: completions and each task field as lists)")
     train, test = builtin.rows(run)
     name = taskset.name if taskset.module else OWN
-    files = {TRAIN: _jsonl(name, train, "train"), TEST: _jsonl(name, test, "test")}
+    files = {TRAIN: _jsonl(name, train, "train", sft), TEST: _jsonl(name, test, "test", sft)}
     files.update(_reward(run, taskset))
     overrides = {"reward.custom_reward_function.path": HERE + REWARD,
                  "reward.custom_reward_function.name": "compute_score"}
@@ -79,14 +79,18 @@ def rows(run: Any) -> DataPlan:
                     f"{len(train)} train and {len(test)} holdout rows from {taskset.description}")
 
 
-def verl_row(data_source: str, task: dict[str, Any], split: str, index: int) -> dict[str, Any]:
-    """One task as verl's RL row (the fields of verl's examples/data_preprocess scripts)."""
+def verl_row(data_source: str, task: dict[str, Any], split: str, index: int,
+             fields: bool = True) -> dict[str, Any]:
+    """One task as verl's RL row (the fields of verl's examples/data_preprocess scripts);
+    `fields=False` keeps only split and index in extra_info (what parquet takes whatever the
+    tasks' field types: pyarrow wants one type a column, datasets' JSON loader does not)."""
     prompt = task["prompt"]
     chat = prompt if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}]
     rest = {k: v for k, v in task.items() if k not in ("prompt", "split")}
+    extra = {**rest, "prompt": prompt} if fields else {}
     return {"data_source": data_source, "prompt": chat, "ability": "whileai",
             "reward_model": {"style": "rule", "ground_truth": str(rest.get("answer", ""))},
-            "extra_info": {**rest, "prompt": prompt, "split": split, "index": index}}
+            "extra_info": {**extra, "split": split, "index": index}}
 
 
 def _runnable(run: Any) -> builtin.Taskset:
@@ -131,8 +135,8 @@ def _parquet(*paths: str) -> tuple[list[str], str, str]:
              f"for a, b in [{pairs}]]\"  # verl's SFT jobs read parquet only"], out[0], out[1])
 
 
-def _jsonl(name: str, tasks: list[dict[str, Any]], split: str) -> bytes:
-    return "".join(json.dumps(verl_row(name, t, split, i), ensure_ascii=False) + "\n"
+def _jsonl(name: str, tasks: list[dict[str, Any]], split: str, sft: bool) -> bytes:
+    return "".join(json.dumps(verl_row(name, t, split, i, fields=not sft), ensure_ascii=False) + "\n"
                    for i, t in enumerate(tasks)).encode()
 
 
