@@ -11,7 +11,8 @@ import pytest
 
 from whileai.errors import SpecError
 from whileai.targets.verl import lax
-from whileai.targets.verl.job import INTERPOLATION, fits, launcher_gpus, parse_value
+from whileai.targets.verl.job import launcher_gpus
+from whileai.targets.verl.values import INTERPOLATION, fits, parse_value
 
 ROOT = Path(__file__).resolve().parents[3]
 LAX = json.loads((ROOT / "tests" / "fixtures" / "verl" / "lax.json").read_text())

@@ -8,7 +8,8 @@ teacher pool of on-policy distillation.
 
 from __future__ import annotations
 
-from whileai.targets.verl.job import Job, Refusal, parse_value
+from whileai.targets.verl.job import Job, Refusal
+from whileai.targets.verl.values import parse_value
 
 _ROLLOUT = "actor_rollout_ref.rollout."
 _ACTOR = "actor_rollout_ref.actor."

@@ -25,7 +25,8 @@ from typing import Any
 
 from whileai.errors import SpecError, close_matches
 from whileai.targets.verl import catalog, gpus, runsh
-from whileai.targets.verl.job import INTERPOLATION, Job, Refusal, fits, kind, launcher_gpus, parse_value
+from whileai.targets.verl.job import Job, Refusal, launcher_gpus
+from whileai.targets.verl.values import INTERPOLATION, fits, kind, parse_value
 
 RULES = {
     "unknown-key": ("a key verl's config does not have, `+key=` included (Hydra adds any key given "
