@@ -139,13 +139,20 @@ def _keys(run: Job) -> Iterator[Refusal]:
                           _ADDED if written.startswith("+") else f"refuses it at compose (Could not "
                           f"override '{key}')", "unknown-key")
             continue
-        if written[:1] == "+" and written[:2] != "++" and key in catalog.config_of(run.job)["keys"]:
+        if written[:1] == "+" and written[:2] != "++" and entry and entry.source == "yaml" \
+                and key in catalog.config_of(run.job)["keys"]:
             yield Refusal(written, raw, "the config has this key: Hydra adds with + only keys it lacks",
                           f"{key}={raw} (without +)", "refuses it at compose (Could not append to config)",
                           "unknown-key")
             continue
+        if entry and entry.source == "added" and written[:1] != "+":
+            yield Refusal(written, raw, f"verl's YAML leaves this {entry.dataclass} field out: Hydra "
+                          "sets it only with +", f"+{key}={raw}", f"refuses it at compose (Could not "
+                          f"override '{key}')", "unknown-key")
+            continue
         value = parse_value(raw)
-        if entry is None or value is INTERPOLATION or entry.source != "yaml" or written.startswith("~"):
+        if entry is None or value is INTERPOLATION or entry.source not in ("yaml", "added") \
+                or written.startswith("~"):
             continue
         if not fits(value, entry.type, strict=bool(entry.dataclass)):
             yield Refusal(written, raw, f"{raw!r} is not {kind(entry.type)}",
