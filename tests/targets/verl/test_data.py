@@ -180,3 +180,19 @@ def test_live_mixed_field_types_still_load(tmp_path):
                  "assert len(ds) >= 8, len(ds)\nprint('ok')\n")
         done = subprocess.run([python, "-c", check], cwd=folder, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0 and done.stdout.startswith("ok"), (method, done.stderr[-3000:])
+
+
+def test_a_reward_that_cannot_be_found_is_refused_at_compile(tmp_path):
+    (tmp_path / "tasks.jsonl").write_text('{"prompt": "2+3?", "answer": "5"}\n' * 10)
+    spec = tmp_path / "spec.toml"
+    body = ('taskset = "mine"\nmodel = "Qwen/Qwen3-0.6B"\ndata = "tasks.jsonl"\nreward = "{r}"\n\n'
+            '[method]\ntype = "grpo"\n')
+    spec.write_text(body.format(r="nosuchmodule_xyz.score"))
+    with pytest.raises(SpecError, match="no nosuchmodule_xyz.py beside the spec"):
+        data.rows(load_spec(spec))
+    (tmp_path / "mine.py").write_text("def other(completions, **kw):\n    return [0.0]\n")
+    spec.write_text(body.format(r="mine.score"))
+    with pytest.raises(SpecError, match="a function 'score' defined at the top level"):
+        data.rows(load_spec(spec))
+    (tmp_path / "mine.py").write_text("def score(completions, **kw):\n    return [1.0]\n")
+    assert data.rows(load_spec(spec)).files["mine.py"].startswith(b"def score")

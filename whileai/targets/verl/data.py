@@ -33,6 +33,8 @@ to bytes, `overrides` Hydra keys to raw values, `source` says where the rows com
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -145,7 +147,11 @@ def _reward(run: Any, taskset: builtin.Taskset) -> dict[str, bytes]:
     if run.reward is not None:
         module, _, func = run.reward.rpartition(".")
         found = _single_file(run, module)
-        files = {f"{module}.py": found.read_bytes()} if found else {}
+        files = {f"{module}.py": _defining(found, func, run.reward)} if found else {}
+        if found is None and importlib.util.find_spec(module.split(".")[0]) is None:
+            raise SpecError("reward", run.reward, "an importable 'module.function'", hint=f"no "
+                            f"{module.split('.')[0]}.py beside the spec, the data file or in the working "
+                            "directory, and no such installed module")
         return files | {REWARD: _ADAPTER.format(module=module, func=func, what=run.reward).encode()}
     if taskset.module:
         body = builtin.source(taskset) + _BUILTIN.format(reward=taskset.reward)
@@ -161,6 +167,21 @@ def _single_file(run: Any, module: str) -> Path | None:
             else None, os.getcwd()]
     found = [Path(d) / f"{module}.py" for d in dirs if d]
     return next((f for f in found if f.is_file()), None)
+
+
+def _defining(path: Path, func: str, dotted: str) -> bytes:
+    """The module's bytes, once its source defines `func` at the top level (parsed, not run)."""
+    body = path.read_bytes()
+    try:
+        tree = ast.parse(body)
+    except SyntaxError as e:
+        raise SpecError("reward", dotted, f"a module Python can parse ({path})", hint=str(e.msg)) from None
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+              if isinstance(t, ast.Name)}
+    if func not in names:
+        raise SpecError("reward", dotted, f"a function {func!r} defined at the top level of {path}")
+    return body
 
 
 _ADAPTER = '''"""verl's custom reward function (written by whileai): {what} on one completion."""
