@@ -8,7 +8,9 @@ Usage (in a Python with verl 0.9.1, e.g. /work/envs/verl: docs/verl.md):
 For each config a verl job composes (`ppo_trainer` for main_ppo and main_generation_server,
 `sft_trainer_engine` for sft_trainer), every key of the composed config, as Hydra composes it
 from the installed package's trainer/config with no overrides: its type (the `_target_`
-dataclass field's annotation where the key's section has one, else the YAML value's type), its
+dataclass field's annotation where the key's section has one, else the YAML value's type; a
+field the dataclass has and the YAML leaves out is listed with `added`: Hydra takes it as
+`+key=`), its
 default (resolved where it resolves; `interpolation` keeps the `${...}` verl wrote; `dataclass`
 names the class that typed it), and `choices` where verl's code has a registry or a fixed list
 (each with the source it came from).
@@ -36,6 +38,8 @@ PIN = "0.9.1"
 OUT = ROOT / "schemas" / f"verl-{PIN}.catalog.json"
 JOBS = {"main_ppo": "ppo_trainer", "main_generation_server": "ppo_trainer",
         "sft_trainer": "sft_trainer_engine"}
+# maps verl passes on whole, so any key below them is read (where, in verl 0.9.1)
+OPEN = {"ppo_trainer": {"ray_kwargs.ray_init": "trainer/main_ppo.py:63-74 (ray.init(**ray_init))"}}
 TEMPLATES = {"ppo_trainer": {"distillation.teacher_models.*": "distillation.teacher_models.teacher_model"}}
 _GET = re.compile(r"\bconfig\.((?:[a-z_]+\.)*[a-z_]+)\.get\(\s*[\"']([A-Za-z_]+)[\"']")
 
@@ -139,6 +143,23 @@ def _field_types(target: str) -> dict[str, str]:
     return {f.name: type_string(hints.get(f.name, f.type)) for f in dataclasses.fields(cls)}
 
 
+def _field_defaults(target: str) -> dict[str, Any]:
+    """The dataclass's defaults (JSON-able, else None), for the fields its YAML leaves out."""
+    import importlib
+
+    module, _, name = target.rpartition(".")
+    cls = getattr(importlib.import_module(module), name)
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        value = f.default if f.default is not dataclasses.MISSING else None
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            value = None
+        out[f.name] = value
+    return out
+
+
 def walk(cfg: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Every leaf of a composed config -> its entry; and the maps that take any key."""
     from omegaconf import DictConfig, ListConfig, OmegaConf
@@ -181,6 +202,17 @@ def walk(cfg: Any) -> tuple[dict[str, dict[str, Any]], list[str]]:
             if entry["type"].startswith("dict") or value == {} and isinstance(child, DictConfig):
                 open_.append(path)
             keys[path] = entry
+        # fields the dataclass has and its YAML leaves out: Hydra takes them with +key=
+        # (node.keys(): a ??? value is not `in` a DictConfig)
+        missing = [k for k in own if k not in node.keys() and not k.startswith("_")]
+        defaults = _field_defaults(str(target._value())) if missing and target is not None else {}
+        for k in missing:
+            path = f"{prefix}.{k}" if prefix else k
+            keys[path] = {"type": own[k], "dataclass": str(target._value()).rsplit(".", 1)[-1],
+                          "default": defaults.get(k), "added": True}
+            base = own[k].split("|")[0].split("[")[0].strip()
+            if base.startswith("dict") or base[:1].isupper() and base not in ("Any", "None"):
+                open_.append(path)  # a map, or a config the YAML never spells out: any key below
 
     visit(cfg, "", {})
     return keys, open_
@@ -217,7 +249,8 @@ def build() -> dict[str, Any]:
             for key, extra in picked.items():
                 if key in keys:
                     keys[key].update(extra)
-            configs[name] = {"keys": dict(sorted(keys.items())), "open": sorted(open_),
+            open_ += OPEN.get(name, {})
+            configs[name] = {"keys": dict(sorted(keys.items())), "open": sorted(set(open_)),
                              "templates": TEMPLATES.get(name, {}),
                              "read": dict(sorted(reads(package, keys, name.startswith("sft")).items()))}
     gen = (package / "trainer" / "main_generation_server.py").read_text().splitlines()

@@ -71,11 +71,12 @@ def cases(battery: dict[str, Any]) -> dict[str, dict[str, Any]]:
     bases = {}
     for name, base in battery["base"].items():
         cmd = read(FIXTURES / base["run"])[base.get("command", 0)]
-        bases[name] = (cmd.kind, apply(list(cmd.overrides), base.get("set", []), []))
+        bases[name] = (cmd.kind, apply(list(cmd.overrides), base.get("set", []), []), list(cmd.launcher))
     out = {}
     for v in battery["variant"]:
-        kind, overrides = bases[v["base"]]
-        out[v["name"]] = {"kind": kind, "overrides": apply(overrides, v.get("set", []), v.get("drop", []))}
+        kind, overrides, launcher = bases[v["base"]]
+        out[v["name"]] = {"kind": kind, "overrides": apply(overrides, v.get("set", []), v.get("drop", [])),
+                          "launcher": launcher}
     return out
 
 
@@ -149,6 +150,7 @@ def main() -> int:
                          "set": v.get("set", []), "drop": v.get("drop", []),
                          "issues": v.get("issues", []), "expect": v["verl"],
                          "kind": sent[v["name"]]["kind"], "overrides": sent[v["name"]]["overrides"],
+                         "launcher": sent[v["name"]]["launcher"],
                          "verl": {k: got[k] for k in ("accepted", "step", "error")}})
     meta = {"verl": head["verl"], "battery": args.battery.relative_to(ROOT).as_posix(),
             "import_seconds": round(head["import_seconds"], 1),

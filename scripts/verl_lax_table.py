@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from whileai.targets.verl import lax  # noqa: E402  (no verl needed)
+from whileai.targets.verl.job import launcher_gpus  # noqa: E402
 
 LAX = ROOT / "tests" / "fixtures" / "verl" / "lax.json"
 DOCS = ROOT / "docs" / "verl.md"
@@ -31,7 +32,7 @@ def _cell(text: str) -> str:
 
 def _whileai(variant: dict) -> str:
     got = lax.refusals(lax.as_mapping(variant["overrides"]), job=variant["kind"], base=ROOT / "docs",
-                       produced=FILES)
+                       produced=FILES, launcher=launcher_gpus(variant["launcher"]))
     return "; ".join(f"`{r.rule}`: {_cell(r.message)}" for r in got) or "(verl's own check)"
 
 

@@ -103,3 +103,12 @@ def test_live_catalogue_is_up_to_date():
     done = subprocess.run([python, str(ROOT / "scripts" / "gen_verl_catalog.py"), "--check"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+
+
+def test_maps_verl_passes_on_whole_take_any_key():
+    """ray.init's kwargs (main_ppo.py:63-74) and the reward manager's kwargs verl reads whole."""
+    env = catalog.lookup("+ray_kwargs.ray_init.runtime_env.env_vars.TOKENIZERS_PARALLELISM")
+    assert env and env.source == "open"
+    kwargs = catalog.lookup("+reward.reward_kwargs.overlong_buffer_cfg.len")
+    assert kwargs and kwargs.source.startswith("read at ")
+    assert catalog.lookup("+ray_kwargs.ray_int.num_cpus") is None

@@ -115,3 +115,52 @@ def test_data_files_are_read_beside_the_script_or_from_an_earlier_step(tmp_path,
     (tmp_path / "data" / "prompts.parquet").write_bytes(b"")
     code, _, err = cli("check", str(script))
     assert code == 2 and err.splitlines() == [f"error: {script}: not checked by verl: {verify.NEEDS}"]
+
+
+def test_pwd_paths_are_the_run_folder(tmp_path, monkeypatch):
+    """whileai's own run.sh names its files as $PWD/data/... (it cds to its folder first)."""
+    monkeypatch.setattr(verify, "available", lambda: False)
+    variant = {**BY_NAME["grpo-base"], "overrides": [
+        o.replace("=data/", "=$PWD/data/") for o in BY_NAME["grpo-base"]["overrides"]]}
+    script = run_dir(tmp_path, variant)
+    script.write_text(script.read_text().replace("'", ""))  # $PWD expands, as bash expands it
+    assert "$PWD/data/train.parquet" in script.read_text()
+    code, _, err = cli("check", str(script))
+    assert err.splitlines() == [f"error: {script}: not checked by verl: {verify.NEEDS}"]
+    (tmp_path / "data" / "test.parquet").unlink()
+    code, _, err = cli("check", str(script))
+    assert code == 2 and err.splitlines()[1].startswith(
+        f"error: {script}:4: main_ppo: data.val_files={tmp_path.resolve()}/data/test.parquet: "
+        "data/test.parquet is not in the run folder")
+
+
+def test_another_config_is_named_not_checked(tmp_path, monkeypatch):
+    monkeypatch.setattr(verify, "available", lambda: False)
+    script = tmp_path / "run.sh"
+    script.write_text("python3 -m verl.trainer.main_ppo --config-name='ppo_megatron_trainer.yaml' \\\n"
+                      "  actor_rollout_ref.actor.megatron.tensor_model_parallel_size=8\n")
+    code, out, err = cli("check", str(script))
+    assert out.splitlines() == [f"warning: {script}:1: main_ppo: whileai's own rules know verl's "
+                                "ppo_trainer; --config-name=ppo_megatron_trainer is not checked by them"]
+    assert err.splitlines() == [f"error: {script}: not checked by verl: {verify.NEEDS}"]
+
+
+@pytest.mark.slow
+def test_live_verl_accepts_and_whileai_refuses(tmp_path):
+    """With verl 0.9.1 itself (WHILEAI_VERL_PYTHON): verl's check passes lr=abc, whileai's refuses it."""
+    import os
+    import subprocess
+    import sys
+
+    python = sys.executable if verify.available() else os.environ.get("WHILEAI_VERL_PYTHON")
+    if python is None:
+        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set")
+    script = run_dir(tmp_path, BY_NAME["lr-not-a-number"])
+    code = ("import sys; from pathlib import Path; from whileai.targets.verl import verify; "
+            f"[print(level, line) for level, line in verify.check(Path({str(script)!r}), 'auto')]")
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0 and len(lines) == 2, done.stderr[-2000:]
+    assert lines[0].startswith(f"ok {script}:4: main_ppo: verl 0.9.1 accepts it")
+    assert lines[1].startswith(f"error {script}:4: main_ppo: actor_rollout_ref.actor.optim.lr=abc: ")

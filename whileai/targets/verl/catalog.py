@@ -8,9 +8,10 @@ The catalogue (written by scripts/gen_verl_catalog.py in a Python with verl, che
 `--check`) holds every key of the config each job composes (`ppo_trainer` for main_ppo and
 main_generation_server, `sft_trainer_engine` for sft_trainer) with its type, default and, where
 verl's code keeps a registry or a fixed list, the allowed values. A key is known when it is in
-that config, below a map that takes any key (`open`: `engine_kwargs.vllm.*`, ...), a teacher
-added beside `teacher_model` (`templates`), or read by verl's code without a YAML default
-(`read`, with where). Read once, lazily; nothing here imports verl.
+that config (or is a field of its section's dataclass that the YAML leaves out: `+key=`), below a
+map that takes any key (`open`: `engine_kwargs.vllm.*`, ...), a teacher added beside
+`teacher_model` (`templates`), or read by verl's code without a YAML default (`read`, with where).
+Read once, lazily; nothing here imports verl.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ class Entry(NamedTuple):
     choices: tuple[Any, ...] = ()  # the values verl has (a registry or a fixed list), if any
     choices_from: str = ""  # where verl keeps them: "trainer/ppo/core_algos.py: ADV_ESTIMATOR_REGISTRY"
     interpolation: str = ""  # the `${...}` verl's YAML writes, when the default is one
-    source: str = "yaml"  # "yaml", "open" (below a map that takes any key), or "read at FILE:LINE"
+    source: str = "yaml"  # "yaml"; "added" (a dataclass field the YAML leaves out: set it with
+    # +key=); "open" (below a map that takes any key); or "read at FILE:LINE"
     dataclass: str = ""  # the `_target_` dataclass whose annotation is `type` ("": the YAML's value)
 
 
@@ -62,10 +64,12 @@ def lookup(key: str, job: str = "main_ppo") -> Entry | None:
     if canon in keys:
         e = keys[canon]
         return Entry(key, e["type"], e.get("default"), tuple(e.get("choices", ())),
-                     e.get("choices_from", ""), e.get("interpolation", ""), dataclass=e.get("dataclass", ""))
+                     e.get("choices_from", ""), e.get("interpolation", ""),
+                     "added" if e.get("added") else "yaml", e.get("dataclass", ""))
     read = {**conf["read"], **document()["jobs"][job]["read"]}
-    if key in read:
-        return Entry(key, "Any", None, source=f"read at {read[key]}")
+    at = next((r for r in read if key == r or key.startswith(r + ".")), None)
+    if at is not None:  # a key verl reads (a map of them: each key below it)
+        return Entry(key, "Any", None, source=f"read at {read[at]}")
     templated = {p.removesuffix(".*") for p in conf["templates"]}  # their entries have keys
     if any(canon.startswith(m + ".") for m in conf["open"] if m not in templated):
         return Entry(key, "Any", None, source="open")

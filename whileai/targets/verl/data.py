@@ -33,6 +33,8 @@ to bytes, `overrides` Hydra keys to raw values, `source` says where the rows com
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -69,7 +71,7 @@ def rows(run: Any) -> DataPlan:
                         "(TRL's signature: completions and each task field as lists)")
     train, test = builtin.rows(run)
     name = taskset.name if taskset.module else OWN
-    files = {TRAIN: _jsonl(name, train, "train"), TEST: _jsonl(name, test, "test")}
+    files = {TRAIN: _jsonl(name, train, "train", sft), TEST: _jsonl(name, test, "test", sft)}
     files.update(_reward(run, taskset))
     overrides = {"reward.custom_reward_function.path": HERE + REWARD,
                  "reward.custom_reward_function.name": "compute_score"}
@@ -79,14 +81,18 @@ def rows(run: Any) -> DataPlan:
                     f"{len(train)} train and {len(test)} holdout rows from {taskset.description}")
 
 
-def verl_row(data_source: str, task: dict[str, Any], split: str, index: int) -> dict[str, Any]:
-    """One task as verl's RL row (the fields of verl's examples/data_preprocess scripts)."""
+def verl_row(data_source: str, task: dict[str, Any], split: str, index: int,
+             fields: bool = True) -> dict[str, Any]:
+    """One task as verl's RL row (the fields of verl's examples/data_preprocess scripts);
+    `fields=False` keeps only split and index in extra_info (what parquet takes whatever the
+    tasks' field types: pyarrow wants one type a column, datasets' JSON loader does not)."""
     prompt = task["prompt"]
     chat = prompt if isinstance(prompt, list) else [{"role": "user", "content": str(prompt)}]
     rest = {k: v for k, v in task.items() if k not in ("prompt", "split")}
+    extra = {**rest, "prompt": prompt} if fields else {}
     return {"data_source": data_source, "prompt": chat, "ability": "whileai",
             "reward_model": {"style": "rule", "ground_truth": str(rest.get("answer", ""))},
-            "extra_info": {**rest, "prompt": prompt, "split": split, "index": index}}
+            "extra_info": {**extra, "split": split, "index": index}}
 
 
 def _runnable(run: Any) -> builtin.Taskset:
@@ -131,8 +137,8 @@ def _parquet(*paths: str) -> tuple[list[str], str, str]:
              f"for a, b in [{pairs}]]\"  # verl's SFT jobs read parquet only"], out[0], out[1])
 
 
-def _jsonl(name: str, tasks: list[dict[str, Any]], split: str) -> bytes:
-    return "".join(json.dumps(verl_row(name, t, split, i), ensure_ascii=False) + "\n"
+def _jsonl(name: str, tasks: list[dict[str, Any]], split: str, sft: bool) -> bytes:
+    return "".join(json.dumps(verl_row(name, t, split, i, fields=not sft), ensure_ascii=False) + "\n"
                    for i, t in enumerate(tasks)).encode()
 
 
@@ -141,7 +147,11 @@ def _reward(run: Any, taskset: builtin.Taskset) -> dict[str, bytes]:
     if run.reward is not None:
         module, _, func = run.reward.rpartition(".")
         found = _single_file(run, module)
-        files = {f"{module}.py": found.read_bytes()} if found else {}
+        files = {f"{module}.py": _defining(found, func, run.reward)} if found else {}
+        if found is None and importlib.util.find_spec(module.split(".")[0]) is None:
+            raise SpecError("reward", run.reward, "an importable 'module.function'", hint=f"no "
+                            f"{module.split('.')[0]}.py beside the spec, the data file or in the working "
+                            "directory, and no such installed module")
         return files | {REWARD: _ADAPTER.format(module=module, func=func, what=run.reward).encode()}
     if taskset.module:
         body = builtin.source(taskset) + _BUILTIN.format(reward=taskset.reward)
@@ -157,6 +167,21 @@ def _single_file(run: Any, module: str) -> Path | None:
             else None, os.getcwd()]
     found = [Path(d) / f"{module}.py" for d in dirs if d]
     return next((f for f in found if f.is_file()), None)
+
+
+def _defining(path: Path, func: str, dotted: str) -> bytes:
+    """The module's bytes, once its source defines `func` at the top level (parsed, not run)."""
+    body = path.read_bytes()
+    try:
+        tree = ast.parse(body)
+    except SyntaxError as e:
+        raise SpecError("reward", dotted, f"a module Python can parse ({path})", hint=str(e.msg)) from None
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+              if isinstance(t, ast.Name)}
+    if func not in names:
+        raise SpecError("reward", dotted, f"a function {func!r} defined at the top level of {path}")
+    return body
 
 
 _ADAPTER = '''"""verl's custom reward function (written by whileai): {what} on one completion."""

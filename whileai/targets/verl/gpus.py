@@ -26,15 +26,18 @@ def tensor_parallel(run: Job) -> list[Refusal]:
     if run.job == "sft_trainer" or not gpus or not world or not tp:
         return []
     (per_node, nodes), key = gpus, _ROLLOUT + "tensor_model_parallel_size"
-    verl = "lets it through: the rollout fails when its workers start (workers/engine_workers.py:659)"
-    if tp > per_node:
-        gpus_of = f"{per_node} GPU" + "s" * (per_node != 1)
-        return [run.refuse(key, f"rollout TP {tp} is more than a node's {gpus_of}",
-                           f"a TP that divides {per_node} (verl #1191, #1785)", verl, "rollout-tp")]
+    fails = "lets it through: the rollout fails when its workers start (workers/engine_workers.py:659)"
+    gpus_of = f"{per_node} GPU" + "s" * (per_node != 1)
     if (per_node * nodes) % world:
-        return [run.refuse(key, f"rollout TP x DP x PP = {world} does not divide the {per_node * nodes} "
-                           f"GPUs ({per_node} x {nodes} nodes)", f"TP x DP x PP dividing {per_node * nodes} "
-                           "(verl #1191, #1785)", verl, "rollout-tp")]
+        said = f"TP {tp} is more than a node's {gpus_of}" if tp > per_node and nodes == 1 else \
+            f"TP x DP x PP = {world} does not divide the {per_node * nodes} GPUs ({per_node} x {nodes} nodes)"
+        return [run.refuse(key, f"rollout {said}", f"TP x DP x PP dividing {per_node * nodes}, TP at most "
+                           f"{per_node} (verl #1191, #1785)", fails, "rollout-tp")]
+    if tp > per_node:  # it divides the GPUs, but each replica spans nodes
+        return [run.refuse(key, f"rollout TP {tp} spans nodes of {gpus_of}: every layer's all-reduce "
+                           "crosses the network", f"a TP that divides {per_node} (more replicas instead: "
+                           "verl #1785)", "lets it through (no config check reads the rollout's TP)",
+                           "rollout-tp")]
     return []
 
 
@@ -101,7 +104,34 @@ def batches(run: Job) -> list[Refusal]:
                         f"({mini * n // total} samples) does not split into micro batches of {micro}",
                         f"a divisor of {mini * n // total} (verl #833, #382, #559)",
                         "lets it through: validate_config checks the deprecated global micro batch only "
-                        "(workers/config/actor.py:233)", "mini-batch")]
+                        "(workers/config/actor.py:233); the first update fails (data size must be "
+                        "divisible by ... micro_batch_size_per_gpu: workers/engine/utils.py:125)",
+                        "mini-batch")]
+    return []
+
+
+def sft_batches(run: Job) -> list[Refusal]:
+    """sft-gpus: the SFT trainer splits train_batch_size over torchrun's ranks and floors it."""
+    if run.job != "sft_trainer":
+        return []
+    nodes_set = run.ints("trainer.n_gpus_per_node", "trainer.nnodes")
+    if run.launcher and "trainer.n_gpus_per_node" in run.set and nodes_set \
+            and (nodes_set[0], nodes_set[1]) != run.launcher:
+        per_node, nodes = run.launcher
+        return [run.refuse("trainer.n_gpus_per_node", f"torchrun starts {per_node} x {nodes} GPUs, and "
+                           "the SFT trainer uses those", f"{per_node} (torchrun's --nproc_per_node), "
+                           "or no such key", "lets it through: the SFT trainer never reads "
+                           "trainer.n_gpus_per_node or trainer.nnodes", "sft-gpus")]
+    total = run.launcher[0] * run.launcher[1] if run.launcher else None
+    train, sp = run.get("data.train_batch_size"), run.size("engine.ulysses_sequence_parallel_size")
+    if not total or type(train) is not int or not sp or total % sp:
+        return []
+    ranks = total // sp
+    if train % ranks:
+        return [run.refuse("data.train_batch_size", f"{train} samples a step over {ranks} data-parallel "
+                           f"ranks: each takes {train // ranks}, {train % ranks} are dropped",
+                           f"a multiple of {ranks}", "lets it through: each rank takes "
+                           "train_batch_size // ranks (trainer/sft_trainer.py:241)", "sft-gpus")]
     return []
 
 

@@ -9,7 +9,7 @@ them through this. Pure; nothing here imports verl.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from whileai.targets.verl import catalog
@@ -34,8 +34,9 @@ class Refusal(NamedTuple):
 class Job:
     """A job's overrides over the catalogue's composed defaults."""
 
-    def __init__(self, overrides: Mapping[str, str], job: str) -> None:
-        self.job, self.raw = job, dict(overrides)
+    def __init__(self, overrides: Mapping[str, str], job: str,
+                 launcher: tuple[int, int] | None = None) -> None:
+        self.job, self.raw, self.launcher = job, dict(overrides), launcher
         self.set = {k.lstrip("+~"): (k, v) for k, v in overrides.items()}
 
     def get(self, key: str) -> Any:
@@ -78,3 +79,18 @@ class Job:
         """A refusal of `key` as the job writes it (verl's default shown when it is not set)."""
         written, raw = self.written(key)
         return Refusal(written, raw, message, allowed, verl, rule)
+
+
+def launcher_gpus(words: Sequence[str]) -> tuple[int, int] | None:
+    """(GPUs a node, nodes) a torchrun launcher starts (`--nproc_per_node=8 --nnodes=1`), or None."""
+    found: dict[str, str] = {}
+    it = iter(words)
+    for w in it:
+        name, eq, value = w.partition("=")
+        name = name.replace("-", "_").lstrip("_")
+        if name in ("nproc_per_node", "nnodes"):
+            found[name] = value if eq else next(it, "")
+    per_node, nodes = found.get("nproc_per_node", ""), found.get("nnodes", "1")
+    if not (per_node.isdigit() and nodes.isdigit()):
+        return None
+    return int(per_node), int(nodes)

@@ -2,7 +2,7 @@
 
     refusals({"actor_rollout_ref.actor.optim.lr": "abc"}, job="main_ppo")
     # [Refusal(key="actor_rollout_ref.actor.optim.lr", value="abc", message="'abc' is not a number",
-    #          allowed="a float (verl's default 1e-06)", verl="lets it through: ...", rule="type")]
+    #          allowed="a number (verl's default 1e-06)", verl="lets it through: ...", rule="type")]
 
 Input: one verl job's Hydra overrides (key as written, `+` kept -> the raw value as Hydra gets it);
 every key not set takes its composed default from the pinned catalogue
@@ -12,18 +12,20 @@ earlier step of the same run.sh writes (a file there, or below a folder there, c
 
 Each rule says what verl checks itself and what whileai adds (RULES: id -> what, the verl source or
 issue it mirrors). `Refusal.verl` says what verl 0.9.1 itself does with that mistake, as
-tests/fixtures/verl/lax.json recorded it. Pure: no verl, no I/O but `Path.exists` under `base`.
+tests/fixtures/verl/lax.json recorded it. `script_lines` applies the rules to every verl command of a
+run.sh (what `whileai check` prints). Pure: no verl, no I/O but `Path.exists` under `base`.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError, close_matches
-from whileai.targets.verl import catalog, gpus
-from whileai.targets.verl.job import Job, Refusal
+from whileai.targets.verl import catalog, gpus, runsh
+from whileai.targets.verl.job import Job, Refusal, launcher_gpus
 from whileai.targets.verl.values import INTERPOLATION, fits, kind, parse_value
 
 RULES = {
@@ -45,6 +47,9 @@ RULES = {
     "mini-batch": ("ppo_mini_batch_size divides train_batch_size, and mini x n splits evenly over "
                    "the GPUs into micro batches", "workers/config/actor.py:222-240; verl #1524, #3095, "
                    "#833, #382, #559"),
+    "sft-gpus": ("the SFT trainer's batch split over the GPUs torchrun starts, which are the ones it "
+                 "uses (it never reads trainer.n_gpus_per_node)", "trainer/sft_trainer.py:240-241 "
+                 "(train_batch_size // data-parallel ranks, the rest dropped)"),
     "data-file": ("data files present: relative to the run folder, or written by an earlier step",
                   "utils/dataset/rl_dataset.py:173-178 (read at start-up)"),
     "teacher-pool": ("distillation: num_replicas x TP of the teachers sums to the teacher pool",
@@ -54,27 +59,73 @@ LETS_THROUGH = "lets it through (its config check passes; the run fails or misbe
 
 
 def refusals(overrides: Mapping[str, str], *, job: str, base: Path | None = None,
-             produced: Collection[str] = ()) -> list[Refusal]:
-    """Every mistake of one verl job's overrides that whileai refuses, in rule order."""
-    run = Job(overrides, job)
+             produced: Collection[str] = (), launcher: tuple[int, int] | None = None) -> list[Refusal]:
+    """Every mistake of one verl job's overrides that whileai refuses, in rule order.
+    `launcher`: (GPUs a node, nodes) torchrun starts for the SFT trainer (job.launcher_gpus)."""
+    run = Job(overrides, job, launcher)
     out = list(_keys(run))
-    for check in (gpus.tensor_parallel, gpus.memory, gpus.greedy, gpus.batches, gpus.teachers):
+    for check in (gpus.tensor_parallel, gpus.memory, gpus.greedy, gpus.batches, gpus.sft_batches,
+                  gpus.teachers):
         out += check(run)
     if base is not None:
         out += _data_files(run, base, set(produced))
     return out
 
 
-def first_error(overrides: Mapping[str, str], *, job: str, base: Path | None = None,
-                produced: Collection[str] = ()) -> None:
-    """Raise SpecError (field: the key, its value, what is allowed) for the first refusal."""
-    for r in refusals(overrides, job=job, base=base, produced=produced):
+def first_error(overrides: Mapping[str, str], *, job: str, base: Path | None = None,  # noqa: V103
+                produced: Collection[str] = (), launcher: tuple[int, int] | None = None) -> None:
+    """Raise SpecError (field: the key, its value, what is allowed) for the first refusal: what
+    the verl target's compile calls on each job's final overrides (noqa: vulture reads this
+    package without that caller where the target is not merged yet)."""
+    for r in refusals(overrides, job=job, base=base, produced=produced, launcher=launcher):
         raise SpecError(r.key, r.value, r.allowed, hint=f"{r.message}; verl 0.9.1 {r.verl}")
 
 
 def as_mapping(overrides: Collection[str]) -> dict[str, str]:
     """A command's overrides (`key=value` words) as the mapping `refusals` reads; the last wins."""
     return {o.partition("=")[0]: o.partition("=")[2] for o in overrides if "=" in o}
+
+
+def script_lines(text: str, where: str, env: Mapping[str, str] | None = None,
+                 base: Path | None = None) -> list[tuple[str, str]]:
+    """`whileai check run.sh`'s lines: ("error", line) for each refusal of each verl command of a
+    run.sh's text, naming the command's line, in order (a "warning" for a command composing
+    another config than the catalogue's). A relative data file counts as present in
+    `base` (the script's folder) or when an earlier line names it or a folder above it (a step
+    that writes it: `python3 convert.py ... data/sft.parquet`, `+data.output_path=...`, verl's gsm8k
+    preprocessing with `--local_save_dir data`)."""
+    out: list[tuple[str, str]] = []
+    for cmd in runsh.parse(text, env):
+        if cmd.kind not in catalog.JOBS:
+            continue
+        config = catalog.document()["jobs"][cmd.kind]["config"]
+        name = (cmd.option("--config-name") or config).removesuffix(".yaml")
+        if name != config or cmd.option("--config-path") not in (None, "config"):
+            out.append(("warning", f"{where}:{cmd.line}: {cmd.kind}: whileai's own rules know verl's "
+                                   f"{config}; --config-name={name} is not checked by them"))
+            continue
+        found = refusals(as_mapping(cmd.overrides), job=cmd.kind, base=base,
+                         produced=written_before(text, cmd.line), launcher=launcher_gpus(cmd.launcher))
+        out += [("error", f"{where}:{cmd.line}: {cmd.kind}: {r.line()}") for r in found]
+    return out
+
+
+def written_before(text: str, line: int) -> set[str]:
+    """The words of the script's lines before `line` that could name a file a step writes: each
+    argument, and the value of each `--opt=value` or `key=value` (comments skipped)."""
+    words: set[str] = set()
+    for raw in text.splitlines()[: max(line - 1, 0)]:
+        try:
+            parts = shlex.split(raw, comments=True)
+        except ValueError:  # an unclosed quote on a line: its words as they stand
+            parts = raw.split("#", 1)[0].split()
+        for word in parts:
+            value = word.rpartition("=")[2] if "=" in word else word
+            for here in ("$PWD/", "${PWD}/", "./"):  # run.sh works in its own folder
+                value = value.removeprefix(here)
+            if value and not value.startswith("-"):
+                words.add(value.strip("'\"").rstrip("/"))
+    return words
 
 
 def _keys(run: Job) -> Iterator[Refusal]:
@@ -90,13 +141,20 @@ def _keys(run: Job) -> Iterator[Refusal]:
                           _ADDED if written.startswith("+") else f"refuses it at compose (Could not "
                           f"override '{key}')", "unknown-key")
             continue
-        if written[:1] == "+" and written[:2] != "++" and key in catalog.config_of(run.job)["keys"]:
+        if written[:1] == "+" and written[:2] != "++" and entry and entry.source == "yaml" \
+                and key in catalog.config_of(run.job)["keys"]:
             yield Refusal(written, raw, "the config has this key: Hydra adds with + only keys it lacks",
                           f"{key}={raw} (without +)", "refuses it at compose (Could not append to config)",
                           "unknown-key")
             continue
+        if entry and entry.source == "added" and written[:1] != "+":
+            yield Refusal(written, raw, f"verl's YAML leaves this {entry.dataclass} field out: Hydra "
+                          "sets it only with +", f"+{key}={raw}", f"refuses it at compose (Could not "
+                          f"override '{key}')", "unknown-key")
+            continue
         value = parse_value(raw)
-        if entry is None or value is INTERPOLATION or entry.source != "yaml" or written.startswith("~"):
+        if entry is None or value is INTERPOLATION or entry.source not in ("yaml", "added") \
+                or written.startswith("~"):
             continue
         if not fits(value, entry.type, strict=bool(entry.dataclass)):
             yield Refusal(written, raw, f"{raw!r} is not {kind(entry.type)}",
@@ -154,8 +212,8 @@ def _data_files(run: Job, base: Path, produced: set[str]) -> list[Refusal]:
     for key in ("data.train_files", "data.val_files"):
         if key not in run.set:
             continue
-        for path in (p for p in _listed(run.get(key)) if isinstance(p, str) and _local(p)):
-            if not (base / path).exists() and not _made(path, produced):
+        for path in (_inside(p, base) for p in _listed(run.get(key)) if isinstance(p, str)):
+            if path and not (base / path).exists() and not _made(path, produced):
                 out.append(run.refuse(key, f"{path} is not in the run folder and no earlier step of "
                                       "the run.sh writes it",
                                    "a file of the run folder, or one an earlier step of run.sh writes",
@@ -164,9 +222,12 @@ def _data_files(run: Job, base: Path, produced: set[str]) -> list[Refusal]:
     return out
 
 
-def _local(path: str) -> bool:
-    """A relative path of the run folder (absolute, ~, $VAR and URLs name the machine that runs it)."""
-    return bool(path) and not path.startswith(("/", "~", "$")) and "://" not in path
+def _inside(path: str, base: Path) -> str:
+    """The path relative to the run folder ($PWD/x as the script's folder expands it), or ""
+    for one elsewhere (absolute, ~, $VAR and URLs name the machine that runs it)."""
+    if path.startswith("/") and Path(path).is_relative_to(base.resolve()):
+        return Path(path).relative_to(base.resolve()).as_posix()
+    return "" if not path or path.startswith(("/", "~", "$")) or "://" in path else path
 
 
 def _made(path: str, produced: set[str]) -> bool:

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 INTERPOLATION: Any = type("Interpolation", (), {"__repr__": lambda self: "<interpolation>"})()
+_SHELL = re.compile(r"\$[A-Za-z_{(]")  # a shell expansion whileai.targets.verl.runsh kept as written
 _INT = re.compile(r"[+-]?(0|[1-9][0-9_]*)")
 _FLOAT = re.compile(r"[+-]?((\d[\d_]*)?\.\d[\d_]*|\d[\d_]*\.?)([eE][+-]?\d+)?|[+-]?(inf|nan)", re.I)
 
@@ -23,7 +24,7 @@ _FLOAT = re.compile(r"[+-]?((\d[\d_]*)?\.\d[\d_]*|\d[\d_]*\.?)([eE][+-]?\d+)?|[+
 def parse_value(raw: str) -> Any:
     """A raw override value as Hydra types it."""
     text = raw.strip()
-    if "${" in text:
+    if "${" in text or _SHELL.search(text):  # Hydra's interpolation; a variable the script left unset
         return INTERPOLATION
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
@@ -83,8 +84,8 @@ def _top_union(type_: str) -> list[str]:
 
 def fits(value: Any, type_: str, *, strict: bool = True) -> bool:
     """Whether a parsed value fits a catalogue type (`None`, `Any` and class names take anything).
-    `strict=False`, for a key only its YAML default types: a list stands for a string
-    (`data.train_files` takes one file or several)."""
+    `strict=False`, for a key only its YAML default types: a list stands for a string and a
+    string for a list (`data.train_files`, `trainer.logger` take one or several)."""
     if value is INTERPOLATION or value is None:
         return True  # resolved by verl; null is verl's own "unset" on most keys
     for alt in _alternatives(type_):
@@ -98,7 +99,7 @@ def fits(value: Any, type_: str, *, strict: bool = True) -> bool:
                 return True
         if base == "str" and (not isinstance(value, (list, dict)) or not strict):
             return True
-        if base in ("list", "tuple", "ListConfig") and isinstance(value, list):
+        if base in ("list", "tuple", "ListConfig") and (isinstance(value, list) or not strict):
             return True
         if base in ("dict", "DictConfig") and isinstance(value, dict):
             return True

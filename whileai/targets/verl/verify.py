@@ -224,7 +224,7 @@ def check_script(text: str, where: str, env: dict[str, str] | None = None,
                  base: Path | None = None) -> list[tuple[str, str]]:
     """("ok" | "warning" | "error", line) for each verl command of a run.sh's text: verl's own
     check, then whileai's rules where verl is lax (data files read under `base` when given)."""
-    from whileai.targets.verl.scriptrules import lines
+    from whileai.targets.verl.lax import script_lines as lines
 
     commands = parse(text, env)
     if not commands:
