@@ -129,7 +129,7 @@ def methods_md() -> str:
 
 # -- field-maps.md -------------------------------------------------------------------------
 def backends() -> dict[str, Callable[[RunSpec], Compiled]]:
-    """prime-rl always; TRL when whileai.targets.trl.compile imports."""
+    """prime-rl always; TRL (and verl) when whileai.targets.trl.compile imports."""
     from whileai.targets import registry
     from whileai.targets.base import Options
     from whileai.targets.prime_rl import compile as prime_rl
@@ -144,6 +144,8 @@ def backends() -> dict[str, Callable[[RunSpec], Compiled]]:
     except ImportError:
         return out
     out["trl"] = chained("trl", trl.compile)
+    verl = importlib.import_module("whileai.targets.verl.compile")
+    out["verl"] = chained("verl", verl.compile)
     return out
 
 
@@ -161,12 +163,12 @@ def field_map(compile_: Callable[[RunSpec], Compiled]) -> tuple[list[list[str]],
     dest: dict[str, dict[str, set[str]]] = {}  # field -> destination -> method types
     notes: dict[str, list[str]] = {}
     fixed: dict[str, list[str]] = {}
-    refused: list[str] = []
+    refused: dict[str, str] = {}  # the refused field -> what is allowed (its first refusal)
     for run in sample_runs().values():
         try:
             c = compile_(run)
         except SpecError as e:  # TRL and a mixture: one line, recorded for its fields
-            refused.append(e.allowed)
+            refused.setdefault(e.field, e.allowed)
             continue
         own = set(spec_fields(type(run.method)))
         labels = [x.field for x in c.reads] + [x.field for x in c.ignores]
@@ -204,8 +206,10 @@ def field_map(compile_: Callable[[RunSpec], Compiled]) -> tuple[list[list[str]],
             parts = ["each source's method: its algo table at `orchestrator.train.source[<i>].algo` "
                      "(fields as `method.<field>` above), samples at `.group_size`, temperature and "
                      "max_tokens at `.sampling`; learning_rate ignored (one optimizer)"]
-        if field.startswith("sources") and not parts and refused:
-            parts = [cell(f"refused: {refused[0]}")]
+        why = next((v for k, v in refused.items() if field.split(".")[0] == k.split(".")[0] != "method"),
+                   None) or (refused.get("method.type") if field.startswith("method.") else None)
+        if not parts and why:
+            parts = [cell(f"refused: {why}")]
         rows.append([code(field), "<br>".join(parts) or "not exercised by the sample runs"])
     fixed_rows = []
     for path, texts in fixed.items():

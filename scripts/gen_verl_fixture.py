@@ -41,9 +41,12 @@ FIXTURES = ROOT / "tests" / "fixtures" / "verl"
 BATTERY = FIXTURES / "battery.toml"
 OUT = FIXTURES / "lax.json"
 CHECK = ROOT / "scripts" / "verl_check.py"
+COMPILED = FIXTURES / "compiled.json"
 SPECS = ["examples/grpo.toml", "examples/opd.toml", "examples/sft.toml", "examples/opsd.toml",
          "examples/own-data/grpo.toml", "examples/scale/grpo-32b-2nodes.toml",
-         "examples/scale/opd-32b-2nodes.toml"]
+         "examples/scale/opd-32b-2nodes.toml",
+         # hidden-style specs: other models, own data, 2 nodes, OPD with a 4-GPU teacher pool
+         *sorted(p.relative_to(ROOT).as_posix() for p in (FIXTURES / "specs").glob("*.toml"))]
 
 
 def key_of(override: str) -> str:
@@ -68,11 +71,12 @@ def cases(battery: dict[str, Any]) -> dict[str, dict[str, Any]]:
     bases = {}
     for name, base in battery["base"].items():
         cmd = read(FIXTURES / base["run"])[base.get("command", 0)]
-        bases[name] = (cmd.kind, apply(list(cmd.overrides), base.get("set", []), []))
+        bases[name] = (cmd.kind, apply(list(cmd.overrides), base.get("set", []), []), list(cmd.launcher))
     out = {}
     for v in battery["variant"]:
-        kind, overrides = bases[v["base"]]
-        out[v["name"]] = {"kind": kind, "overrides": apply(overrides, v.get("set", []), v.get("drop", []))}
+        kind, overrides, launcher = bases[v["base"]]
+        out[v["name"]] = {"kind": kind, "overrides": apply(overrides, v.get("set", []), v.get("drop", [])),
+                          "launcher": launcher}
     return out
 
 
@@ -97,7 +101,9 @@ def compiled(python: str, specs: list[str], runs: list[Path], work: Path) -> lis
         script = folder / "run.sh"
         if done.returncode == 0 and script.is_file():
             entry["run_sh"] = script.read_text()
-            entry["verl"] = _verdicts(verl_check(python, [str(script)]))
+            lines = verl_check(python, [str(script)])
+            entry["verl"] = _verdicts(lines)
+            entry["seconds"] = round(sum(v["seconds"] for v in lines if "kind" in v), 2)
         out.append(entry)
     for run in runs:
         out.append({"run": str(run), "run_sh": run.read_text(),
@@ -122,7 +128,11 @@ def main() -> int:
     ap.add_argument("--spec", action="append", help=f"specs to compile with -b verl (default: {len(SPECS)} "
                     "bundled examples)")
     ap.add_argument("--run", action="append", type=Path, default=[], help="run.sh files to check as well")
+    ap.add_argument("--compiled-only", action="store_true", help=f"only the compiled runs, written to "
+                    f"{COMPILED.relative_to(ROOT)} (lax.json untouched)")
     args = ap.parse_args()
+    if args.compiled_only:
+        return _compiled_only(args)
 
     battery = tomllib.loads(args.battery.read_text())
     sent = cases(battery)
@@ -140,6 +150,7 @@ def main() -> int:
                          "set": v.get("set", []), "drop": v.get("drop", []),
                          "issues": v.get("issues", []), "expect": v["verl"],
                          "kind": sent[v["name"]]["kind"], "overrides": sent[v["name"]]["overrides"],
+                         "launcher": sent[v["name"]]["launcher"],
                          "verl": {k: got[k] for k in ("accepted", "step", "error")}})
     meta = {"verl": head["verl"], "battery": args.battery.relative_to(ROOT).as_posix(),
             "import_seconds": round(head["import_seconds"], 1),
@@ -155,6 +166,22 @@ def main() -> int:
     print(f"wrote {args.out}: {len(variants)} variants ({len(meta['unexpected'])} unexpected), "
           f"{meta['compiled']} compiled runs checked; import {meta['import_seconds']} s, "
           f"{meta['seconds_per_config']} s a config", file=sys.stderr)
+    return 0
+
+
+def _compiled_only(args: argparse.Namespace) -> int:
+    """whileai's compiled verl runs and verl's verdict on each command (compiled.json)."""
+    with tempfile.TemporaryDirectory(prefix="whileai-verl-") as tmp:
+        runs = compiled(args.verl_python, args.spec or SPECS, args.run, Path(tmp))
+    checked = [r for r in runs if "verl" in r]
+    commands = [v for r in checked for v in r["verl"]]
+    meta = {"verl": "0.9.1", "specs": len(runs), "compiled": len(checked),
+            "accepted": sum(all(v["accepted"] for v in r["verl"]) for r in checked),
+            "commands": len(commands), "seconds_per_file": round(statistics.mean(
+                r["seconds"] for r in checked), 2) if checked else 0.0}
+    COMPILED.write_text(json.dumps({"meta": meta, "compiled": runs}, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {COMPILED}: {meta['accepted']} of {meta['compiled']} compiled runs accepted by verl "
+          f"({meta['commands']} commands, {meta['seconds_per_file']} s a file)", file=sys.stderr)
     return 0
 
 

@@ -36,7 +36,8 @@ def sample_runs() -> dict[str, RunSpec]:
     runs: dict[str, dict[str, Any]] = {
         "opd-lora": {"method": opd | {"learning_rate": 2e-4}, "monitor": _MONITOR, "gpus": 4,
                      "inspect": {"token_export": True},
-                     "inference_gpus": 1, "eval": {"interval": 10, "examples": 64}},
+                     "inference_gpus": 1, "eval": {"interval": 10, "examples": 64},
+                     "accept": {"needs-grpo-arm": "the GRPO arm runs beside it"}},
         "opd-full": {"method": {"type": "opd", "divergence": "forward_kl", "top_k": 16, "teacher": _REMOTE},
                      "lora": False},
         "opsd-lora": {"method": {"type": "opsd"}, "monitor": {"project": "whileai"},

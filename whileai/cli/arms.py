@@ -1,7 +1,7 @@
 """`whileai arms`: plan a paired comparison of spec files (registered in whileai.cli.app).
 
     whileai arms grpo.toml opd.toml mine.toml [--baseline grpo] [--pair opd:mine]
-                 [--repeats 3] [--budget rollouts=20480] [-b prime-rl|trl] [--cpu] [-o DIR] [--json]
+                 [--repeats 3] [--budget rollouts=20480] [-b prime-rl|trl|verl] [--cpu] [-o DIR] [--json]
 
 Loads each spec as an arm (named by its file stem), refuses one that does not share the
 baseline's taskset, holdout and student, sets budget-matched steps, compiles every arm and
@@ -29,7 +29,8 @@ def arms_cmd(
     repeats: Annotated[int, typer.Option(min=1, help="Runs per arm (seeds seed..seed+N-1).")] = 1,
     budget: Annotated[str | None, typer.Option(help="rollouts=N or tokens=N: steps set so every "
                       "arm spends the same.")] = None,
-    target: Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")] = "prime-rl",
+    target: Annotated[str, typer.Option("--backend", "-b",
+                                        help="Target: prime-rl, trl or verl.")] = "prime-rl",
     cpu: Annotated[bool, typer.Option(help="trl: a CPU run.")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the arms and a manifest "
                    "here.")] = None,

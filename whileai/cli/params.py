@@ -140,7 +140,7 @@ def _plain(word: str) -> bool:
 
 
 SPECS = Param("specs", list[Path], (), "Run spec TOML file(s).", argument=True)
-BACKEND = Param("target", str, ("--backend", "-b"), "Target: prime-rl or trl.", "prime-rl")
+BACKEND = Param("target", str, ("--backend", "-b"), "Target: prime-rl, trl or verl.", "prime-rl")
 SETS = Param("sets", list[str] | None, ("--set",), "Override a target key: dotted.key=value, "
              "list items as a.b[0].c or a.b.0.c (checked). Repeatable.", None)
 COMPILE = (

@@ -15,7 +15,8 @@ from whileai.errors import SpecError, clean
 
 def preflight_cmd(
     spec: Annotated[Path, typer.Argument(help="A run spec TOML file.", show_default=False)],
-    target: Annotated[str, typer.Option("--backend", "-b", help="Target: prime-rl or trl.")] = "prime-rl",
+    target: Annotated[str, typer.Option("--backend", "-b",
+                                        help="Target: prime-rl, trl or verl.")] = "prime-rl",
     student_endpoint: Annotated[str | None, typer.Option(help="The student's inference server, "
                                 "probed too: a URL serving the spec's model, or vllm:<model>@<url>.")] = None,
     student_api_key_env: Annotated[str, typer.Option(help="Env var holding the student server's "

@@ -23,7 +23,7 @@ class Report(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    backend: str = Field(description="The backend that compiled the spec: prime-rl or trl.")
+    backend: str = Field(description="The backend that compiled the spec: prime-rl, trl or verl.")
     target: str = Field(description="The pinned target, with its version or commit.")
     out: str | None = Field(description="Where the main file was written; null when nothing was.")
     main: str = Field(description="Name of the main file in `files`.")

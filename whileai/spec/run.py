@@ -109,7 +109,8 @@ class RunSpec(OnTaskset):
     gpus: int | None = src(
         "GPUs for the run (inference + trainer; an OPD teacher is served separately). Unset: 2 "
         "on one node for prime-rl (1 inference + 1 trainer, its least), one process for TRL (1 "
-        "works: TRL generates in the training process); with nodes, every GPU of every node "
+        "works: TRL generates in the training process), one GPU for verl (its rollout shares the "
+        "actor's GPUs); with nodes, every GPU of every node "
         "(nodes x gpus_per_node).",
         "prime-rl default layout: 2", default=None, ge=1, le=MAX_GPUS,
     )

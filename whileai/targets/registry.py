@@ -1,7 +1,7 @@
 """The targets whileai compiles for, by name: the one place a target is listed.
 
     from whileai.targets import registry
-    registry.names()           # ("prime-rl", "trl")
+    registry.names()           # ("prime-rl", "trl", "verl")
     registry.get("trl")        # the Target object (whileai.targets.base), imported on first use
 
 Adding a target: a package `whileai/targets/<name>/` whose `target` module defines `TARGET`, and
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 TARGETS: dict[str, str] = {
     "prime-rl": "whileai.targets.prime_rl.target",
     "trl": "whileai.targets.trl.target",
+    "verl": "whileai.targets.verl.target",
 }
 _LOADED: dict[str, Target] = {}
 

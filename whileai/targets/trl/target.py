@@ -6,6 +6,7 @@ own parser (for `compile --check`) are imported when used.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,7 +57,15 @@ class TRL:
         return out
 
     def claims(self, path: Path) -> bool:
-        return path.is_dir()  # a run directory (its config.yaml and its scripts)
+        """A run directory (its config.yaml and its scripts), but not a verl run's: one whose
+        run.sh runs `-m verl.` (whileai.targets.verl claims those)."""
+        if not path.is_dir():
+            return False
+        try:
+            script = (path / "run.sh").read_text() if (path / "run.sh").is_file() else ""
+        except (OSError, UnicodeDecodeError):
+            return True
+        return not re.search(r"-m\s+[\"']?verl\.", script)
 
     def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
         from whileai.errors import SpecError

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from whileai.targets.verl.novllm import without_vllm
 from whileai.targets.verl.runsh import Command, mentions_verl, parse
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def check_overrides(kind: str, overrides: Sequence[str], config_name: str | None
              "sft_trainer": _sft}[kind]
     done = ["compose"]
     start = time.perf_counter()
-    with _quiet():
+    with _quiet(), without_vllm():
         try:
             with initialize_config_dir(config_dir=config_dir, version_base=None):
                 cfg = compose(config_name=config_name or CONFIGS[kind], overrides=list(overrides))
@@ -219,13 +220,17 @@ def claims(path: Path) -> bool:
     return False
 
 
-def check_script(text: str, where: str, env: dict[str, str] | None = None) -> list[tuple[str, str]]:
-    """("ok" | "warning" | "error", line) for each verl command of a run.sh's text."""
+def check_script(text: str, where: str, env: dict[str, str] | None = None,
+                 base: Path | None = None) -> list[tuple[str, str]]:
+    """("ok" | "warning" | "error", line) for each verl command of a run.sh's text: verl's own
+    check, then whileai's rules where verl is lax (data files read under `base` when given)."""
+    from whileai.targets.verl.lax import script_lines as lines
+
     commands = parse(text, env)
     if not commands:
         return [("error", f"{where}: no verl command (python3 -m verl.trainer.main_ppo ...)")]
     if not available():
-        return [("error", f"{where}: not checked: {NEEDS}")]
+        return [("error", f"{where}: not checked by verl: {NEEDS}"), *lines(text, where, env, base)]
     out: list[tuple[str, str]] = []
     if installed_version() != PIN:
         out.append(("error", f"{where}: verl {installed_version()} is installed; this check is "
@@ -237,11 +242,12 @@ def check_script(text: str, where: str, env: dict[str, str] | None = None) -> li
         v = check_command(cmd)
         out.append(("ok", f"{at}: verl {PIN} accepts it ({_checked(v)}; {v.seconds:.1f} s)")
                    if v.accepted else ("error", f"{at}: verl {PIN} refuses it at {v.step}: {v.error}"))
-    return out
+    return out + lines(text, where, env, base)
 
 
 def check(path: Path, entry: str) -> list[tuple[str, str]]:
-    """`whileai check run.sh` (or the run directory): verl's own check of each command."""
+    """`whileai check run.sh` (or the run directory): verl's own check of each command, then
+    whileai's own rules (data files relative to the script's folder)."""
     if entry != "auto":
         return [("error", f"--entry {entry}: a verl run.sh says its commands itself; use auto")]
     script = path / "run.sh" if path.is_dir() else path
@@ -250,7 +256,7 @@ def check(path: Path, entry: str) -> list[tuple[str, str]]:
     except (OSError, UnicodeDecodeError) as e:
         return [("error", f"{script}: cannot read it: {type(e).__name__}")]
     env = {**os.environ, "PWD": str(script.resolve().parent)}
-    return check_script(text, str(script), env)
+    return check_script(text, str(script), env, script.resolve().parent)
 
 
 def verify(compiled: list[Compiled]) -> list[tuple[bool, str]]:
@@ -266,7 +272,8 @@ def verify(compiled: list[Compiled]) -> list[tuple[bool, str]]:
         if name is None:
             continue
         where = str(Path(c.out).parent / name) if c.out else f"{name} (not written)"
-        for level, line in check_script(c.files[name], where):
+        env = {"PWD": str(Path(c.out).parent) if c.out else "."}  # run.sh cds to its folder
+        for level, line in check_script(c.files[name], where, env):
             if level == "error":
                 return out + [(False, line)]
             out.append((True, f"checked: {line}" if level == "ok" else f"warning: {line}"))

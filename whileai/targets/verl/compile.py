@@ -1,0 +1,166 @@
+"""verl target: RunSpec -> a run directory whose run.sh runs verl 0.9.1: `main_ppo` for GRPO and
+OPD (the teacher on verl's own GPU pool), or SFT on teacher samples as two verl jobs (sft.py).
+
+Pure: `compile(run)` returns every file's text and the report; nothing is imported from verl,
+torch or ray, and nothing is written. The field map (fieldmap.py) is the mapping; the hardware
+keys follow knobs.py's rules; verl's own check (verify.py) runs on the result with
+`compile --check`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from whileai.catalogs.paths import get_path, set_path
+from whileai.errors import SpecError, raw
+from whileai.rules.facts import Facts
+from whileai.rules.research import findings
+from whileai.spec.run import OPD, RunSpec
+from whileai.targets import overrides as ov
+from whileai.targets.compiled import Compiled, Fixed, counted
+from whileai.targets.fieldmap import apply
+from whileai.targets.story import check_story, flat
+from whileai.targets.verl import cost as verl_cost
+from whileai.targets.verl import data, knobs, readme, script, sets
+from whileai.targets.verl import fieldmap as fm
+from whileai.targets.verl.fieldmap import ARR, FIELD_MAP, LOSS, OFF, POOL, TEACHER, samples, test_rows
+from whileai.targets.verl.pin import TARGET
+
+OPSD_ISSUE = "https://github.com/volcengine/verl/issues/6827"
+
+
+def refuse(run: RunSpec) -> None:
+    """What verl 0.9.1 cannot run, one line each."""
+    if run.method.type == "opsd":
+        raise SpecError("method.type", "opsd", f"grpo, opd or sft for verl: {TARGET} has no on-policy "
+                        f"self-distillation (feature issue #6827, {OPSD_ISSUE}; PRs #6833, #6909 "
+                        "open); compile OPSD for trl or prime-rl")
+    divergence = getattr(run.method, "divergence", None)
+    if run.method.type == "opd" and divergence not in LOSS:
+        raise SpecError("method.divergence", divergence, f"reverse_kl or forward_kl for {TARGET}: its "
+                        "distillation losses (kl, k1..k3, forward_kl_topk: trainer/distillation/"
+                        "losses.py:305,370) have no JSD; compile JSD for trl or prime-rl")
+    if run.sources:
+        raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source for "
+                        "verl: one dataset and one method per run; compile a mixture for prime-rl")
+    if run.then is not None:
+        raise SpecError("then", raw("a second stage"), "unset for verl: compile each stage as its "
+                        "own run (stage 2's model: stage 1's merged weights, verl's model_merger)")
+
+
+def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
+    """Compile a run spec to a verl run directory (relative name -> text). Writes nothing."""
+    refuse(run)
+    if run.method.off_policy:
+        from whileai.targets.verl import sft
+
+        return sft.compile(run, out=out)
+    n = samples(run)
+    knobs.check_batch(run, n)
+    plan = data.rows(run)
+    train_rows = fm.rows(run)[0]
+    applied = apply(FIELD_MAP, run)
+    if run.overrides:
+        check_story(run, applied, _story, off=OFF)
+    doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
+    set_path(doc, "trainer.total_epochs", knobs.epochs(run.steps, run.prompts, train_rows))
+    fixed = [Fixed(path="trainer.total_epochs", value=doc["trainer"]["total_epochs"],
+                   reason=f"enough passes over the {train_rows} training rows for every step "
+                   "(verl stops at total_training_steps or total_epochs, whichever comes first)")]
+    added = sets.apply(doc, run, "main_ppo")
+    if isinstance(run.method, OPD):
+        fixed += teacher_pool(doc, run)
+    said = ov.account(applied._replace(fixed=applied.fixed + fixed), run.overrides, run)
+    env = script.environment(run)
+    keys = list(script.overrides_of(doc))
+    sets.lax_check([(("+" if k in added else "") + k, script.hydra(v)) for k, v in keys], "main_ppo", run)
+    what = f"{run.method.type.upper()} on {run.taskset}"
+    files = {name: text.decode() for name, text in plan.files.items()}
+    steps = ["\n".join(plan.steps)] if plan.steps else []  # gsm8k: verl's preprocessing first
+    files["run.sh"] = script.run_sh(run, what, [*steps, script.command(
+        "python3 -m verl.trainer.main_ppo", (script.word(k, v, k in added) for k, v in keys),
+        ' "$@"')], env)
+    if knobs.nodes(run) > 1:
+        files[script.RUNTIME_ENV], files[script.SLURM] = script.runtime_env(), script.slurm(run)
+    facts_ = facts(run, doc, [i.field for i in said.ignores])
+    pool = _int(get_path(doc, "distillation.n_gpus_per_node", None)) if isinstance(run.method, OPD) else None
+    every = facts_.eval_interval
+    rollouts, how = verl_cost.evals(run, facts_.steps or run.steps, test_rows(run), every,
+                                    bool(facts_.eval_at_start))
+    spend = verl_cost.estimate(run, steps=facts_.steps or run.steps, prompts=run.prompts, samples=n,
+                               max_tokens=facts_.max_tokens or run.method.max_tokens,
+                               eval_rollouts=rollouts, eval_how=how,
+                               pool=pool * _int(get_path(doc, "distillation.nnodes", 1)) if pool else None)
+    reads = [replace(r, note=f"{r.note}; {plan.source}") if r.path == "data.train_files" else r
+             for r in said.reads]
+    compiled = Compiled(
+        target="verl", pin=TARGET, run=run, files=files, main="run.sh", reads=tuple(reads),
+        ignores=said.ignores, fixed=said.fixed, warnings=findings(run, facts_),
+        commands=tuple(script.commands(run, out)), out=out, facts=facts_, cost=spend,
+        doc=doc, **verl_cost.teacher(run, pool))
+    files["README.md"] = readme.readme(compiled)
+    return compiled
+
+
+def teacher_pool(doc: dict[str, Any], run: RunSpec) -> list[Fixed]:
+    """The teacher's pool, after the overrides: TP from the teacher's size (or its override), one
+    replica, or as many as an overridden pool holds (num_replicas x TP = the pool)."""
+    assert isinstance(run.method, OPD)
+    pool = knobs.teacher_pool(run, run.method.teacher.model)
+    tp = get_path(doc, f"{TEACHER}.inference.tensor_model_parallel_size", None) or pool["tp"]
+    per = get_path(doc, "distillation.n_gpus_per_node", None)
+    nnodes = get_path(doc, "distillation.nnodes", None) or 1
+    replicas = get_path(doc, f"{TEACHER}.num_replicas", None)
+    if replicas is None:
+        replicas = (_int(per) * _int(nnodes)) // _int(tp) if per is not None else 1
+    if per is None:
+        per = _int(tp) * _int(replicas)
+    values = dict(zip(POOL, (per, nnodes, replicas, tp), strict=True))
+    why = {POOL[0]: f"the teacher's pool: num_replicas x TP = {replicas} x {tp} "
+                    "(workers/config/distillation.py:281-287)",
+           POOL[1]: "the teacher's pool on one node" if nnodes == 1 else "the teacher's pool's nodes",
+           POOL[2]: "replicas filling the pool", POOL[3]: f"teacher TP: {pool['why']}"}
+    out = []
+    for key in POOL:
+        if key not in run.overrides:
+            set_path(doc, key, values[key])
+            out.append(Fixed(path=key, value=values[key], reason=why[key]))
+    return out
+
+
+def facts(run: RunSpec, doc: dict[str, Any], ignored: list[str]) -> Facts:
+    """What verl will do, read from the compiled overrides (the user's included)."""
+    arr = doc.get(ARR, {})
+    rollout, trainer = arr.get("rollout", {}), doc.get("trainer", {})
+    n, prompts = rollout.get("n", samples(run)), doc.get("data", {}).get("train_batch_size", run.prompts)
+    every = trainer.get("test_freq", -1)
+    lora = arr.get("model", {}).get("lora_rank", 0)
+    opd = isinstance(run.method, OPD)
+    mode = get_path(doc, "distillation.distillation_loss.loss_mode", None) if opd else None
+    return Facts(
+        estimator="sampled_token" if mode == "k1" else "full_vocab" if mode else run.method.LOSS,
+        support_top_k=get_path(doc, "distillation.distillation_loss.topk", None)
+        if mode == "forward_kl_topk" else None,
+        divergence={"k1": "reverse_kl", "forward_kl_topk": "forward_kl"}.get(str(mode)) if opd else None,
+        top_p=rollout.get("top_p", 1.0), model=arr.get("model", {}).get("path", run.model),
+        steps=trainer.get("total_training_steps", run.steps),
+        rollouts=prompts * n if isinstance(prompts, int) and isinstance(n, int) else None,
+        prompts=prompts, samples_effective=n, max_tokens=doc.get("data", {}).get("max_response_length"),
+        layout=f"{counted(knobs.gpus(run), 'GPUs')} on {counted(knobs.nodes(run), 'nodes')}"
+        " (rollout and actor colocated)", weights=f"LoRA rank {lora}" if lora else "full weights",
+        asynchrony="synchronous (on-policy every step)",
+        learning_rate=arr.get("actor", {}).get("optim", {}).get("lr"),
+        eval_interval=every if isinstance(every, int) and every > 0 else None,
+        eval_off=not (isinstance(every, int) and every > 0),
+        eval_at_start=bool(trainer.get("val_before_train", True)) and isinstance(every, int) and every > 0,
+        nodes=knobs.nodes(run), output_dir=trainer.get("default_local_dir"), ignored=tuple(ignored))
+
+
+def _story(run: RunSpec) -> dict[str, Any]:
+    return dict(flat(apply(FIELD_MAP, run).doc))
+
+
+
+def _int(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) else 1

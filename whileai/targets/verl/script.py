@@ -1,0 +1,135 @@
+"""run.sh in the shape of verl's own example scripts, and how it is started on one node or several.
+
+One verl command, one Hydra override a line (`key=value \\`, `+key=value` for a key the composed
+config lacks), as examples/grpo_trainer/*.sh do, so a verl user can diff the two. Past one node,
+verl's multinode recipe (docs/start/multinode.rst): a Ray cluster (`ray start --head`, then
+`ray start --address=...` on every other node), then `ray job submit ... -- bash run.sh` (main_ppo
+joins the running cluster: main_ppo.py:57-74), or one sbatch script that does all of it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from whileai.spec.run import RunSpec
+from whileai.targets.verl import knobs
+from whileai.targets.verl.pin import TARGET
+from whileai.version import __version__
+
+RUNTIME_ENV = "runtime_env.yaml"
+SLURM = "slurm.sh"
+_SAFE = re.compile(r"[A-Za-z0-9_./+\-$]+")  # a Hydra value left unquoted ($PWD: the shell's)
+_TYPED = re.compile(r"(?i)[+-]?(\d[\d_]*(\.\d*)?(e[+-]?\d+)?|\.\d+|inf|nan|true|false|null)")
+
+
+def hydra(value: Any) -> str:
+    """A value as Hydra's override grammar reads it back as the same value and type."""
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if value is None:
+        return "null"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_item(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{k}:{_item(v)}" for k, v in value.items()) + "}"
+    text = str(value)
+    if _SAFE.fullmatch(text) and not _TYPED.fullmatch(text):
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _item(value: Any) -> str:
+    return '"' + value.replace('"', '\\"') + '"' if isinstance(value, str) else hydra(value)
+
+
+def word(key: str, value: Any, added: bool = False) -> str:
+    """One override as a shell word: `key=value`, quoted for the shell where needed."""
+    text = hydra(value)
+    if not _SAFE.fullmatch(text):
+        text = f'"{text}"' if not re.search(r'[$`"\\!]', text) else shlex.quote(text)
+    return f"{'+' if added else ''}{key}={text}"
+
+
+def command(launcher: str, overrides: Iterable[str], tail: str = "") -> str:
+    lines = [f"{launcher} \\", *(f"    {o} \\" for o in overrides)]
+    lines[-1] = lines[-1].removesuffix(" \\") + tail
+    return "\n".join(lines)
+
+
+def run_sh(run: RunSpec, what: str, blocks: Sequence[str], env: Mapping[str, str]) -> str:
+    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+    return (f"#!/usr/bin/env bash\n# written by whileai {__version__} for {TARGET}: {what}\n"
+            "# Run it from anywhere: it works in its own folder (see README.md).\n"
+            "set -xeuo pipefail\n"
+            'cd "$(dirname "$0")"\n' + (f"\n{exports}" if exports else "") + "\n"
+            + "\n\n".join(blocks) + "\n")
+
+
+def commands(run: RunSpec, out: str | None) -> list[str]:
+    """The run lines: `bash run.sh` on one node; past one node verl's Ray recipe."""
+    where = f"cd {shlex.quote(out)} && " if out else ""
+    if knobs.nodes(run) == 1:
+        return [f"{where}bash run.sh"]
+    n, per = knobs.nodes(run), knobs.gpus_per_node(run)
+    return [
+        f"ray start --head --dashboard-host=0.0.0.0 --num-gpus={per}  # on the head node",
+        f"ray start --address=$HEAD_IP:6379 --num-gpus={per}  # on each of the other {n - 1} nodes",
+        f"{where}ray job submit --address=http://$HEAD_IP:8265 --runtime-env={RUNTIME_ENV} "
+        f"-- bash run.sh  # once the {n} nodes have joined (or: sbatch {SLURM})",
+    ]
+
+
+def runtime_env() -> str:
+    return ("# Ray's runtime environment for `ray job submit` (verl's own is verl/trainer/"
+            "runtime_env.yaml in its repository,\n# not in the wheel): the job runs in this "
+            "folder, shipped to the cluster.\nworking_dir: ./\nenv_vars:\n"
+            "  TOKENIZERS_PARALLELISM: \"true\"\n  NCCL_DEBUG: WARN\n  VLLM_LOGGING_LEVEL: WARN\n")
+
+
+def slurm(run: RunSpec) -> str:
+    """verl's SLURM recipe (docs/start/multinode.rst): Ray's head on the first node, a worker on
+    each other, then run.sh on the head."""
+    s, n, per = run.slurm, knobs.nodes(run), knobs.gpus_per_node(run)
+    opts = {"job-name": (s.job_name if s else None) or f"{run.method.type}-{run.taskset.split('/')[-1]}",
+            "nodes": n, "ntasks-per-node": 1, "gpus-per-node": per, "exclusive": None}
+    if s is not None:
+        opts |= {k: v for k, v in (("partition", s.partition), ("account", s.account),
+                                   ("time", s.time), ("nodelist", s.nodelist),
+                                   ("exclude", s.exclude), ("chdir", s.project_dir)) if v}
+    head = "".join(f"#SBATCH --{k}{'' if v is None else f'={v}'}\n" for k, v in opts.items())
+    pre = f"{s.pre_run_command}\n" if s and s.pre_run_command else ""
+    return (f"#!/usr/bin/env bash\n# written by whileai {__version__} for {TARGET}: verl's SLURM "
+            f"recipe (docs/start/multinode.rst). Run: sbatch {SLURM}\n{head}set -euo pipefail\n{pre}"
+            'nodes=($(scontrol show hostnames "$SLURM_JOB_NODELIST"))\n'
+            'head=${nodes[0]}\n'
+            'head_ip=$(srun --nodes=1 --ntasks=1 -w "$head" hostname --ip-address)\n'
+            f'srun --nodes=1 --ntasks=1 -w "$head" ray start --head --node-ip-address="$head_ip" '
+            f'--port=6379 --num-gpus={per} --block &\nsleep 10\n'
+            'for node in "${nodes[@]:1}"; do\n'
+            f'  srun --nodes=1 --ntasks=1 -w "$node" ray start --address="$head_ip:6379" '
+            f'--num-gpus={per} --block &\n  sleep 5\ndone\n'
+            'RAY_ADDRESS="$head_ip:6379" srun --overlap --nodes=1 --ntasks=1 -w "$head" bash run.sh\n')
+
+
+def overrides_of(doc: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """The document as Hydra's dotted keys, in order (lists and empty tables are values)."""
+    for key, value in doc.items():
+        if isinstance(value, dict) and value:
+            for sub, v in overrides_of(value):
+                yield f"{key}.{sub}", v
+        else:
+            yield key, value
+
+
+def environment(run: RunSpec) -> dict[str, str]:
+    m = run.monitor
+    if m is None:
+        return {}
+    env = {"WANDB_ENTITY": m.entity, "WANDB_RUN_GROUP": m.group,
+           "WANDB_TAGS": ",".join(m.tags) if m.tags else None}
+    return {k: v for k, v in env.items() if v}

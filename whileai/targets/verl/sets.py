@@ -1,0 +1,83 @@
+"""The spec's overrides (`--set`, `[overrides]`) against verl 0.9.1's pinned catalogue: the one
+place compile meets them.
+
+A key must be in the config the job composes (catalog.lookup: the YAML's keys, a map that takes
+any key, a teacher beside `teacher_model`, or a key verl's code reads without a YAML default,
+written `+key=`), and its value must fit the type and the choices the catalogue states. No verl
+import.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from whileai.catalogs.paths import set_path
+from whileai.errors import SpecError, raw
+from whileai.targets.verl import catalog, lax
+from whileai.targets.verl.pin import VERSION
+
+if TYPE_CHECKING:
+    from whileai.spec.run import RunSpec
+
+
+def check(job: str, key: str, value: Any) -> catalog.Entry:
+    """SpecError unless verl's config for `job` has `key` and `value` fits it; else its entry."""
+    found = catalog.lookup(key, job)
+    config = catalog.document()["jobs"][job]["config"]
+    if found is None:
+        raise SpecError(f"overrides.{key}", raw(f"unknown key {key!r}"),
+                        f"a key of verl {VERSION}'s {config} config (schemas/{catalog.FILE})",
+                        hint=catalog.suggest(key, job))
+    if found.choices and value not in found.choices:
+        raise SpecError(f"overrides.{key}", value, f"one of {', '.join(map(str, found.choices))} "
+                        f"(verl {VERSION}: {found.choices_from or config})")
+    if not _fits(found.type, value):
+        raise SpecError(f"overrides.{key}", value, f"a value of type {found.type} (verl {VERSION}'s "
+                        f"{config} config)")
+    return found
+
+
+def added(entry: catalog.Entry) -> bool:
+    """Whether run.sh writes the key with `+` (Hydra refuses a plain override of a key the
+    composed config lacks)."""
+    return entry.source.startswith("read")
+
+
+def apply(doc: dict[str, Any], run: RunSpec, job: str, prefix: str = "") -> set[str]:
+    """Set the overrides (those under `prefix`, without it) in `doc`; the keys written with `+`."""
+    plus: set[str] = set()
+    for key, value in run.overrides.items():
+        if not key.startswith(prefix):
+            continue
+        if added(check(job, key[len(prefix):], value)):
+            plus.add(key)
+        set_path(doc, key, value)
+    return plus
+
+
+def lax_check(pairs: list[tuple[str, str]], job: str, run: RunSpec, prefix: str = "") -> None:
+    """whileai's own rules where verl is lax (whileai.targets.verl.lax) on one job's final
+    overrides (`+key`, Hydra's raw value); a refusal of a key the spec's overrides set names it
+    as `overrides.<key>`."""
+    try:
+        lax.first_error(dict(pairs), job=job)
+    except SpecError as e:
+        key = e.field.lstrip("+")
+        if prefix + key in run.overrides:
+            raise SpecError(f"overrides.{prefix}{key}", e.value, e.allowed, hint=e.hint) from None
+        raise
+
+
+_CHECKS = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+           "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+           "bool": lambda v: isinstance(v, bool), "str": lambda v: isinstance(v, str),
+           "None": lambda v: v is None}
+
+
+def _fits(kind: str, value: Any) -> bool:
+    """A scalar type the catalogue names (`float`, `int | None`); anything else (a list, a map,
+    a class) is left to verl's own check."""
+    alts = [k.strip() for k in kind.split("|")] if kind else []
+    if not alts or any(a not in _CHECKS for a in alts):
+        return True
+    return any(_CHECKS[a](value) for a in alts)

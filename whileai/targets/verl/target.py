@@ -1,0 +1,62 @@
+"""verl 0.9.1 as a Target (whileai.targets.base): a run directory whose run.sh runs verl.
+
+Light on purpose: the registry imports this module to find the target; the compiler and verl's
+own check (`compile --check`, `whileai check`) are imported when used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from whileai.targets.base import Machine, Options, Shape
+from whileai.targets.verl.pin import TARGET as PIN
+
+if TYPE_CHECKING:
+    from whileai.spec.run import RunSpec
+    from whileai.targets.compiled import Compiled
+
+
+class Verl:
+    name = "verl"
+    pin = PIN
+    shape = Shape(None, "a verl run is a folder (run.sh, data/, reward.py)")
+    options: dict[str, str] = {}
+    refuses = {"cpu": "verl trains and samples on GPUs only (vLLM rollouts, FSDP with NCCL)"}
+    rehearsable = False
+    teachers_in_process = ("verl serves the OPD teacher itself on its distillation pool, and SFT's "
+                           "teacher in its generation job: the URL is not queried")
+    student_server = "none"  # verl runs its own rollout engines; no student endpoint
+
+    def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
+        from whileai.targets.verl.compile import compile
+
+        return compile(run, out=out)
+
+    def verify(self, compiled: list[Compiled]) -> list[tuple[bool, str]]:
+        """verl 0.9.1's own check of each compiled run.sh (verl imported there)."""
+        from whileai.targets.verl.verify import verify
+
+        return verify(compiled)
+
+    def claims(self, path: Path) -> bool:
+        from whileai.targets.verl.verify import claims
+
+        return claims(path)
+
+    def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
+        from whileai.targets.verl.verify import check
+
+        return check(path, entry)
+
+    def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
+        from whileai.targets.verl import knobs
+
+        pool = next((int(s.teacher.held_gpus) for s in stages if s.teacher and s.teacher.held_gpus), 0)
+        return Machine(gpus=knobs.gpus_per_node(run) + (pool if knobs.nodes(run) == 1 else 0),
+                       gpus_why="(verl: trainer.n_gpus_per_node, plus an OPD teacher's pool)",
+                       broadcasts=0, keeps_rollouts=False, loads_models=False, commit=None,
+                       no_checkout="a verl run (pip install verl==0.9.1)")
+
+
+TARGET = Verl()
