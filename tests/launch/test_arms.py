@@ -225,3 +225,16 @@ def test_per_step_and_budgets_read_what_was_written_overrides_included(tmp_path:
     assert cli.returncode == 0 and json.loads(cli.stdout)["arms"]["grpo"]["steps"] == 7  # as written
     cli = whileai("arms", str(p), "--budget", "rollouts=25600")
     assert cli.returncode == 2 and "max_steps" in cli.stderr and cli.stderr.count("\n") == 1
+
+
+def test_the_bundled_arms_warning_says_they_read_the_same_prompts() -> None:
+    """The bundled arms differ 8x in rollouts by design (samples per prompt: grpo 8, opsd 1);
+    the warning says what they share (the prompts) and what differs, not only that they differ."""
+    seen = {"grpo": 6400, "opd": 6400, "opsd": 6400}
+    w = mismatch("rollouts", {"grpo": 51200, "opd": 25600, "opsd": 6400}, prompts=seen,
+                 samples={"grpo": 8, "opd": 4, "opsd": 1})
+    assert w is not None and "8.0x" in w and "the same 6,400 prompts" in w
+    assert "(grpo 8, opd 4, opsd 1)" in w and "matched in prompts, not in compute" in w
+    other = mismatch("rollouts", {"grpo": 51200, "opsd": 6400}, prompts={"grpo": 6400, "opsd": 100},
+                     samples={"grpo": 8, "opsd": 1})
+    assert other is not None and "same" not in other and "--budget" in other

@@ -26,8 +26,8 @@ def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
     if kind == "extra_forbidden":
         known = fields_at(where)
         guess = near(str(loc[-1]), known)
-        return SpecError(field, raw("unknown field"), f"known fields here: {', '.join(known)}",
-                         hint=f"did you mean {guess!r}?" if guess else "")
+        said = f"unknown field (did you mean {guess!r}?)" if guess else "unknown field"
+        return SpecError(field, raw(said), f"the fields here are {quoted(known)}")
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         ctx = err.get("ctx") or {}
         tag = ctx.get("tag", value)
@@ -46,6 +46,12 @@ def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
     elif isinstance(value, list) and len(show(value)) > 60:
         value = raw(f"a list of {len(value)} items")
     return SpecError(field, value, msg[0].lower() + msg[1:] if msg else "see the docs")
+
+
+def quoted(names: list[str]) -> str:
+    """'a', 'b' and 'c': names a user can copy, in one clean clause."""
+    q = [repr(n) for n in names]
+    return q[0] if len(q) == 1 else ", ".join(q[:-1]) + f" and {q[-1]}"
 
 
 def clean_loc(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[list[Any], type[BaseModel]]:

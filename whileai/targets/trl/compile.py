@@ -124,8 +124,10 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
         raise SpecError("method.privileged", key, f"a field of every {taskset.name} task: "
                         + (", ".join(taskset.fields) or "(none besides prompt)"))
     if run.method.rewarded and not taskset.module and run.reward is None:
-        raise SpecError("reward", None, "an importable 'module.function' for GRPO on your own data "
-                        "(TRL's reward_funcs signature)")
+        raise SpecError("reward", None, f"GRPO learns from a reward and {taskset.name} brings "
+                        "none whileai can score (only reverse-text does): name a function "
+                        "'module.function' that scores a completion (TRL's reward_funcs "
+                        "signature), e.g. reward = \"rewards.contains_answer\" beside the spec")
     reward = trl_reward.locate(run) if run.method.rewarded and run.reward else None
     cmd = command_name(run)
     applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run, extra)

@@ -1,0 +1,50 @@
+"""Issue 30's last fresh walk: the lines a newcomer read that said too little, each now says what
+is wrong and what to write instead (one line, exit 2)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from helpers import EXAMPLES
+from typer.testing import CliRunner
+
+from whileai.cli.app import app
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(app, list(args))
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_grpo_on_own_data_without_a_reward_says_it_is_required(tmp_path: Path) -> None:
+    shutil.copy(EXAMPLES / "own-data" / "tasks.jsonl", tmp_path / "tasks.jsonl")
+    spec = tmp_path / "s.toml"
+    spec.write_text('taskset = "my-qa"\nmodel = "Qwen/Qwen3-0.6B"\ndata = "tasks.jsonl"\n'
+                    '[method]\ntype = "grpo"\n')
+    code, _, err = cli("compile", str(spec), "-b", "trl", "-o", str(tmp_path / "run"))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "None" not in err and err.startswith("error: reward: missing; GRPO learns from a reward")
+    assert 'reward = "rewards.contains_answer"' in err
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_unknown_field_reads_as_one_sentence_with_quoted_names(tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('taskset = "reverse-text"\nmodel = "Qwen/Qwen3-0.6B"\nstep = 3\n'
+                    '[method]\ntype = "grpo"\n')
+    code, _, err = cli("compile", str(spec))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "error: step: unknown field (did you mean 'steps'?); the fields here are 'taskset', " in err
+    assert err.rstrip().endswith("'accept' and 'then'") and "then (did you mean" not in err
+
+
+def test_check_on_a_file_no_entry_point_accepts_says_so_plainly(tmp_path: Path) -> None:
+    cfg = tmp_path / "h.toml"
+    cfg.write_text('[model]\nname = "Qwen/Qwen3-0.6B"\nmax_stepz = 3\n')
+    code, _, err = cli("check", str(cfg))
+    last = err.strip().splitlines()[-1]
+    assert code == 2 and "none accepts it" not in err
+    assert f"{cfg} is not a valid prime-rl rl config: the 3 problems above" in last
+    assert "No prime-rl entry point accepts it; it was checked as rl (`uv run rl`)" in last
+    assert "--entry (sft, " in last
