@@ -159,12 +159,17 @@ def whileai(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_arms_verb_plans_checks_and_writes_a_manifest(tmp_path: Path) -> None:
-    p = whileai("arms", *map(str, FOUR), "--baseline", "baseline", "--budget", "rollouts=4096", "--json")
+    mine = ("arms", *map(str, FOUR), "--baseline", "baseline", "--budget", "rollouts=4096", "--json")
+    p = whileai(*mine)  # the user's own tasks and reward: prime-rl would train on others
+    assert p.returncode == 2 and p.stderr.startswith("error: data: ") and "-b trl" in p.stderr
+    three = [str(f) for f in FOUR if f.stem != "self-distill"]  # its prime-rl override: not TRL's
+    p = whileai("arms", *three, "--baseline", "baseline", "--budget", "rollouts=4096", "--json",
+                "-b", "trl")
     assert p.returncode == 0, p.stderr
     plan = json.loads(p.stdout)
     assert plan["baseline"] == "baseline" and plan["budget"] == "rollouts=4096"
     spent = {n: a["steps"] * a["per_step"]["rollouts"] for n, a in plan["arms"].items()}
-    assert spent == {"baseline": 4096, "distill": 4096, "self-distill": 4096, "small-group": 4096}
+    assert spent == {"baseline": 4096, "distill": 4096, "small-group": 4096}
     p = whileai("arms", *map(str, BUNDLED), "-o", str(tmp_path / "plan"), "--repeats", "2")
     assert p.returncode == 0, p.stderr
     assert "warning: budgets differ 8.0x in rollouts" in p.stdout
