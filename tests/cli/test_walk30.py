@@ -4,8 +4,10 @@ is wrong and what to write instead (one line, exit 2)."""
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
+import pytest
 from helpers import EXAMPLES
 from typer.testing import CliRunner
 
@@ -48,3 +50,14 @@ def test_check_on_a_file_no_entry_point_accepts_says_so_plainly(tmp_path: Path) 
     assert f"{cfg} is not a valid prime-rl rl config: the 3 problems above" in last
     assert "No prime-rl entry point accepts it; it was checked as rl (`uv run rl`)" in last
     assert "--entry (sft, " in last
+
+
+def test_check_that_cannot_run_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compile --check -b trl` without TRL: one line, exit 2, and no run folder left behind (it
+    wrote the run, then said it could not check it)."""
+    monkeypatch.setitem(sys.modules, "trl", None)  # import trl raises ImportError, as uninstalled
+    out = tmp_path / "run"
+    code, stdout, err = cli("compile", str(EXAMPLES / "grpo.toml"), "-b", "trl", "--check", "-o", str(out))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and stdout == ""
+    assert "TRL is not installed" in err and "nothing was written" in err
+    assert not out.exists() and list(tmp_path.iterdir()) == []

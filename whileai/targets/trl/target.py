@@ -42,8 +42,9 @@ class TRL:
         """TRL's own parser on each written run directory (each stage's, for a two-stage run);
         stops at the first that fails."""
         from whileai.errors import SpecError
-        from whileai.targets.trl.check import check_dir
+        from whileai.targets.trl.check import check_dir, need_trl
 
+        need_trl()  # first: `verify([])` is compile --check asking before it writes anything
         out: list[tuple[bool, str]] = []
         for c in [s for r in compiled for s in (r.stages or (r,))]:
             if c.out is None:
