@@ -182,7 +182,9 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     set_by = [*run.overrides, *(r.path for r in extra if isinstance(r, (To, Fix)) and r.when(run)
                                 and not r.path.startswith("<"))]
     got = deploy.gpus_of(doc)
-    known = facts(p, doc, got, [i.field for i in said.ignores], set_by)
+    held = dict(said.replaced)  # fields an override rewrote: the rules judge the file's value
+    known = replace(facts(p, doc, got, [i.field for i in said.ignores if i.field not in held], set_by),
+                    replaced=said.replaced)
     text = _header(p, fname) + tomli_w.dumps(_ordered(doc))
     files = {fname: text} | {t.file: t.text for t in p.served if t.file and t.text}
     records = tuple(replace(t.record(), client=teacher.client(doc, t)) for t in p.served)

@@ -159,7 +159,9 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
         files["train.py"] = _shipped("sdft.py")
     if run.method.off_policy:
         files[SAMPLE_PY] = _shipped("sample.py")
-    data = facts(run, doc, [i.field for i in ignores])
+    held = dict(said.replaced)  # fields an override rewrote: the rules judge the file's value
+    data = replace(facts(run, doc, [i.field for i in ignores if i.field not in held]),
+                   replaced=said.replaced)
     path = reward.pythonpath if reward is not None else None
     compiled = Compiled(
         target="trl", pin=TARGET, run=spec, files=files, main="config.yaml",
