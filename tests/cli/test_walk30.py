@@ -61,3 +61,27 @@ def test_check_that_cannot_run_writes_nothing(tmp_path: Path, monkeypatch: pytes
     assert code == 2 and len(err.strip().splitlines()) == 1 and stdout == ""
     assert "TRL is not installed" in err and "nothing was written" in err
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_target_name_in_capitals_gets_a_did_you_mean() -> None:
+    code, _, err = cli("compile", str(EXAMPLES / "opd.toml"), "-b", "TRL")
+    assert code == 2 and "(did you mean 'trl'? target names are lower case)" in err
+
+
+def test_check_on_a_folder_that_is_no_trl_run_says_so(tmp_path: Path) -> None:
+    """It said '--check: TRL is not installed' (a flag check has not) for a folder of specs."""
+    (tmp_path / "specs").mkdir()
+    code, _, err = cli("check", str(tmp_path / "specs"))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--check" not in err
+    assert f"config: {tmp_path / 'specs'} is a folder without config.yaml" in err
+
+
+def test_tiny_without_torch_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else real(name, *a))
+    code, _, err = cli("inspect", str(EXAMPLES / "opd.toml"), "--tiny")
+    assert code == 2 and "True is not allowed" not in err
+    assert err.startswith("error: --tiny: torch not installed; building the tiny models needs torch")
