@@ -85,3 +85,13 @@ def test_tiny_without_torch_names_what_is_missing(monkeypatch: pytest.MonkeyPatc
     code, _, err = cli("inspect", str(EXAMPLES / "opd.toml"), "--tiny")
     assert code == 2 and "True is not allowed" not in err
     assert err.startswith("error: --tiny: torch not installed; building the tiny models needs torch")
+
+
+def test_migrate_on_a_file_already_at_the_pin_says_there_is_nothing_to_migrate(tmp_path: Path) -> None:
+    """It printed 'looks written for prime-rl 559b447; migrating to 559b447' and a list of every
+    key as 'kept'."""
+    cur = tmp_path / "cur.toml"
+    assert cli("compile", str(EXAMPLES / "opd.toml"), "-o", str(cur))[0] == 0
+    code, out, _ = cli("migrate", str(cur), "-o", str(tmp_path / "new.toml"))
+    assert code == 0 and "nothing to migrate" in out and "kept:" not in out
+    assert "migrating to" not in out and (tmp_path / "new.toml").read_text() == cur.read_text()
