@@ -95,3 +95,11 @@ def test_migrate_on_a_file_already_at_the_pin_says_there_is_nothing_to_migrate(t
     code, out, _ = cli("migrate", str(cur), "-o", str(tmp_path / "new.toml"))
     assert code == 0 and "nothing to migrate" in out and "kept:" not in out
     assert "migrating to" not in out and (tmp_path / "new.toml").read_text() == cur.read_text()
+
+
+def test_inspect_out_named_like_a_file_is_refused(tmp_path: Path) -> None:
+    """`inspect ... -o page.html` made a folder called page.html (as -b trl -o run.toml did)."""
+    (tmp_path / "run").mkdir()
+    code, _, err = cli("inspect", "--run", str(tmp_path / "run"), "-o", str(tmp_path / "page.html"))
+    assert code == 2 and "a folder (inspect writes inspect.html and inspect.json into it)" in err
+    assert f"e.g. --out {tmp_path / 'page'}" in err and not (tmp_path / "page.html").exists()
