@@ -76,17 +76,6 @@ def test_check_on_a_folder_that_is_no_trl_run_says_so(tmp_path: Path) -> None:
     assert f"config: {tmp_path / 'specs'} is a folder without config.yaml" in err
 
 
-def test_tiny_without_torch_names_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "torch" else real(name, *a))
-    code, _, err = cli("inspect", str(EXAMPLES / "opd.toml"), "--tiny")
-    assert code == 2 and "True is not allowed" not in err
-    assert err.startswith("error: --tiny: torch not installed; building the tiny models needs torch")
-
-
 def test_migrate_on_a_file_already_at_the_pin_says_there_is_nothing_to_migrate(tmp_path: Path) -> None:
     """It printed 'looks written for prime-rl 559b447; migrating to 559b447' and a list of every
     key as 'kept'."""
