@@ -92,3 +92,17 @@ def test_inspect_out_named_like_a_file_is_refused(tmp_path: Path) -> None:
     code, _, err = cli("inspect", "--run", str(tmp_path / "run"), "-o", str(tmp_path / "page.html"))
     assert code == 2 and "a folder (inspect writes inspect.html and inspect.json into it)" in err
     assert f"e.g. --out {tmp_path / 'page'}" in err and not (tmp_path / "page.html").exists()
+
+
+def test_tiny_refuses_a_file_named_output_before_building_models(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The output name is refused before the tiny models are built (a cold build takes minutes)."""
+    from whileai.tokenview import tiny_models
+
+    def build(*a: object, **k: object) -> dict[str, object]:
+        raise AssertionError("the tiny models were built before the output name was checked")
+
+    monkeypatch.setattr(tiny_models, "tiny_flags", build)
+    code, _, err = cli("inspect", str(EXAMPLES / "opd.toml"), "--tiny", "-o", str(tmp_path / "p.html"))
+    assert code == 2 and "not a .html file" in err
+

@@ -43,8 +43,9 @@ def tiny_flags(spec: Path, flags: dict[str, Any], say: Any) -> dict[str, Any]:
     try:
         texts, pairs = task_texts(run)
     except (KeyError, SpecError) as e:
-        raise SpecError("--tiny", True, "a spec whose tasks are on this machine (a built-in taskset "
-                        "such as reverse-text, or data = 'tasks.jsonl')", hint=str(e)) from None
+        raise SpecError("--tiny", raw(f"{run.taskset}'s tasks are not on this machine"), "a spec "
+                        "whose tasks are (a built-in taskset such as reverse-text, or data = "
+                        "'tasks.jsonl')", hint=str(e)) from None
     start = time.monotonic()
     paths, built = tiny.cached(texts, pairs, WARMUP)
     how = f"built in {time.monotonic() - start:.0f} s" if built else "cached"
