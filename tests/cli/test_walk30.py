@@ -106,3 +106,12 @@ def test_tiny_refuses_a_file_named_output_before_building_models(
     code, _, err = cli("inspect", str(EXAMPLES / "opd.toml"), "--tiny", "-o", str(tmp_path / "p.html"))
     assert code == 2 and "not a .html file" in err
 
+
+
+def test_grpo_with_one_sample_says_why_two_are_needed(tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text('taskset = "reverse-text"\nmodel = "Qwen/Qwen3-0.6B"\n[method]\ntype = "grpo"\n'
+                    'samples = 1\n')
+    code, _, err = cli("compile", str(spec))
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "greater than or equal to 2: GRPO's advantage compares each completion" in err

@@ -12,6 +12,12 @@ from pydantic import BaseModel, ValidationError
 from whileai.catalogs import paths
 from whileai.errors import SpecError, raw, show
 
+# why a bound holds, where pydantic's "greater than or equal to 2" alone leaves the user guessing
+BOUND_WHY = {
+    ("GRPO", "samples"): "GRPO's advantage compares each completion with the others sampled for "
+                         "its prompt, and a group of one has nothing to compare",
+}
+
 
 def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
     err = exc.errors(include_url=False)[0]
@@ -41,6 +47,9 @@ def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
     if kind == "missing":
         return SpecError(field, raw("missing"), "this field is required")
     msg = err["msg"].removeprefix("Value error, ")
+    why = BOUND_WHY.get((where.__name__, str(loc[-1]) if loc else ""))
+    if why and kind.startswith("greater_than"):  # a lower bound with a reason to give
+        msg = f"{msg}: {why}"
     if isinstance(value, dict):
         value = raw("a table")
     elif isinstance(value, list) and len(show(value)) > 60:
