@@ -158,15 +158,30 @@ def _why(texts: list[str]) -> str:
     return texts[0] if len(texts) == 1 else f"e.g. {texts[0]}" if texts else ""
 
 
+def _without_refused(compile_: Callable[[RunSpec], Compiled], run: RunSpec,
+                     refused: dict[str, str]) -> Compiled:
+    """The run compiled; a field of the user's own tasks the target refuses (prime-rl: `data`,
+    `reward`) is recorded with what the target allows, and the run compiled without it."""
+    while True:
+        try:
+            return compile_(run)
+        except SpecError as e:
+            if e.field not in ("data", "reward"):
+                raise
+            refused.setdefault(e.field, e.allowed)
+            run = run.model_copy(update={e.field: None})
+
+
 def field_map(compile_: Callable[[RunSpec], Compiled]) -> tuple[list[list[str]], list[list[str]]]:
     """(spec field rows, rows for keys whileai sets itself), from compiling the sample runs."""
     dest: dict[str, dict[str, set[str]]] = {}  # field -> destination -> method types
     notes: dict[str, list[str]] = {}
     fixed: dict[str, list[str]] = {}
     refused: dict[str, str] = {}  # the refused field -> what is allowed (its first refusal)
+    refused_field: dict[str, str] = {}  # a field the target refuses outright (prime-rl: data)
     for run in sample_runs().values():
         try:
-            c = compile_(run)
+            c = _without_refused(compile_, run, refused_field)
         except SpecError as e:  # TRL and a mixture: one line, recorded for its fields
             refused.setdefault(e.field, e.allowed)
             continue
@@ -206,6 +221,8 @@ def field_map(compile_: Callable[[RunSpec], Compiled]) -> tuple[list[list[str]],
             parts = ["each source's method: its algo table at `orchestrator.train.source[<i>].algo` "
                      "(fields as `method.<field>` above), samples at `.group_size`, temperature and "
                      "max_tokens at `.sampling`; learning_rate ignored (one optimizer)"]
+        if not parts and field in refused_field:
+            parts = [cell(f"refused: {refused_field[field]}")]
         why = next((v for k, v in refused.items() if field.split(".")[0] == k.split(".")[0] != "method"),
                    None) or (refused.get("method.type") if field.startswith("method.") else None)
         if not parts and why:

@@ -86,3 +86,15 @@ def sample_runs() -> dict[str, RunSpec]:
                                   "taskset_args": {"level": 2}, "eval": False}]},
     }
     return {name: RunSpec.model_validate(base | fields) for name, fields in runs.items()}
+
+
+def for_backend(run: RunSpec, backend: str) -> RunSpec | None:
+    """The run as that backend takes it: prime-rl refuses `data` and `reward` (it trains on the
+    taskset package's rows and rubric), so its copy leaves them out, or is None where the taskset
+    is only a label of the data; TRL takes the run whole."""
+    if backend != "prime-rl" or (run.data is None and run.reward is None):
+        return run
+    try:
+        return RunSpec.model_validate(run.model_dump(exclude={"data", "reward"}, exclude_unset=True))
+    except ValueError:  # pydantic's ValidationError: a label taskset is no prime-rl taskset
+        return None

@@ -44,7 +44,7 @@ TRACEBACKS = [  # (spec text, extra args, words of the one line)
     (HEAD + GRPO + "max-tokens = 10\n", [], ["method.max-tokens: unknown field",
                                             "did you mean 'max_tokens'"]),
     (HEAD + "int = 1\n" + GRPO, [], ["int: unknown field"]),
-    (HEAD + "[eval]\nlist = 1\n" + GRPO, [], ["eval.list: unknown field", "interval, examples"]),
+    (HEAD + "[eval]\nlist = 1\n" + GRPO, [], ["eval.list: unknown field", "'interval', 'examples'"]),
     (HEAD + GRPO, ["-b", "trl", "--set", "num_generations=0"], ["num_generations", "at least 2"]),
     (HEAD + GRPO, ["--set", "inference.vllm.a..b=1"], ["malformed key", "a..b"]),
     (HEAD + GRPO, ["--set", "inference.vllm.a]=1"], ["malformed key", "a]"]),
@@ -54,7 +54,7 @@ TRACEBACKS = [  # (spec text, extra args, words of the one line)
      ["model_init_kwargs.a", "datetime"]),
     (HEAD + GRPO, ["-o", "x" * 300 + ".toml"], ["out:", "at most 255 bytes"]),
     (HEAD + '[method]\ntype = "opd"\n[method.teacher]\nurl = "http://h:8001/v1"\nmodel = "m"\n'
-     "str = 1\n", [], ["method.teacher.str: unknown field", "url, model, api_key_env"]),
+     "str = 1\n", [], ["method.teacher.str: unknown field", "'url', 'model' and 'api_key_env'"]),
     (HEAD + "[monitor]\nproject = 'p'\nlist = 1\n" + GRPO, [], ["monitor.list: unknown field"]),
     (HEAD + 'method = "grpo"\n', [], ["method: 'grpo'", "a table: [method] with type"]),
 ]

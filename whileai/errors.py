@@ -32,6 +32,8 @@ class SpecError(ValueError):
         name = bound(str(field), FIELD_LIMIT)
         if isinstance(value, _Raw):
             msg = f"{name}: {value}; {allowed}"
+        elif value is None:  # nothing was given: say what is required, never "None is not allowed"
+            msg = f"{name}: missing; {allowed}"
         else:
             msg = f"{name}: {show(value)} is not allowed; {allowed}"
         if hint:

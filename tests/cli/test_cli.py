@@ -225,7 +225,7 @@ def test_trl_check_says_clearly_when_trl_is_missing(tmp_path: Path) -> None:
     assert r.returncode == 2, r.stderr
     assert "pip install trl==1.16.0" in r.stderr and "Traceback" not in r.stderr
     assert "whileai[trl]" not in r.stderr  # that name on PyPI is an unrelated package
-    assert (tmp_path / "opd" / "config.yaml").exists()  # compiled and written; only the check failed
+    assert not (tmp_path / "opd").exists()  # a check that cannot run stops before any write
 
 
 ENTRY_DOCS = {

@@ -159,12 +159,17 @@ def whileai(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_arms_verb_plans_checks_and_writes_a_manifest(tmp_path: Path) -> None:
-    p = whileai("arms", *map(str, FOUR), "--baseline", "baseline", "--budget", "rollouts=4096", "--json")
+    mine = ("arms", *map(str, FOUR), "--baseline", "baseline", "--budget", "rollouts=4096", "--json")
+    p = whileai(*mine)  # the user's own tasks and reward: prime-rl would train on others
+    assert p.returncode == 2 and p.stderr.startswith("error: data: ") and "-b trl" in p.stderr
+    three = [str(f) for f in FOUR if f.stem != "self-distill"]  # its prime-rl override: not TRL's
+    p = whileai("arms", *three, "--baseline", "baseline", "--budget", "rollouts=4096", "--json",
+                "-b", "trl")
     assert p.returncode == 0, p.stderr
     plan = json.loads(p.stdout)
     assert plan["baseline"] == "baseline" and plan["budget"] == "rollouts=4096"
     spent = {n: a["steps"] * a["per_step"]["rollouts"] for n, a in plan["arms"].items()}
-    assert spent == {"baseline": 4096, "distill": 4096, "self-distill": 4096, "small-group": 4096}
+    assert spent == {"baseline": 4096, "distill": 4096, "small-group": 4096}
     p = whileai("arms", *map(str, BUNDLED), "-o", str(tmp_path / "plan"), "--repeats", "2")
     assert p.returncode == 0, p.stderr
     assert "warning: budgets differ 8.0x in rollouts" in p.stdout
@@ -225,3 +230,16 @@ def test_per_step_and_budgets_read_what_was_written_overrides_included(tmp_path:
     assert cli.returncode == 0 and json.loads(cli.stdout)["arms"]["grpo"]["steps"] == 7  # as written
     cli = whileai("arms", str(p), "--budget", "rollouts=25600")
     assert cli.returncode == 2 and "max_steps" in cli.stderr and cli.stderr.count("\n") == 1
+
+
+def test_the_bundled_arms_warning_says_they_read_the_same_prompts() -> None:
+    """The bundled arms differ 8x in rollouts by design (samples per prompt: grpo 8, opsd 1);
+    the warning says what they share (the prompts) and what differs, not only that they differ."""
+    seen = {"grpo": 6400, "opd": 6400, "opsd": 6400}
+    w = mismatch("rollouts", {"grpo": 51200, "opd": 25600, "opsd": 6400}, prompts=seen,
+                 samples={"grpo": 8, "opd": 4, "opsd": 1})
+    assert w is not None and "8.0x" in w and "the same 6,400 prompts" in w
+    assert "(grpo 8, opd 4, opsd 1)" in w and "matched in prompts, not in compute" in w
+    other = mismatch("rollouts", {"grpo": 51200, "opsd": 6400}, prompts={"grpo": 6400, "opsd": 100},
+                     samples={"grpo": 8, "opsd": 1})
+    assert other is not None and "same" not in other and "--budget" in other

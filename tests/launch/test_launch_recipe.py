@@ -70,6 +70,16 @@ def test_own_spec_files_with_a_matched_budget(tmp_path: Path) -> None:
     specs = [str(p) for p in sorted(MINE.glob("*.toml"))]
     p = run(*specs, "--baseline", "baseline", "--budget", "rollouts=8192", "--pair",
             "distill:self-distill", "--dry-run", "--out", str(tmp_path), "--tag", "mine")
+    assert p.returncode == 2 and p.stderr.startswith("error: data: ")  # prime-rl: no task files
+    specs = []  # the same arms on a taskset package of the user's (prime-rl trains on packages)
+    (tmp_path / "pkg").mkdir()
+    for f in sorted(MINE.glob("*.toml")):
+        lines = [x for x in f.read_text().splitlines() if not x.startswith(("data =", "reward ="))]
+        text = "\n".join(lines).replace('taskset = "backwards"', 'taskset = "acme/backwards@0.1"')
+        specs.append(str(tmp_path / "pkg" / f.name))
+        Path(specs[-1]).write_text(text + "\n")
+    p = run(*specs, "--baseline", "baseline", "--budget", "rollouts=8192", "--pair",
+            "distill:self-distill", "--dry-run", "--out", str(tmp_path), "--tag", "mine")
     assert p.returncode == 0, p.stderr
     m = load_manifest(tmp_path / "mine")
     spent = {n: a.spec.steps * a.spec.per_step["rollouts"] for n, a in m.arms.items()}  # type: ignore[operator]

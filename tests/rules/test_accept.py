@@ -20,7 +20,12 @@ from whileai.errors import SpecError
 from whileai.spec.load import load_spec
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.toml"))
+EVERY = sorted((ROOT / "examples").rglob("*.toml"))  # the subfolders' too (scale, own-data, ...)
 TARGETS = ["prime-rl", "trl"]
+# what a target cannot compile, and the refusal that says so (each its own test elsewhere)
+CANNOT = {("prime-rl", "own-data/grpo"): "error: data: ", ("prime-rl", "own-data/opsd"): "error: data: ",
+          ("prime-rl", "recovery/opd"): "error: data: ", ("trl", "mixtures/grpo-opd"): "error: sources: ",
+          ("trl", "tasksets/gsm8k-opd"): "error: taskset: 'gsm8k'"}
 
 
 def cli(*args: str) -> tuple[int, str, str]:
@@ -47,6 +52,21 @@ def without_accept(spec: Path, tmp: Path, keep: tuple[str, ...] = ()) -> Path:
 def test_every_example_passes_strict_alone(spec: Path, target: str) -> None:
     code, _, err = cli("compile", str(spec), "-b", target, "--strict", "--plain")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("spec", EVERY, ids=lambda p: str(p.relative_to(ROOT / "examples")))
+def test_every_example_in_every_folder_passes_strict_where_its_target_compiles_it(
+        spec: Path, target: str, tmp_path: Path) -> None:
+    """Each example shows the right practice (a true holdout) or accepts a warning with its
+    reason; a target that cannot compile one refuses it in one line, as CANNOT lists."""
+    name = str(spec.relative_to(ROOT / "examples").with_suffix(""))
+    code, _, err = cli("compile", str(spec), "-b", target, "--strict", "--plain",
+                       "-o", str(tmp_path / ("run" if target == "trl" else "run.toml")))
+    if (target, name) in CANNOT:
+        assert code == 2 and err.startswith(CANNOT[target, name]) and "--strict" not in err, err
+    else:
+        assert code == 0, err
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -101,3 +101,23 @@ def test_the_recipe_takes_strict(tmp_path: Path) -> None:
                         "--arms", f"grpo,{spec}"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and "--strict: warning [divergence-not-honoured]" in p.stderr
     assert not (tmp_path / "rt").exists()
+
+
+@pytest.mark.parametrize(("target", "key"), [
+    ("prime-rl", "trainer.optim.lr"), ("trl", "learning_rate"),
+])
+def test_an_override_of_the_learning_rate_is_judged_as_written(target: str, key: str) -> None:
+    """`--set trainer.optim.lr=1e-2` on a LoRA OPD run wrote 1e-2, listed learning_rate as
+    'ignored' and so kept lora-lr-high quiet: --strict passed a run at the SFT rate."""
+    run = opd("reverse-text").model_copy(update={"overrides": {key: 1e-2}})
+    assert "lora-lr-high" in rules(wai.compile(run, target))
+    low = opd("reverse-text").model_copy(update={"overrides": {key: 1e-4}})
+    assert "lora-lr-high" not in rules(wai.compile(low, target))
+
+
+@pytest.mark.parametrize(("target", "key"), [
+    ("prime-rl", "orchestrator.train.sampling.temperature"), ("trl", "temperature"),
+])
+def test_an_override_of_the_temperature_is_judged_as_written(target: str, key: str) -> None:
+    run = opd("reverse-text").model_copy(update={"overrides": {key: 0.6}})
+    assert "temperature 0.6 != 1.0" in rules(wai.compile(run, target))["temperature-off-policy"]

@@ -110,9 +110,24 @@ def test_every_set_field_is_read_or_ignored(name: str, kind: str) -> None:
             with pytest.raises(wai.SpecError, match="opsd|then|nodes"):
                 mod.compile(run)
             continue
+        if name == "prime-rl" and (run.data or run.reward):  # refused, not ignored (own_tasks below)
+            run = run.model_copy(update={"data": None, "reward": None})
         c = mod.compile(run) if run.then is None else registry.get(name).compile(
             run, name="chain.toml", out=None, options=Options())
         assert_accounted(c, run, f"{name}/{kind}")
+
+
+@pytest.mark.parametrize("field", ["data", "reward"])
+def test_prime_rl_refuses_own_tasks_it_would_not_train_on(field: str) -> None:
+    """prime-rl reads tasks and rubric from the taskset package: a data file or a reward function
+    it ignored would train on something else, so each is refused in one line naming the field."""
+    for kind in METHODS:
+        for run in variants(kind):
+            if getattr(run, field) is None or (field == "reward" and run.data):
+                continue
+            with pytest.raises(wai.SpecError, match=rf"^{field}: .*; prime-rl .* \(-b trl\)") as info:
+                backend("prime-rl").compile(run)
+            assert "verifiers environment" in str(info.value)
 
 
 @pytest.mark.parametrize("kind", list(METHODS))

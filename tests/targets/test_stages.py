@@ -119,9 +119,9 @@ def test_sft_example_is_a_default_arm_and_recovery_is_not() -> None:
     assert bundled() == ["grpo", "opd", "opsd", "sft"]
     rec = load_spec(EXAMPLES / "recovery" / "opd.toml")
     assert rec.model == "checkpoints/Qwen3-8B-docs-sft" and rec.method.teacher.model == "Qwen/Qwen3-8B"  # type: ignore[union-attr]
-    for backend in ("prime-rl", "trl"):
-        c = wai.compile(rec, backend)
-        assert c.run.method.type == "opd"
+    assert wai.compile(rec, "trl").run.method.type == "opd"
+    with pytest.raises(SpecError, match="^data: .*prime-rl trains only on the rows of the taskset"):
+        wai.compile(rec, "prime-rl")  # its prompts are a file: prime-rl would train on others
     rows = [json.loads(x) for x in (EXAMPLES / "recovery" / "prompts.jsonl").read_text().splitlines()]
     assert len(rows) >= 32 and all(r["prompt"][0]["role"] == "user" for r in rows)
 

@@ -45,10 +45,13 @@ def test_grpo_on_own_data_needs_and_reads_a_reward() -> None:
     assert c.files["my_rewards.py"] == (TASKS.parent / "my_rewards.py").read_text()  # copied in
 
 
-def test_prime_rl_ignores_data_and_reward_with_reasons() -> None:
-    c = prime_rl.compile(run(wai.GRPO(), reward="m.f"))
-    reasons = {i.field: i.reason for i in c.ignores}
-    assert "taskset package" in reasons["data"] and "rubric" in reasons["reward"]
+def test_prime_rl_refuses_data_and_reward_it_would_not_train_on() -> None:
+    """Ignored, they made a run that exits 0 and trains on the taskset package's rows and rubric,
+    not the user's: each is refused naming the field and what prime-rl runs instead."""
+    with pytest.raises(SpecError, match=r"^data: .*taskset package named by taskset \('my-qa'\)"):
+        prime_rl.compile(run(wai.GRPO(), reward="m.f"))
+    with pytest.raises(SpecError, match=r"^reward: 'm\.f' is not allowed; .*rubric.*-b trl"):
+        prime_rl.compile(run(wai.GRPO(), reward="m.f").model_copy(update={"data": None}))
 
 
 @pytest.mark.parametrize("content,words", [

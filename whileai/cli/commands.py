@@ -75,6 +75,8 @@ def compile_cmd(specs: list[Path], target: str, out: Path | None, sets: list[str
                 as_json: bool, force: bool, check: bool, cpu: bool, plain: bool | None,
                 strict: bool) -> None:
     """Compile run spec(s) for a target and print what it reads, ignores and warns."""
+    if check:
+        _can_check(target)
     try:
         results = _compile_all(specs, target, sets, out, force, cpu, strict)
     except SpecError as e:
@@ -84,6 +86,21 @@ def compile_cmd(specs: list[Path], target: str, out: Path | None, sets: list[str
               _lazy("whileai.report.render", "print_report"))
         if check:
             _check_target(target, results)
+
+
+def _can_check(target: str) -> None:
+    """--check whose checker cannot run here (TRL not installed): one line, nothing written."""
+    from whileai.targets import registry
+
+    try:
+        found = registry.get(target)
+    except SpecError as e:
+        _fail(e)
+    try:
+        found.verify([])
+    except SpecError as e:
+        _fail(SpecError(e.field, e.value, e.allowed, hint="nothing was written; drop --check to "
+                        "write the files unchecked"))
 
 
 def _check_target(target: str, results: list[Any]) -> None:

@@ -60,11 +60,15 @@ def migrate_cmd(
         how = "looks written for" if m.detected else "written for"
         what = "" if m.entry == "rl" else f" ({m.entry} entry point)"
         also = f" (or {', '.join(m.also)}: they know all its keys too; --from to say which)" if m.also else ""
-        print(clean(f"{config}: {how} prime-rl {m.release}{also}{what}; migrating to {chain.pin()}"))
-        for c in m.changes:
-            print(clean(f"  {c.line()}"))
-        if m.kept:
-            print(clean(f"  kept: {', '.join(m.kept)}"))
+        if m.release == chain.pin() and not m.changes:  # nothing older about it: say so plainly
+            print(clean(f"{config}: {how} prime-rl {m.release}{what}, the pinned release: nothing "
+                        "to migrate (the file is carried over unchanged)"))
+        else:
+            print(clean(f"{config}: {how} prime-rl {m.release}{also}{what}; migrating to {chain.pin()}"))
+            for c in m.changes:
+                print(clean(f"  {c.line()}"))
+            if m.kept:
+                print(clean(f"  kept: {', '.join(m.kept)}"))
         results.append((config, m))
         texts[config] = m.text
         refused += [(config, line) for line in checked(m)]

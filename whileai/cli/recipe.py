@@ -153,7 +153,10 @@ def plan_lines(steps: Mapping[str, int], per_step: Mapping[str, Mapping[str, Any
     if matched is not None:
         out.append(f"budget matched: every arm's steps set to spend {matched}")
     groups = {n: v for n, v in totals["rollouts"].items() if "@" not in n}
-    if (w := mismatch("rollouts", groups)) is not None:
+    seen = {n: steps[n] * per_step[n]["prompts"] for n in groups
+            if isinstance(per_step[n].get("prompts"), int)}
+    drawn = {n: per_step[n]["samples"] for n in groups}
+    if (w := mismatch("rollouts", groups, prompts=seen, samples=drawn)) is not None:
         out.append(f"warning: {w}")
     return out
 

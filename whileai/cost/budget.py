@@ -105,12 +105,23 @@ def spread(totals: dict[str, float]) -> float | None:
     return max(vals) / min(vals) if len(vals) >= 2 else None
 
 
-def mismatch(kind: str, totals: dict[str, float], ratio: float = RATIO) -> str | None:
-    """A one-line warning when the arms' `kind` totals differ by more than `ratio`."""
+def mismatch(kind: str, totals: dict[str, float], ratio: float = RATIO,
+             prompts: Mapping[str, Any] | None = None,
+             samples: Mapping[str, Any] | None = None) -> str | None:
+    """A one-line warning when the arms' `kind` totals differ by more than `ratio`. With each
+    arm's prompts read and samples per prompt, it says what is matched (the same prompts) and why
+    the spend still differs (each method samples its own number of completions per prompt)."""
     r = spread(totals)
     if r is None or r <= ratio:
         return None
     listed = ", ".join(f"{n} {_num(v)}" for n, v in totals.items())
+    seen = set((prompts or {}).values())
+    if prompts and samples and len(seen) == 1 and set(prompts) == set(samples):
+        per = ", ".join(f"{n} {samples[n]}" for n in samples)
+        return (f"budgets differ {r:.1f}x in {kind} ({listed}): every arm reads the same "
+                f"{_num(float(seen.pop()))} prompts, but each method samples its own number of "
+                f"completions per prompt ({per}), so the arms are matched in prompts, not in "
+                "compute; --budget rollouts=N (or tokens=N) sets each arm's steps to spend the same")
     return (f"budgets differ {r:.1f}x in {kind} ({listed}): a per-step comparison is not a "
             f"per-compute one; rerun with --budget rollouts=N (or tokens=N) to match them")
 

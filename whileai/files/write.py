@@ -65,6 +65,16 @@ def check_out(out: Any, field: str = "out") -> Path:
     return Path(text)
 
 
+def check_folder(out: Any, field: str, writes: str) -> Path:
+    """`check_out` for a command that writes a folder: a path named like a file (`page.html`) is
+    refused, since it would become a folder of that name."""
+    path = check_out(out, field)
+    if path.suffix.lower() in (".html", ".htm", ".json", ".toml", ".yaml", ".txt") and not path.is_dir():
+        raise SpecError(field, str(path), f"a folder ({writes}), not a {path.suffix} file",
+                        hint=f"e.g. {field} {path.with_suffix('')}")
+    return path
+
+
 def _name(stem: str) -> str:
     values.check_string(stem, "spec name", lines=False)
     if stem in ("", ".", "..") or "/" in stem or len(stem.encode()) > NAME_MAX - 5:

@@ -46,8 +46,20 @@ class Rule(NamedTuple):
         ignored = {x for f in facts.ignored for x in (f, f"method.{f}")}  # short labels
         if set(self.fields) & ignored:
             return None
-        msg = self.check(run, facts)
+        msg = self.check(_as_written(run, facts.replaced), facts)
         return Finding(rule=self.id, message=msg, citation=self.citation) if msg else None
+
+
+def _as_written(run: RunSpec, replaced: tuple[tuple[str, Any], ...]) -> RunSpec:
+    """The run with each spec field an override replaced holding the value the file holds, so a
+    rule judges what will run (`--set trainer.optim.lr=1e-2` is judged as learning_rate 1e-2)."""
+    for field, value in replaced:
+        name = field.removeprefix("method.")
+        if name in type(run.method).model_fields:
+            run = run.model_copy(update={"method": run.method.model_copy(update={name: value})})
+        elif name in type(run).model_fields:
+            run = run.model_copy(update={name: value})
+    return run
 
 
 __all__ = ["Facts", "Finding", "Rule"]

@@ -61,6 +61,7 @@ class Facts:
     engine_need: int | None = None
     # the report
     ignored: tuple[str, ...] = ()  # spec fields the target ignores (a rule reading one stays quiet)
+    replaced: tuple[tuple[str, Any], ...] = ()  # spec field -> the override's value the file holds
     handoff: str | None = None  # a two-stage run: how stage 2 starts from stage 1's student
 
     # the dict it replaced: `compiled.data["prompts"]`, `compiled.data.get("seats", 1)`

@@ -182,7 +182,8 @@ class RunSpec(OnTaskset):
     output_dir: str = src("Where the run writes checkpoints and logs.", "prime-rl default",
                           default="outputs", min_length=1, max_length=PATH_LEN)
     data: str | None = src(
-        "A local JSONL file of tasks for backends that train from files (TRL): one object per "
+        "A local JSONL file of tasks for backends that train from files (TRL; prime-rl trains on "
+        "taskset packages and refuses it): one object per "
         "line with a 'prompt' (text or chat messages) and the fields the method reads (e.g. "
         "OPSD's privileged key); rows with \"split\": \"test\" are the holdout (default: the "
         "last tenth). Unset: the taskset's built-in data.",
@@ -190,7 +191,8 @@ class RunSpec(OnTaskset):
     )
     reward: str | None = src(
         "GRPO's reward as an importable 'module.function' (TRL's reward_funcs signature); "
-        "needed for GRPO on your own data. Unset: the taskset's own reward.",
+        "needed for GRPO on your own data; prime-rl scores with the taskset's rubric and refuses "
+        "it. Unset: the taskset's own reward.",
         "", default=None, max_length=512, pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$",
     )
     overrides: dict[str, Any] = src(

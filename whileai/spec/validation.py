@@ -12,6 +12,12 @@ from pydantic import BaseModel, ValidationError
 from whileai.catalogs import paths
 from whileai.errors import SpecError, raw, show
 
+# why a bound holds, where pydantic's "greater than or equal to 2" alone leaves the user guessing
+BOUND_WHY = {
+    ("GRPO", "samples"): "GRPO's advantage compares each completion with the others sampled for "
+                         "its prompt, and a group of one has nothing to compare",
+}
+
 
 def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
     err = exc.errors(include_url=False)[0]
@@ -26,8 +32,8 @@ def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
     if kind == "extra_forbidden":
         known = fields_at(where)
         guess = near(str(loc[-1]), known)
-        return SpecError(field, raw("unknown field"), f"known fields here: {', '.join(known)}",
-                         hint=f"did you mean {guess!r}?" if guess else "")
+        said = f"unknown field (did you mean {guess!r}?)" if guess else "unknown field"
+        return SpecError(field, raw(said), f"the fields here are {quoted(known)}")
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         ctx = err.get("ctx") or {}
         tag = ctx.get("tag", value)
@@ -41,11 +47,20 @@ def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
     if kind == "missing":
         return SpecError(field, raw("missing"), "this field is required")
     msg = err["msg"].removeprefix("Value error, ")
+    why = BOUND_WHY.get((where.__name__, str(loc[-1]) if loc else ""))
+    if why and kind.startswith("greater_than"):  # a lower bound with a reason to give
+        msg = f"{msg}: {why}"
     if isinstance(value, dict):
         value = raw("a table")
     elif isinstance(value, list) and len(show(value)) > 60:
         value = raw(f"a list of {len(value)} items")
     return SpecError(field, value, msg[0].lower() + msg[1:] if msg else "see the docs")
+
+
+def quoted(names: list[str]) -> str:
+    """'a', 'b' and 'c': names a user can copy, in one clean clause."""
+    q = [repr(n) for n in names]
+    return q[0] if len(q) == 1 else ", ".join(q[:-1]) + f" and {q[-1]}"
 
 
 def clean_loc(model: type[BaseModel], loc: tuple[Any, ...]) -> tuple[list[Any], type[BaseModel]]:

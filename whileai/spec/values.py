@@ -51,7 +51,7 @@ def _walk(node: Any, path: str, depth: int, multiline: tuple[str, ...]) -> None:
         for i, v in enumerate(node):
             _walk(v, f"{path}[{i}]", depth + 1, multiline)
     elif node is None and path.startswith(TABLES):
-        raise SpecError(path, None, "a value: TOML has no null (leave the key out to keep the "
+        raise SpecError(path, raw("null"), "a value: TOML has no null (leave the key out to keep the "
                         "target's default)")
     else:
         check_scalar(node, path or "spec")

@@ -67,7 +67,9 @@ class Target(Protocol):
 
     def verify(self, compiled: list[Compiled]) -> list[tuple[bool, str]]:
         """`compile --check`: the target's own check of what was just compiled (and written),
-        one (passed, line) each, ending at the first failure; SpecError where it cannot check."""
+        one (passed, line) each, ending at the first failure; SpecError where it cannot check.
+        `verify([])` raises that SpecError too: compile --check asks it before writing anything,
+        so a check that cannot run leaves no run behind."""
         ...
 
     def claims(self, path: Path) -> bool:

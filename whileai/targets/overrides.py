@@ -70,6 +70,9 @@ class Account(NamedTuple):
     reads: tuple[Read, ...]
     ignores: tuple[Ignore, ...]
     fixed: tuple[Fixed, ...]
+    # spec field -> the value an override wrote in place of the spec's own (a value copied, not
+    # derived): the rules judge the file's value there, not the spec's (whileai.rules.base.Rule)
+    replaced: tuple[tuple[str, Any], ...] = ()
 
 
 def account(applied: Applied, overrides: dict[str, Any], run: Any = None, *,
@@ -106,7 +109,9 @@ def account(applied: Applied, overrides: dict[str, Any], run: Any = None, *,
             lost.setdefault(read[i].field, Ignore(field=read[i].field, value=read[i].value, reason=why))
     fixed = [f for f, o in zip(applied.fixed, fixed_by, strict=True)
              if o is None and not (unwritten and unwritten(f.path))]
-    return Account(tuple(kept), (*ignored, *lost.values()), tuple(fixed))
+    direct = tuple((r.field, overrides[k]) for k in keys for r in replaced[k]
+                   if _spec_value(run, r.field, r.value) in (r.value, None))  # None: a default
+    return Account(tuple(kept), (*ignored, *lost.values()), tuple(fixed), direct)
 
 
 def _replaced(r: Read, path: str, value: Any, run: Any) -> Ignore:

@@ -36,7 +36,9 @@ def names() -> tuple[str, ...]:
 def get(name: object, field: str = "backend") -> Target:
     """The target called `name`; any other value is a SpecError naming the known ones."""
     if not isinstance(name, str) or name not in names():
-        raise SpecError(field, name, f"one of {', '.join(names())}")
+        near = [n for n in names() if isinstance(name, str) and n == name.strip().lower()]
+        raise SpecError(field, name, f"one of {', '.join(names())}",
+                        hint=f"did you mean {near[0]!r}? target names are lower case" if near else "")
     if name not in _LOADED:
         _LOADED[name] = importlib.import_module(TARGETS[name]).TARGET
     return _LOADED[name]

@@ -75,7 +75,7 @@ def run_inspect(spec: Path, *, opts: Options, out: Path | None, force: bool, dev
                 timeout: float, console: Console, progress: bool = True, **flags: Any) -> list[str]:
     """The whole command; returns the paths written. Bad input raises SpecError before any
     model is loaded, and nothing is written unless the report is complete."""
-    from whileai.files.write import Output, check_out, write
+    from whileai.files.write import Output, check_folder, write
     from whileai.spec.load import load_spec
     from whileai.tokenview import data
     from whileai.tokenview.page import render
@@ -89,7 +89,8 @@ def run_inspect(spec: Path, *, opts: Options, out: Path | None, force: bool, dev
     ad = adapter(run)
     student_src, teacher_src = sources(run, ad, **flags)
     data.sample(run, 1, seed=0, split=opts.split, privileged=ad.privileged(run))  # data errors first
-    target = check_out(out if out is not None else Path(f"inspect-{spec.stem}"), "--out")
+    target = check_folder(out if out is not None else Path(f"inspect-{spec.stem}"),
+                          "--out", "inspect writes inspect.html and inspect.json into it")
     from whileai.files.writable import probe
 
     probe(target, "--out")  # writable before any model loads or any token is generated

@@ -80,12 +80,13 @@ def decoder(name: str | None) -> Decoder:
 
 def run_inspect_run(run: Path, *, steps: str | None, tokenizer: str | None, out: Path | None,
                     force: bool, console: Console, show_step: int | None = None) -> list[str]:
-    from whileai.files.write import Output, check_out, write
+    from whileai.files.write import Output, check_folder, write
     from whileai.tokenview.runpage import render
 
     window = parse_steps(steps)
     dec = decoder(tokenizer)
-    target = check_out(out if out is not None else Path(f"inspect-run-{run.resolve().name}"), "--out")
+    target = check_folder(out if out is not None else Path(f"inspect-run-{run.resolve().name}"),
+                          "--out", "inspect writes inspect.html and inspect.json into it")
     err = Console(stderr=True, width=console.width)
     with err.status("reading token exports"):
         report = summarise(run, window=window, decoder=dec, show_step=show_step)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from whileai.errors import SpecError
+from whileai.errors import SpecError, raw
 
 WARMUP = {"teacher": 300, "student": 60}  # the TRL recipe's default (--warmup 300, the student a fifth)
 
@@ -28,21 +28,24 @@ def tiny_flags(spec: Path, flags: dict[str, Any], say: Any) -> dict[str, Any]:
     taken = [k for k in ("local_student", "student_endpoint", "local_teacher", "teacher_endpoint_text")
              if flags.get(k)]
     if taken:
-        raise SpecError("--tiny", True, "alone: it chooses the student and teacher itself",
+        raise SpecError("--tiny", raw("given with another model flag"), "--tiny alone: it chooses "
+                        "the student and teacher itself",
                         hint=f"drop --{taken[0].removesuffix('_text').replace('_', '-')}")
     import importlib.util
 
     missing = [m for m in ("torch", "transformers", "tokenizers") if importlib.util.find_spec(m) is None]
     if missing:
-        raise SpecError("--tiny", True, "torch, transformers and tokenizers installed to build the tiny "
-                        "models: pip install -e '.[trl]' in a clone of whileai",
-                        hint=f"{', '.join(missing)} not found")
+        raise SpecError("--tiny", raw(f"{', '.join(missing)} not installed"), "building the tiny "
+                        "models needs torch, transformers and tokenizers: pip install -e '.[trl]' in "
+                        "a clone of whileai (the torch CPU wheel: pip install torch==2.13.0 "
+                        "--extra-index-url https://download.pytorch.org/whl/cpu first)")
     run = load_spec(spec)
     try:
         texts, pairs = task_texts(run)
     except (KeyError, SpecError) as e:
-        raise SpecError("--tiny", True, "a spec whose tasks are on this machine (a built-in taskset "
-                        "such as reverse-text, or data = 'tasks.jsonl')", hint=str(e)) from None
+        raise SpecError("--tiny", raw(f"{run.taskset}'s tasks are not on this machine"), "a spec "
+                        "whose tasks are (a built-in taskset such as reverse-text, or data = "
+                        "'tasks.jsonl')", hint=str(e)) from None
     start = time.monotonic()
     paths, built = tiny.cached(texts, pairs, WARMUP)
     how = f"built in {time.monotonic() - start:.0f} s" if built else "cached"

@@ -43,7 +43,7 @@ def check_file(config: Path, entry: str) -> list[tuple[str, str]]:
     if not problems:
         return [*out, ("ok", f"{config} is a prime-rl {kind} config (uv run {kind} @ {config}) "
                              "that passes the pinned schema and loader rules")]
-    guess = " (the likeliest entry point: none accepts it; --entry to choose)" if entry == "auto" else ""
+    guess = _guessed(kind, len(problems)) if entry == "auto" else ""
     from whileai.targets.prime_rl.migrate.hint import moves, old_release_hint
 
     if (old := old_release_hint(doc, kind)) is not None:
@@ -52,6 +52,16 @@ def check_file(config: Path, entry: str) -> list[tuple[str, str]]:
         problems = [_became(p, became, config) for p in problems]
     out += [("error", f"{config}: {p}") for p in problems]
     return [*out, ("error", f"{config} is not a valid prime-rl {kind} config{guess}")]
+
+
+def _guessed(kind: str, n: int) -> str:
+    """Why the file was checked as `kind` when no entry point accepts it, in plain words."""
+    from whileai.targets.prime_rl.loader.entries import ENTRIES
+
+    others = ", ".join(e for e in ENTRIES if e != kind)
+    return (f": the {n} problem{'s' if n != 1 else ''} above. No prime-rl entry point accepts it; "
+            f"it was checked as {kind} (`uv run {kind}`), whose top-level keys it matches best. "
+            f"Fix the lines above, or name the entry point it is for with --entry ({others})")
 
 
 def _became(problem: Problem, became: dict[str, str], config: Path) -> Problem:

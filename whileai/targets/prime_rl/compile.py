@@ -153,6 +153,23 @@ def holdout(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any] | None:
             "same_rows": same, "advice": tc.advice(tid, train_split)}
 
 
+def _own_tasks(run: RunSpec) -> None:
+    """`data` and `reward` ask for a run on the user's tasks and scorer; prime-rl reads both from
+    the taskset package, so ignoring them would train on something else: one SpecError each."""
+    env = "a verifiers environment installed where `uv run rl` runs"
+    if run.data is not None:
+        raise SpecError("data", run.data, f"prime-rl trains only on the rows of the taskset package "
+                        f"named by taskset ({run.taskset!r}), never on a file, so this run would "
+                        f"not train on yours: compile for TRL (-b trl), which trains on the file, "
+                        f"or package the rows as {env}, name it in taskset and leave data out")
+    if run.reward is not None:
+        raise SpecError("reward", run.reward, "prime-rl scores rollouts only with the rubric of the "
+                        f"taskset package named by taskset ({run.taskset!r}), never with a function "
+                        f"of yours, so this run would not learn from it: compile for TRL (-b trl), "
+                        f"which calls it, or put it in the rubric of {env}, name that in taskset "
+                        "and leave reward out")
+
+
 def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ()) -> Compiled:
     """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing.
 
@@ -163,6 +180,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     extra: rows applied after the field map (a stage of a two-stage run: its run name, where its
     weights land); a key set twice keeps the later value, and the report shows that one."""
     fname = name or f"{run.method.type}.toml"
+    _own_tasks(run)
     p = plan.make(run, fname.removesuffix(".toml"))
     applied = apply(rows(p), run, extra)
     if run.overrides:
@@ -189,7 +207,9 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
     set_by = [*run.overrides, *(r.path for r in extra if isinstance(r, (To, Fix)) and r.when(run)
                                 and not r.path.startswith("<"))]
     got = deploy.gpus_of(doc)
-    known = facts(p, doc, got, [i.field for i in said.ignores], set_by)
+    held = dict(said.replaced)  # fields an override rewrote: the rules judge the file's value
+    known = replace(facts(p, doc, got, [i.field for i in said.ignores if i.field not in held], set_by),
+                    replaced=said.replaced)
     text = _header(p, fname) + tomli_w.dumps(_ordered(doc))
     files = {fname: text} | {t.file: t.text for t in p.served if t.file and t.text}
     records = tuple(replace(t.record(), client=teacher.client(doc, t)) for t in p.served)

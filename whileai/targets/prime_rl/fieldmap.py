@@ -158,8 +158,6 @@ def _map(p: Plan) -> list[Row]:
            note=lambda r: cost.export_note(r.rollouts * (r.prompt_tokens + p.max_tokens), r.steps)),
         Drop("inspect.token_export", "false: prime-rl's default, no token exports are written",
              when=lambda r: bool(r.inspect and not r.inspect.token_export)),
-        Drop("data", "prime-rl reads its tasks from the taskset package named by taskset"),
-        Drop("reward", "prime-rl scores rollouts with the taskset's own rubric"),
         To("accept", "<this report's warnings>", lambda r: sorted(r.accept), when=lambda r: bool(r.accept),
            note="whileai's own: each warning named is marked accepted with its reason and passes "
            "--strict; nothing of it is written to the prime-rl config"),

@@ -69,16 +69,22 @@ def parse(config: str | Path, command: str) -> tuple[Any, ...]:
         return tuple(parser_for(command).parse_args_and_config(["--config", str(config)]))
 
 
-def check_dir(path: str | Path) -> list[str]:
-    """Problems with a compiled TRL run directory; [] when TRL accepts it.
-
-    Raises SpecError when trl is not installed (the check needs TRL's own parser).
-    """
+def need_trl() -> Any:
+    """TRL's module, or one SpecError saying how to install it (the check needs TRL's parser)."""
     try:
         import trl
     except ImportError as e:
         raise SpecError("--check", raw("TRL is not installed"), "checking needs TRL's own parser: "
                         f"pip install trl=={PIN} (or, in a whileai clone, pip install -e '.[trl]')") from e
+    return trl
+
+
+def check_dir(path: str | Path) -> list[str]:
+    """Problems with a compiled TRL run directory; [] when TRL accepts it.
+
+    Raises SpecError when trl is not installed (the check needs TRL's own parser).
+    """
+    trl = need_trl()
     root = Path(path)
     if not (root / "config.yaml").is_file():
         return [f"{root}: no config.yaml"]

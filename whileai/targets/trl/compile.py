@@ -124,8 +124,10 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
         raise SpecError("method.privileged", key, f"a field of every {taskset.name} task: "
                         + (", ".join(taskset.fields) or "(none besides prompt)"))
     if run.method.rewarded and not taskset.module and run.reward is None:
-        raise SpecError("reward", None, "an importable 'module.function' for GRPO on your own data "
-                        "(TRL's reward_funcs signature)")
+        raise SpecError("reward", None, f"GRPO learns from a reward and {taskset.name} brings "
+                        "none whileai can score (only reverse-text does): name a function "
+                        "'module.function' that scores a completion (TRL's reward_funcs "
+                        "signature), e.g. reward = \"rewards.contains_answer\" beside the spec")
     reward = trl_reward.locate(run) if run.method.rewarded and run.reward else None
     cmd = command_name(run)
     applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run, extra)
@@ -157,7 +159,9 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
         files["train.py"] = _shipped("sdft.py")
     if run.method.off_policy:
         files[SAMPLE_PY] = _shipped("sample.py")
-    data = facts(run, doc, [i.field for i in ignores])
+    held = dict(said.replaced)  # fields an override rewrote: the rules judge the file's value
+    data = replace(facts(run, doc, [i.field for i in ignores if i.field not in held]),
+                   replaced=said.replaced)
     path = reward.pythonpath if reward is not None else None
     compiled = Compiled(
         target="trl", pin=TARGET, run=spec, files=files, main="config.yaml",

@@ -43,8 +43,9 @@ class TRL:
         """TRL's own parser on each written run directory (each stage's, for a two-stage run);
         stops at the first that fails."""
         from whileai.errors import SpecError
-        from whileai.targets.trl.check import check_dir
+        from whileai.targets.trl.check import check_dir, need_trl
 
+        need_trl()  # first: `verify([])` is compile --check asking before it writes anything
         out: list[tuple[bool, str]] = []
         for c in [s for r in compiled for s in (r.stages or (r,))]:
             if c.out is None:
@@ -68,16 +69,21 @@ class TRL:
         return not re.search(r"-m\s+[\"']?verl\.", script)
 
     def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
-        from whileai.errors import SpecError
+        from whileai.errors import SpecError, raw
         from whileai.targets.trl.check import check_dir
 
         if entry != "auto":
             return [("error", str(SpecError("--entry", entry, "auto for a TRL run directory (its "
                                             "command is in its config.yaml)")))]
+        if not (path / "config.yaml").is_file():  # a folder, but no TRL run: say so before TRL
+            return [("error", str(SpecError("config", raw(f"{path} is a folder without config.yaml"),
+                                            "a prime-rl TOML or a TRL run directory that `whileai "
+                                            "compile -b trl -o DIR` wrote")))]
         try:
             problems = check_dir(path)
         except SpecError as e:
-            return [("error", f"{path}: {e}")]
+            return [("error", f"{path}: {e.value}; {e.allowed}" if e.field == "--check"
+                     else f"{path}: {e}")]  # `check` has no --check flag to name
         if problems:
             return [*(("error", f"{path}: {p}") for p in problems),
                     ("error", f"{path} is not a TRL run directory TRL's parser accepts")]
