@@ -56,6 +56,9 @@ def test_check_without_verl_says_how_to_get_it(tmp_path: Path):
     code, out = cli("compile", str(EXAMPLES / "grpo.toml"), "-b", "verl", "-o", str(tmp_path / "g"),
                     "--check")
     assert code == 2 and "pip install 'whileai[verl]'" in out
+    assert not (tmp_path / "g").exists()  # a check that cannot run writes nothing
+    code, out = cli("compile", str(EXAMPLES / "grpo.toml"), "-b", "verl", "-o", str(tmp_path / "g"))
+    assert code == 0 and (tmp_path / "g" / "run.sh").is_file()
     code, out = cli("check", str(tmp_path / "g"))
     assert code == 2 and "run.sh: not checked" in out  # claimed by verl, not by TRL
 
