@@ -197,3 +197,4 @@ def test_verify_checks_each_compiled_run_sh_and_stops_at_the_first_refusal(monke
     assert len(got) == 2
     with pytest.raises(SpecError, match="no run.sh"):
         verify.verify([SimpleNamespace(files={"a.toml": ""}, out=None, stages=())])  # type: ignore[list-item]
+    assert verify.verify([]) == []  # compile --check asking before it writes: verl can check here

@@ -277,7 +277,7 @@ def verify(compiled: list[Compiled]) -> list[tuple[bool, str]]:
             if level == "error":
                 return out + [(False, line)]
             out.append((True, f"checked: {line}" if level == "ok" else f"warning: {line}"))
-    if not out:
+    if compiled and not out:  # verify([]) is compile --check asking whether it can check here
         raise SpecError("--check", raw("no run.sh"), "a compiled verl run with a run.sh")
     return out
 
