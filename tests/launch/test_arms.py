@@ -243,3 +243,18 @@ def test_the_bundled_arms_warning_says_they_read_the_same_prompts() -> None:
     other = mismatch("rollouts", {"grpo": 51200, "opsd": 6400}, prompts={"grpo": 6400, "opsd": 100},
                      samples={"grpo": 8, "opsd": 1})
     assert other is not None and "same" not in other and "--budget" in other
+
+
+def test_bundled_arms_a_target_cannot_run_are_skipped_with_why_but_named_ones_refused() -> None:
+    # verl 0.9.1 has no OPSD: the default arms drop it with verl's reason; naming it is an error
+    p = subprocess.run([sys.executable, "-m", "whileai", "arms", "-b", "verl", "--json"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    plan = json.loads(p.stdout)
+    assert sorted(plan["arms"]) == ["grpo", "opd", "sft"]
+    (note,) = plan["skipped"]
+    assert "opsd.toml" in note and "#6827" in note
+    p = whileai("arms", str(EXAMPLES / "grpo.toml"), str(EXAMPLES / "opsd.toml"), "-b", "verl")
+    assert p.returncode == 2 and "#6827" in p.stderr and "Traceback" not in p.stderr
+    p = whileai("arms", "-b", "prime-rl", "--json")  # a target that runs them all skips none
+    assert p.returncode == 0 and json.loads(p.stdout)["skipped"] == []

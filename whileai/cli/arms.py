@@ -39,8 +39,11 @@ def arms_cmd(
     """Plan paired arms from spec files: the fairness checks, budgets and pairs compared."""
     from whileai.errors import SpecError
 
+    skipped: list[str] = []
     try:
-        plan = make_plan(specs or _bundled(), baseline, pair or [], repeats, budget, target, cpu, out)
+        chosen = specs or _runnable(_bundled(), target, cpu, skipped)
+        plan = make_plan(chosen, baseline, pair or [], repeats, budget, target, cpu, out)
+        plan["skipped"] = skipped
     except SpecError as e:
         from whileai.cli.fail import fail
 
@@ -48,7 +51,13 @@ def arms_cmd(
     if as_json:
         print(json.dumps(plan, indent=1))
         return
+    import textwrap
+
     from whileai.cli.recipe import plan_lines
+
+    for line in skipped:  # whole words a line: the URL and keys stay copyable
+        print(textwrap.fill(f"note: {line}", width=100, subsequent_indent="  ",
+                            break_long_words=False, break_on_hyphens=False))
 
     print("\n".join(plan_lines({n: a["steps"] for n, a in plan["arms"].items()},
                                {n: a["per_step"] for n, a in plan["arms"].items()},
@@ -71,6 +80,29 @@ def _bundled() -> list[Path]:
             return found
     raise SpecError("SPEC", raw("none given"), "spec files, one per arm (the default, a clone's "
                     "examples/*.toml, is neither beside this install nor in this folder)")
+
+
+def _runnable(bundled: list[Path], target: str, cpu: bool, skipped: list[str]) -> list[Path]:
+    """The bundled arms the target can run. A method the target refuses (verl 0.9.1 has no OPSD)
+    drops that arm with its one-line reason in `skipped`; a spec the user names is never dropped:
+    its refusal is the command's error."""
+    from whileai.api import compile
+    from whileai.errors import SpecError
+    from whileai.spec.load import load_spec
+    from whileai.targets import registry
+
+    registry.get(target)  # an unknown target: one line, before any arm is compiled
+    kept = []
+    for p in bundled:
+        try:
+            compile(load_spec(p), target, cpu=cpu)
+        except SpecError as e:
+            if e.field != "method.type":
+                raise
+            skipped.append(f"bundled arm {p.name} skipped: {e}")
+            continue
+        kept.append(p)
+    return kept
 
 
 def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats: int,
