@@ -69,7 +69,8 @@ def messages(source: Path, out: Path, val: Path | None = None) -> int:
     _write(out, rows["train"])
     if val is not None:
         _write(val, rows["test"])
-    return len(rows["train"]) + len(rows["test"])
+        print(f"convert.py messages: wrote {len(rows['test'])} rows to {val}", file=sys.stderr)
+    return len(rows["train"])
 
 
 def _write(out: Path, rows: list[dict[str, Any]]) -> None:

@@ -72,7 +72,7 @@ def refusals(overrides: Mapping[str, str], *, job: str, base: Path | None = None
     return out
 
 
-def first_error(overrides: Mapping[str, str], *, job: str, base: Path | None = None,  # noqa: V103
+def first_error(overrides: Mapping[str, str], *, job: str, base: Path | None = None,
                 produced: Collection[str] = (), launcher: tuple[int, int] | None = None) -> None:
     """Raise SpecError (field: the key, its value, what is allowed) for the first refusal: what
     the verl target's compile calls on each job's final overrides (noqa: vulture reads this
