@@ -198,3 +198,18 @@ def test_whileais_own_rules_refuse_what_verl_lets_through(key, value, words):
 def test_sft_jobs_meet_the_lax_rules_too():
     with pytest.raises(wai.SpecError, match="overrides.generate.actor_rollout_ref.rollout.temperature"):
         compile(run("sft", overrides={"generate.actor_rollout_ref.rollout.temperature": 0.0}))
+
+
+def test_a_list_override_is_checked_item_by_item():
+    """trainer.logger takes several backends (the recipe adds "file"); each must be one verl has."""
+    c = compile(run("grpo", overrides={"trainer.logger": ["console", "file"]}))
+    assert overrides(c)["trainer.logger"] == '["console","file"]'
+    with pytest.raises(wai.SpecError, match="overrides.trainer.logger") as e:
+        compile(run("grpo", overrides={"trainer.logger": ["console", "fle"]}))
+    assert e.value.value == "fle" and "each item one of" in e.value.allowed
+
+
+def test_a_key_whose_default_is_null_takes_a_value():
+    """trainer.validation_data_dir defaults to null in verl's YAML: null is its unset, not its type."""
+    c = compile(run("grpo", overrides={"trainer.validation_data_dir": "$PWD/outputs/val"}))
+    assert overrides(c)["trainer.validation_data_dir"] == "/run/outputs/val"

@@ -15,6 +15,7 @@ from whileai.catalogs.paths import set_path
 from whileai.errors import SpecError, raw
 from whileai.targets.verl import catalog, lax
 from whileai.targets.verl.pin import VERSION
+from whileai.targets.verl.values import fits
 
 if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
@@ -28,10 +29,13 @@ def check(job: str, key: str, value: Any) -> catalog.Entry:
         raise SpecError(f"overrides.{key}", raw(f"unknown key {key!r}"),
                         f"a key of verl {VERSION}'s {config} config (schemas/{catalog.FILE})",
                         hint=catalog.suggest(key, job))
-    if found.choices and value not in found.choices:
-        raise SpecError(f"overrides.{key}", value, f"one of {', '.join(map(str, found.choices))} "
+    items = value if isinstance(value, list) else [value]  # trainer.logger: a list of backends
+    if found.choices and (bad := [v for v in items if v not in found.choices]):
+        raise SpecError(f"overrides.{key}", value if bad == [value] else bad[0],
+                        ("each item " if isinstance(value, list) else "")
+                        + f"one of {', '.join(map(str, found.choices))} "
                         f"(verl {VERSION}: {found.choices_from or config})")
-    if not _fits(found.type, value):
+    if not fits(value, found.type, strict=bool(found.dataclass)):  # one rule with lax's
         raise SpecError(f"overrides.{key}", value, f"a value of type {found.type} (verl {VERSION}'s "
                         f"{config} config)")
     return found
@@ -66,18 +70,3 @@ def lax_check(pairs: list[tuple[str, str]], job: str, run: RunSpec, prefix: str 
         if prefix + key in run.overrides:
             raise SpecError(f"overrides.{prefix}{key}", e.value, e.allowed, hint=e.hint) from None
         raise
-
-
-_CHECKS = {"int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-           "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-           "bool": lambda v: isinstance(v, bool), "str": lambda v: isinstance(v, str),
-           "None": lambda v: v is None}
-
-
-def _fits(kind: str, value: Any) -> bool:
-    """A scalar type the catalogue names (`float`, `int | None`); anything else (a list, a map,
-    a class) is left to verl's own check."""
-    alts = [k.strip() for k in kind.split("|")] if kind else []
-    if not alts or any(a not in _CHECKS for a in alts):
-        return True
-    return any(_CHECKS[a](value) for a in alts)
