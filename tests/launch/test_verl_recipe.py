@@ -186,3 +186,19 @@ def test_the_modal_app_for_verl_is_its_own() -> None:
 
     assert modal_verl.VERL_APP == "whileai-verl" and modal_verl.backend().app_name == "whileai-verl"
     assert "verl[vllm,flash-attn-cu130torch211]==0.9.1" in modal_verl.IMAGE_LABEL
+
+
+def test_an_own_data_sft_arm_without_a_reward_is_scored_with_the_baselines(tmp_path: Path) -> None:
+    """SFT needs no reward to train; its eval uses the baseline's, the one the pairs compare."""
+    mine = ROOT / "tests" / "data" / "arms"
+    sft = tmp_path / "sft.toml"
+    sft.write_text(f'taskset = "backwards"\nmodel = "acme/student-1b"\ndata = "{mine / "tasks.jsonl"}"\n'
+                   'steps = 20\nprompts = 32\nlora = false\n[method]\ntype = "sft"\n'
+                   'teacher = "vllm:acme/teacher-8b@http://gpu-box:8001/v1"\nmax_tokens = 512\n')
+    p = run(str(mine / "baseline.toml"), str(sft), "--dry-run", "--out", str(tmp_path / "runs"))
+    assert p.returncode == 0, p.stderr
+    arms = tmp_path / "runs" / "verl"
+    assert (arms / "sft" / "eval" / "reward.py").read_text() == (arms / "baseline" / "reward.py").read_text()
+    assert (arms / "sft" / "eval" / "similarity.py").is_file()
+    o = overrides(arms / "sft" / "eval" / "run.sh")
+    assert "actor_rollout_ref.model.lora_adapter_path" not in o

@@ -8,10 +8,10 @@ run after run.sh in the same container:
    (`outputs/global_step_<n>`, saved at the last step: sft_trainer.py:441) into a Hugging Face
    model, with the LoRA adapter beside it in `lora_adapter/` when the arm trained one
    (model_merger/base_model_merger.py:311-408);
-2. `bash eval/run.sh`: the same spec compiled with `-b verl` as GRPO, with
-   `trainer.val_only=True`: verl loads that model (and adapter), scores the holdout with the
-   taskset's reward.py exactly as the RL arms' validation does (trainer_base.py:438-448) and
-   stops before any training step.
+2. `bash eval/run.sh`: the baseline arm's spec (its holdout rows and reward: what every pair
+   is scored with) compiled with `-b verl` as GRPO on this arm's model, LoRA and sampling, with
+   `trainer.val_only=True`: verl loads that model (and adapter), scores the holdout exactly as
+   the RL arms' validation does (trainer_base.py:438-448) and stops before any training step.
 
     files = eval_files(compiled_sft_arm)    # {"eval.sh": ..., "eval/run.sh": ..., "eval/data/...": ...}
 """
@@ -50,8 +50,10 @@ def sft_overrides() -> dict[str, Any]:
     return {"sft.trainer.logger": LOGGER}
 
 
-def grader(c: Compiled, name: str) -> Any:
-    """The SFT arm's spec as a verl validation-only run of its merged model."""
+def grader(c: Compiled, name: str, baseline: Any = None) -> Any:
+    """The SFT arm's merged model as a verl validation-only run: the baseline's spec (its holdout
+    and reward, the ones every pair is scored with; the SFT spec itself when none is given) with
+    the SFT arm's model, LoRA and sampling."""
     run = c.run
     m = run.method
     overrides: dict[str, Any] = {
@@ -62,15 +64,17 @@ def grader(c: Compiled, name: str) -> Any:
         overrides["actor_rollout_ref.model.lora_adapter_path"] = f"$PWD/../{MERGED}/lora_adapter"
     method = {"type": "grpo", "samples": max(2, m.samples), "temperature": m.temperature,
               "max_tokens": m.max_tokens}
-    return replace_run(run, model=f"$PWD/../{MERGED}", method=method, overrides=overrides, accept={},
-                       then=None)
+    return replace_run(baseline if baseline is not None else run, model=f"$PWD/../{MERGED}",
+                       lora=run.lora, lora_rank=run.lora_rank, seed=run.seed, method=method,
+                       overrides=overrides, accept={}, then=None)
 
 
-def eval_files(c: Compiled, name: str) -> dict[str, str]:
-    """eval.sh and the eval/ folder (run.sh, data, reward.py) for the SFT arm `c`."""
+def eval_files(c: Compiled, name: str, baseline: Any = None) -> dict[str, str]:
+    """eval.sh and the eval/ folder (run.sh, data, reward.py) for the SFT arm `c`, scored with
+    `baseline`'s holdout and reward (a RunSpec; default: the arm's own spec)."""
     from whileai.targets.verl.compile import compile as verl
 
-    g = verl(grader(c, name))
+    g = verl(grader(c, name, baseline))
     return {"eval.sh": SCRIPT.format(merged=MERGED)} | {f"eval/{k}": v for k, v in g.files.items()
                                                          if k != "README.md"}
 

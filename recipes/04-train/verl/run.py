@@ -164,7 +164,8 @@ def _main(argv: list[str] | None = None) -> int:
             for n, c in compiled.items():
                 s = arm_from_compiled(n, c)
                 if c.run.method.type == "sft":
-                    s = s.model_copy(update={"files": dict(s.files) | eval_files(c, n)})
+                    extra = eval_files(c, n, arms.runs[arms.baseline])  # scored as the pairs are
+                    s = s.model_copy(update={"files": dict(s.files) | extra})
                 specs[n] = s
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)
