@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -239,10 +239,43 @@ def _loop(m: Manifest, be: LocalBackend, names: list[str], jobs: int, relaunch: 
         time.sleep(0.5)
 
 
+def write_comparison(m: Manifest, out: Path, xs: tuple[str, ...]) -> dict[str, Any]:
+    """results.json and results.png of the manifest's arms in `out` (a comparison of finished
+    arms while others run is marked partial); returns the results."""
+    from whileai.launch.interrupt import mark_partial
+    from whileai.results import build, plot, write_results
+
+    res = mark_partial(build(m), m)
+    write_results(out / "results.json", res)
+    plot(res, out / "results.png", xs=xs)
+    return res
+
+
+def print_results(m: Manifest, out: Path, xs: tuple[str, ...]) -> None:
+    """write_comparison, then its lines and the files written, on stdout."""
+    res = write_comparison(m, out, xs)
+    print("\n".join(result_lines(res)))
+    print(f"wrote {out / 'results.json'} and {out / 'results.png'}")
+
+
+def guarded(body: Callable[[list[str] | None], int], argv: list[str] | None, app: str = "whileai") -> int:
+    """A recipe's main: Ctrl-C anywhere ends in one line (arms spawned on the Modal app `app`
+    are listed with how to stop them) and the interrupted exit code."""
+    from whileai.launch.interrupt import EXIT_INTERRUPTED, Interrupted, interrupted_line
+
+    try:
+        return body(argv)
+    except Interrupted as e:
+        print(interrupted_line(e, app), file=sys.stderr)
+    except KeyboardInterrupt:
+        print(interrupted_line(None), file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
 def _num(v: float | None) -> str:
     return "?" if v is None else f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
 
 
 __all__ = ["EXAMPLES", "Parser", "add_arm_options", "arms_from_args", "axes", "budget", "bundled",
-           "manifest_to_collect", "parser", "plan_lines", "positive", "result_lines", "run_local",
-           "spec_paths"]
+           "guarded", "manifest_to_collect", "parser", "plan_lines", "positive", "print_results",
+           "result_lines", "run_local", "spec_paths", "write_comparison"]

@@ -71,11 +71,32 @@ def wait_for_models(port: int, timeout: float, proc: subprocess.Popen[bytes] | N
     raise RuntimeError(f"teacher server did not answer {url} within {timeout:.0f} s")
 
 
-def _write_files(job: dict[str, Any], work: Path) -> Path:
-    work.mkdir(parents=True, exist_ok=True)
+def write_files(job: dict[str, Any], work: Path) -> Path:
+    """The job's files under `work` (sub-folders made); returns its main file's path."""
     for name, text in job["files"].items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
         (work / name).write_text(text, encoding="utf-8")
     return work / (job.get("main") or next(iter(job["files"])))
+
+
+def finished(out: Path) -> dict[str, Any] | None:
+    """The ok record an earlier attempt left at `out` (a preempted container's restart returns
+    it instead of training again); None when there is none."""
+    try:
+        prev = read_metrics(out) if out.exists() else None
+    except ValueError:
+        return None
+    return prev.model_dump(mode="json") if prev is not None and prev.status == "ok" else None
+
+
+def save(out: Path, record: dict[str, Any], commit: Callable[[], None]) -> dict[str, Any]:
+    """Write the record to the volume; a volume problem is added to its error, never raised."""
+    try:
+        write_metrics(out, record)
+        commit()
+    except Exception as e:
+        record["error"] = (record.get("error") or "") + f" (volume write failed: {e})"
+    return record
 
 
 def train_job(
@@ -90,19 +111,14 @@ def train_job(
 ) -> dict[str, Any]:
     """Run one arm; return (and write to `volume_dir/metrics.json`) its metrics record."""
     out = volume_dir / "metrics.json"
-    if out.exists():
-        try:
-            prev = read_metrics(out)
-            if prev.status == "ok":
-                return prev.model_dump(mode="json")
-        except ValueError:
-            pass
+    if (prev := finished(out)) is not None:
+        return prev
     start = time.monotonic()
     work = work_root / job["run_id"]
     teacher: subprocess.Popen[bytes] | None = None
     log_path = work / "rl.log"
     try:
-        cfg = _write_files(job, work)
+        cfg = write_files(job, work)
         if job.get("teacher"):
             port = int(job.get("teacher_port") or 8001)
             tlog = open(work / "teacher.log", "ab")  # noqa: SIM115 (closed with the process)
@@ -141,12 +157,7 @@ def train_job(
                 teacher.wait(30)
             except subprocess.TimeoutExpired:
                 teacher.kill()
-    try:
-        write_metrics(out, record)
-        commit()
-    except Exception as e:  # a volume problem must not turn the result into an exception
-        record["error"] = (record.get("error") or "") + f" (volume write failed: {e})"
-    return record
+    return save(out, record, commit)
 
 
 def gpu_count(label: str | None) -> int | None:
@@ -158,7 +169,7 @@ def gpu_count(label: str | None) -> int | None:
 def validate_job(job: dict[str, Any], work_root: Path) -> dict[str, Any]:
     """`uv run rl @ cfg.toml --dry-run`; returns {ok, returncode, output} and never raises."""
     try:
-        cfg = _write_files(job, work_root / job["run_id"])
+        cfg = write_files(job, work_root / job["run_id"])
         p = subprocess.run(rl_argv(cfg, dry_run=True), cwd=cfg.parent, capture_output=True,
                            text=True, timeout=900)
         return {"arm": job["arm"], "ok": p.returncode == 0, "returncode": p.returncode,

@@ -19,21 +19,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from whileai.launch.metrics import Metrics, error_record, read_metrics, write_metrics
-from whileai.launch.remote import gpu_count
+from whileai.launch.metrics import Metrics, error_record
+from whileai.launch.remote import finished, gpu_count, save, write_files
 from whileai.launch.runner import describe_returncode, tail
 from whileai.launch.verl_metrics import parse_val_dump, parse_verl_jsonl
 
 EVAL = "eval.sh"  # the SFT arm's scoring step (whileai.launch.verl_eval)
 VAL_DIR = "outputs/val"  # trainer.validation_data_dir, under the folder its run.sh works in
 TRAIN_LOG, EVAL_LOG = "verl_train.jsonl", "verl_eval.jsonl"  # $VERL_FILE_LOGGER_PATH of each
-
-
-def write_files(job: dict[str, Any], work: Path) -> None:
-    for name, text in job["files"].items():
-        path = work / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
 
 
 def _bash(script: str, work: Path, logger: Path, log: Path) -> int:
@@ -71,18 +64,12 @@ def train_verl_job(
 ) -> dict[str, Any]:
     """Run one verl arm; return (and write to `volume_dir/metrics.json`) its metrics record."""
     out = volume_dir / "metrics.json"
-    if out.exists():
-        try:
-            prev = read_metrics(out)
-            if prev.status == "ok":
-                return prev.model_dump(mode="json")
-        except ValueError:
-            pass
+    if (prev := finished(out)) is not None:
+        return prev
     start = time.monotonic()
     work = work_root / job["run_id"]
     log = work / "run.log"
     try:
-        work.mkdir(parents=True, exist_ok=True)
         write_files(job, work)
         code = _bash(job.get("main") or "run.sh", work, work / TRAIN_LOG, log)
         train_seconds = round(time.monotonic() - start, 1)
@@ -109,12 +96,7 @@ def train_verl_job(
     except Exception as e:
         record = error_record(f"{type(e).__name__}: {e}", seconds=round(time.monotonic() - start, 1),
                               gpu=gpu, image=image, log_tail=tail(log) or traceback.format_exc()[-4000:])
-    try:
-        write_metrics(out, record)
-        commit()
-    except Exception as e:  # a volume problem must not turn the result into an exception
-        record["error"] = (record.get("error") or "") + f" (volume write failed: {e})"
-    return record
+    return save(out, record, commit)
 
 
-__all__ = ["EVAL", "VAL_DIR", "read_run", "train_verl_job", "write_files"]
+__all__ = ["EVAL", "VAL_DIR", "read_run", "train_verl_job"]

@@ -35,22 +35,22 @@ import whileai as wai
 from whileai.cli.recipe import (
     add_arm_options,
     arms_from_args,
+    guarded,
     manifest_to_collect,
     parser,
     plan_lines,
     positive,
-    result_lines,
+    print_results,
 )
 from whileai.cost.budget import check_matched, per_step, steps_of
 from whileai.errors import SpecError
 from whileai.files.writable import out_error, probe
-from whileai.launch import EXIT_INFRA, InfraError, Manifest, backend, collect, launch, modal_module, plan
+from whileai.launch import EXIT_INFRA, InfraError, backend, collect, launch, modal_module, plan
 from whileai.launch.arms import Arms, match_budget, repeat, replace_run
-from whileai.launch.interrupt import Interrupted, collect_gate, mark_partial, remote
+from whileai.launch.interrupt import Interrupted, collect_gate, remote
 from whileai.preflight.gate import gate
 from whileai.report.text import render_text
 from whileai.report.wrap import width
-from whileai.results import build, plot, write_results
 from whileai.rules.honoured import strict
 from whileai.targets.compiled import as_written, in_context
 
@@ -104,25 +104,9 @@ def rehearse_arms(arms: dict[str, wai.Compiled], steps: int, timeout: float) -> 
     return 1 if bad else 0
 
 
-def results(m: Manifest, out: Path, xs: tuple[str, ...]) -> None:
-    res = mark_partial(build(m), m)
-    write_results(out / "results.json", res)
-    plot(res, out / "results.png", xs=xs)
-    print("\n".join(result_lines(res)))
-    print(f"wrote {out / 'results.json'} and {out / 'results.png'}")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Ctrl-C anywhere: one line; arms already spawned on Modal are listed with how to stop them."""
-    from whileai.launch.interrupt import EXIT_INTERRUPTED, Interrupted, interrupted_line
-
-    try:
-        return _main(argv)
-    except Interrupted as e:
-        print(interrupted_line(e, MODAL_APP), file=sys.stderr)
-    except KeyboardInterrupt:
-        print(interrupted_line(None), file=sys.stderr)
-    return EXIT_INTERRUPTED
+    return guarded(_main, argv, MODAL_APP)
 
 
 def _main(argv: list[str] | None = None) -> int:
@@ -168,7 +152,7 @@ def _main(argv: list[str] | None = None) -> int:
         if note:
             print(note, file=sys.stderr)
         if code == 0:
-            results(m, out, args.x)
+            print_results(m, out, args.x)
         return code
 
     base = compiled[arms.baseline].run

@@ -41,24 +41,25 @@ import whileai as wai
 from whileai.cli.recipe import (
     add_arm_options,
     arms_from_args,
+    guarded,
     manifest_to_collect,
     parser,
     plan_lines,
     positive,
     result_lines,
     run_local,
+    write_comparison,
 )
 from whileai.cost.budget import check_matched, per_step, steps_of
 from whileai.errors import SpecError, raw
 from whileai.files.writable import out_error, probe
 from whileai.launch import LocalBackend, Manifest, arm_from_compiled, call_argv, collect, plan, tiny
 from whileai.launch.arms import Arms, match_budget, repeat, replace_run
-from whileai.launch.interrupt import collect_gate, mark_partial
+from whileai.launch.interrupt import collect_gate
 from whileai.launch.offline import TINY, Offline, metric, task_texts
 from whileai.preflight.gate import gate
 from whileai.report.text import render_text
 from whileai.report.wrap import width
-from whileai.results import build, plot, write_results
 from whileai.rules.honoured import strict
 from whileai.targets.compiled import as_written, in_context
 
@@ -186,9 +187,7 @@ def validate(m: Manifest, names: list[str], paths: list[str]) -> int:
 
 
 def report(m: Manifest, out: Path, xs: tuple[str, ...]) -> int:
-    res = mark_partial(build(m), m)
-    write_results(out / "results.json", res)
-    plot(res, out / "results.png", xs=xs)
+    res = write_comparison(m, out, xs)
     for line in result_lines(res):
         console.print(line, soft_wrap=True, style="yellow" if line.startswith("warning") else None)
     console.print(f"wrote {out / 'results.json'} and {out / 'results.png'}")
@@ -206,15 +205,7 @@ def backend(jobs: int, paths: list[str]) -> LocalBackend:
 
 def main(argv: list[str] | None = None) -> int:
     """Ctrl-C anywhere: one line, the arms started here stopped, nothing half-written."""
-    from whileai.launch.interrupt import EXIT_INTERRUPTED, Interrupted, interrupted_line
-
-    try:
-        return _main(argv)
-    except Interrupted as e:
-        print(interrupted_line(e), file=sys.stderr)
-    except KeyboardInterrupt:
-        print(interrupted_line(None), file=sys.stderr)
-    return EXIT_INTERRUPTED
+    return guarded(_main, argv)
 
 
 def _main(argv: list[str] | None = None) -> int:

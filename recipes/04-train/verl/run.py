@@ -35,23 +35,23 @@ from whileai.cli.recipe import (
     add_arm_options,
     arms_from_args,
     bundled,
+    guarded,
     manifest_to_collect,
     parser,
     plan_lines,
     positive,
-    result_lines,
+    print_results,
 )
 from whileai.cost.budget import check_matched, per_step, steps_of
 from whileai.errors import SpecError
 from whileai.files.writable import out_error, probe
 from whileai.launch import EXIT_INFRA, InfraError, Manifest, collect, launch, plan
 from whileai.launch.arms import Arms, load_arms, match_budget, repeat, replace_run
-from whileai.launch.interrupt import Interrupted, collect_gate, mark_partial, remote
+from whileai.launch.interrupt import Interrupted, collect_gate, remote
 from whileai.launch.manifest import arm_from_compiled
 from whileai.launch.verl_eval import eval_files, recipe_overrides, sft_overrides
 from whileai.report.text import render_text
 from whileai.report.wrap import width
-from whileai.results import build, plot, write_results
 from whileai.rules.honoured import strict
 from whileai.targets.compiled import as_written, in_context
 
@@ -110,25 +110,9 @@ def validate(m: Manifest) -> int:
     return 1 if bad else 0
 
 
-def results(m: Manifest, out: Path, xs: tuple[str, ...]) -> None:
-    res = mark_partial(build(m), m)
-    write_results(out / "results.json", res)
-    plot(res, out / "results.png", xs=xs)
-    print("\n".join(result_lines(res)))
-    print(f"wrote {out / 'results.json'} and {out / 'results.png'}")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Ctrl-C anywhere: one line; arms already spawned on Modal are listed with how to stop them."""
-    from whileai.launch.interrupt import EXIT_INTERRUPTED, interrupted_line
-
-    try:
-        return _main(argv)
-    except Interrupted as e:
-        print(interrupted_line(e, APP), file=sys.stderr)
-    except KeyboardInterrupt:
-        print(interrupted_line(None), file=sys.stderr)
-    return EXIT_INTERRUPTED
+    return guarded(_main, argv, APP)
 
 
 def _modal() -> object:
@@ -178,7 +162,7 @@ def _main(argv: list[str] | None = None) -> int:
         if note:
             print(note, file=sys.stderr)
         if code == 0:
-            results(m, out, args.x)
+            print_results(m, out, args.x)
         return code
 
     base = compiled[arms.baseline].run
