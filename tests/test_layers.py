@@ -3,6 +3,8 @@ circle among whileai's modules (imports under TYPE_CHECKING aside)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,15 +15,37 @@ ROOT = Path(__file__).resolve().parents[1]
 grimp = pytest.importorskip("grimp", reason="import-linter (the [dev] extra) builds the import graph")
 
 
+_LINT = ("import sys; from importlinter.cli import lint_imports; "
+         "sys.exit(lint_imports(config_filename=sys.argv[1], no_cache=True, no_logo=True))")
+
+
+def lint(root: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter's own entry (the one `lint-imports` runs) on the package under `root`, in a
+    process whose path starts at `root`, so a copy of the package is linted instead of this one."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([sys.executable, "-c", _LINT, str(root / "pyproject.toml")], cwd=root,
+                          capture_output=True, text=True, env=env)
+
+
 def test_layers_contract_is_kept() -> None:
     """An arrow that runs back up fails here with the modules and the line that import it."""
-    r = subprocess.run([sys.executable, "-m", "importlinter.cli", "--config", str(ROOT / "pyproject.toml")],
-                       cwd=ROOT, capture_output=True, text=True)
-    if r.returncode != 0 and "No module named importlinter.cli" in r.stderr:
-        r = subprocess.run(["lint-imports", "--config", str(ROOT / "pyproject.toml")], cwd=ROOT,
-                           capture_output=True, text=True)
+    r = lint(ROOT)
     assert r.returncode == 0, r.stdout[r.stdout.find("Broken contracts"):] or r.stdout + r.stderr
-    assert "BROKEN" not in r.stdout
+    assert "Contracts:" in r.stdout and " 0 broken" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_planted_upward_import_breaks_the_contract(tmp_path: Path) -> None:
+    """The test above can fail: a copy of the package whose spec imports the CLI (an arrow from
+    the bottom of the house to its top, forming no circle) is refused by the same call."""
+    shutil.copytree(ROOT / "whileai", tmp_path / "whileai",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    assert lint(tmp_path).returncode == 0
+    planted = tmp_path / "whileai" / "spec" / "planted.py"
+    planted.write_text("import whileai.cli.fail  # noqa: F401\n", encoding="utf-8")
+    r = lint(tmp_path)
+    assert r.returncode != 0, r.stdout
+    assert "BROKEN" in r.stdout and "whileai.spec.planted -> whileai.cli.fail" in r.stdout, r.stdout
 
 
 def circles(edges: dict[str, set[str]]) -> list[list[str]]:
