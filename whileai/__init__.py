@@ -1,4 +1,5 @@
-"""whileai: compile OPD / OPSD / GRPO / SFT specs into prime-rl and TRL run files.
+"""whileai: compile OPD / OPSD / GRPO / SFT specs into the run files of training frameworks (the
+targets, listed once in `whileai.targets.registry`).
 
     import whileai as wai
     teacher = wai.Endpoint(url="http://localhost:8001/v1", model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL")

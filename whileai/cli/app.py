@@ -18,10 +18,17 @@ from whileai.cli.fail import quiet_pipe as _stdout
 from whileai.cli.helptext import HelpCommand
 from whileai.cli.params import typer_command
 from whileai.errors import SpecError
+from whileai.targets import registry
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
 
 SETTINGS: dict[str, Any] = dict(
     add_completion=False, no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False,
-    help="Compile OPD / OPSD / GRPO / SFT method specs into prime-rl and TRL run files.",
+    # the targets are named from the registry: a target added there is named here with no edit
+    help=f"Compile OPD / OPSD / GRPO / SFT method specs into {_listed(registry.names())} run files.",
 )
 app = typer.Typer(**SETTINGS)
 command = partial(app.command, cls=HelpCommand)  # plain, readable help: whileai.cli.helptext
@@ -171,11 +178,10 @@ def main() -> None:
 
 def _version(shown: bool) -> None:
     if shown:
-        from whileai.targets.prime_rl.pin import COMMIT
-        from whileai.targets.trl.pin import VERSION
         from whileai.version import __version__
 
-        print(f"whileai {__version__} (targets: prime-rl {COMMIT[:7]}, trl {VERSION})")
+        pins = ", ".join(registry.get(n).pin for n in registry.names())
+        print(f"whileai {__version__} (targets: {pins})")
         raise typer.Exit()
 
 
@@ -183,7 +189,7 @@ def _group(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
 ) -> None:
-    """Compile OPD / OPSD / GRPO / SFT method specs into prime-rl and TRL run files."""
+    """Compile OPD / OPSD / GRPO / SFT method specs into the run files of training frameworks."""
 
 
 app.callback()(_group)

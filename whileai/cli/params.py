@@ -7,7 +7,7 @@ their values, the arguments) and answers None for anything else (help, a typo, a
 value, `--`, a repeated flag), which typer then reads and answers as it always has.
 
     SPECS = Param("specs", list[Path], (), "Run spec TOML file(s).")   # an argument: no flags
-    BACKEND = Param("target", str, ("--backend", "-b"), "Target: ...", "prime-rl")
+    TARGET = Param("target", str, ("--target", "-t"), "Target: ...", "prime-rl")
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple, Union, get_args, get_origin
+
+from whileai.targets import registry
 
 REQUIRED = inspect.Parameter.empty
 
@@ -140,27 +142,31 @@ def _plain(word: str) -> bool:
 
 
 SPECS = Param("specs", list[Path], (), "Run spec TOML file(s).", argument=True)
-BACKEND = Param("target", str, ("--backend", "-b"), "Target: prime-rl, trl or verl.", "prime-rl")
+TARGET = Param("target", str, ("--target", "-t", "--backend", "-b"),
+               f"The framework to compile for: {', '.join(registry.names())} (-b/--backend: the "
+               "same option, its older name).", registry.names()[0])
 SETS = Param("sets", list[str] | None, ("--set",), "Override a target key: dotted.key=value, "
              "list items as a.b[0].c or a.b.0.c (checked). Repeatable.", None)
 COMPILE = (
     SPECS,
-    BACKEND,
-    Param("out", Path | None, ("--out", "-o"), "prime-rl: the .toml (or a folder for "
-          "<spec>.toml); trl: the run directory itself; several specs: a folder for all. Without "
-          "it nothing is written.", None),
+    TARGET,
+    Param("out", Path | None, ("--out", "-o"), "A one-file target: the file (or a folder for "
+          "<spec> and the target's suffix); a run-directory target: the directory itself; several "
+          "specs: a folder for all. Without it nothing is written.", None),
     SETS,
     JSON := Param("as_json", bool, ("--json",), "Print the report as JSON.", False),
     Param("force", bool, (), "Overwrite a file whileai did not write, or one changed since it "
           "did.", False),
-    Param("check", bool, (), "Also run the target's own parser (trl).", False),
-    Param("cpu", bool, (), "trl: a CPU run (use_cpu, bf16 false).", False),
+    Param("check", bool, (), "Also run the target's own check of what was compiled (its parser or "
+          "loader); a refusal exits 2.", False),
+    Param("cpu", bool, (), "A CPU run, where the target can train on a CPU (the "
+          "others refuse it, naming the ones that can).", False),
     PLAIN := Param("plain", bool | None, ("--plain/--rich",), "Plain text report (the default when "
                    "stdout is not a terminal) or rich tables.", None),
     Param("strict", bool, (), "Every warning is an error: exit 2 naming the first, and nothing is "
           "written.", False),
 )
-EXPLAIN = (SPECS, BACKEND, SETS, JSON._replace(help="Print the keys as JSON."),
+EXPLAIN = (SPECS, TARGET, SETS, JSON._replace(help="Print the keys as JSON."),
            PLAIN._replace(help="One key a line, `key = value  (what produced it)`: the default when "
                           "stdout is not a terminal; or rich tables."))
 
