@@ -108,7 +108,7 @@ def inspect_cmd(
                 raise SystemExit(1) from None
             return
         from whileai.tokenview.app import run_inspect
-        from whileai.tokenview.run import Options
+        from whileai.tokenview.run import InspectOptions
 
         if split not in ("train", "holdout"):
             raise SpecError("--split", split, "train or holdout")
@@ -124,7 +124,7 @@ def inspect_cmd(
                 check_folder(out, "--out", "inspect writes inspect.html and inspect.json into it")
 
             flags = tiny_flags(spec, flags, lambda line: _err(line))
-        run_inspect(spec, opts=Options(prompts, samples, max_tokens, top_k, seed, split), out=out,
+        run_inspect(spec, opts=InspectOptions(prompts, samples, max_tokens, top_k, seed, split), out=out,
                     force=force, device=device, timeout=timeout, console=console(),
                     student_key_env=student_api_key_env, **flags)
     except SpecError as e:

@@ -44,7 +44,7 @@ class _File(NamedTuple):
     text: str
 
 
-class Plan(NamedTuple):
+class WritePlan(NamedTuple):
     files: list[_File]
     stale: list[Path]  # files whileai wrote before, unchanged, that this compile no longer makes
     dirs: list[Path]  # folders to create, outermost first
@@ -140,7 +140,7 @@ def _kind(path: Path) -> str:
     return "file" if stat.S_ISREG(mode) else "other"
 
 
-def plan(outputs: list[Output], *, force: bool = False) -> Plan:
+def plan(outputs: list[Output], *, force: bool = False) -> WritePlan:
     """Check every destination of every output; nothing is written here."""
     folders: dict[Path, Output] = {}
     for out in outputs:  # several TOMLs into one folder: one listing for all of them
@@ -172,7 +172,7 @@ def plan(outputs: list[Output], *, force: bool = False) -> Plan:
         _check_file(root / LISTING, None, "", True)
         listing = "".join(f"{digests[r]}  {r}\n" for r in sorted(digests))
         files.append(_File(root / LISTING, f"{HEADER}\n{listing}"))
-    return Plan(files, stale, list(dict.fromkeys(dirs)))
+    return WritePlan(files, stale, list(dict.fromkeys(dirs)))
 
 
 def _folder(path: Path, dirs: list[Path], *, top: bool) -> None:
@@ -262,7 +262,7 @@ def _digest(path: Path) -> str | None:
     return h.hexdigest()
 
 
-def commit(p: Plan) -> None:
+def commit(p: WritePlan) -> None:
     """Write every file of the plan, or none (whileai.files.atomic)."""
     atomic.commit([(f.dest, f.text) for f in p.files], dirs=p.dirs, stale=p.stale)
 

@@ -18,12 +18,12 @@ from rich.console import Console
 from whileai.errors import SpecError
 from whileai.spec.run import Endpoint, RunSpec, parse_endpoint
 from whileai.tokenview.adapters import Adapter, adapter, teacher_endpoint
-from whileai.tokenview.run import Options, Source, inspect, open_model
+from whileai.tokenview.run import InspectOptions, ModelSource, inspect, open_model
 
 FILES = ("inspect.html", "inspect.json")
 
 
-def endpoint_source(flag: str, text: str, model: str, key_env: str) -> Source:
+def endpoint_source(flag: str, text: str, model: str, key_env: str) -> ModelSource:
     """`URL` (serving `model`) or `vllm:<model>@<url>`, validated like a spec's Endpoint."""
     fields = parse_endpoint(text) if text.startswith("vllm:") else {"url": text, "model": model}
     try:
@@ -32,17 +32,17 @@ def endpoint_source(flag: str, text: str, model: str, key_env: str) -> Source:
         if e.field == "api_key_env":
             raise SpecError("--student-api-key-env", key_env, e.allowed) from None
         raise SpecError(flag, text, e.allowed) from None
-    return Source(url=ep.url, model=ep.model, api_key_env=ep.api_key_env)
+    return ModelSource(url=ep.url, model=ep.model, api_key_env=ep.api_key_env)
 
 
 def sources(run: RunSpec, ad: Adapter, *, local_student: str | None, student_endpoint: str | None,
             student_key_env: str, local_teacher: str | None,
-            teacher_endpoint_text: str | None) -> tuple[Source, Source | None]:
+            teacher_endpoint_text: str | None) -> tuple[ModelSource, ModelSource | None]:
     """(student, teacher); teacher None means the student's own model (OPSD)."""
     if local_student and student_endpoint:
         raise SpecError("--local-student", local_student, "either --local-student or --student-endpoint")
     if local_student:
-        student = Source(local=local_student)
+        student = ModelSource(local=local_student)
     elif student_endpoint:
         student = endpoint_source("--student-endpoint", student_endpoint, run.model, student_key_env)
     else:
@@ -59,7 +59,7 @@ def sources(run: RunSpec, ad: Adapter, *, local_student: str | None, student_end
     if local_teacher and teacher_endpoint_text:
         raise SpecError("--local-teacher", local_teacher, "either --local-teacher or --teacher-endpoint")
     if local_teacher:
-        return student, Source(local=local_teacher)
+        return student, ModelSource(local=local_teacher)
     spec_teacher: Any = teacher_endpoint(run)
     if teacher_endpoint_text:
         model = spec_teacher.model if spec_teacher else run.model
@@ -67,11 +67,11 @@ def sources(run: RunSpec, ad: Adapter, *, local_student: str | None, student_end
         return student, endpoint_source("--teacher-endpoint", teacher_endpoint_text, model, env)
     if spec_teacher is None:
         raise SpecError("--local-teacher", None, "a teacher: --local-teacher PATH or --teacher-endpoint URL")
-    return student, Source(url=spec_teacher.url, model=spec_teacher.model,
+    return student, ModelSource(url=spec_teacher.url, model=spec_teacher.model,
                            api_key_env=spec_teacher.api_key_env, flag="method.teacher")
 
 
-def run_inspect(spec: Path, *, opts: Options, out: Path | None, force: bool, device: str,
+def run_inspect(spec: Path, *, opts: InspectOptions, out: Path | None, force: bool, device: str,
                 timeout: float, console: Console, progress: bool = True, **flags: Any) -> list[str]:
     """The whole command; returns the paths written. Bad input raises SpecError before any
     model is loaded, and nothing is written unless the report is complete."""

@@ -32,14 +32,14 @@ FULL_KL = ("Σ_v p_sampler(v)·(log p_sampler(v) − log p_other(v)) over the fu
            "vocabularies differ in size.")
 
 
-class _Model(BaseModel):
+class _InspectModel(BaseModel):
     """Every object of inspect's JSON, and of inspect --run's (whileai.tokenview.runmodel): no
     key beyond those named."""
 
     model_config = ConfigDict(extra="forbid")
 
 
-class Alternative(_Model):
+class Alternative(_InspectModel):
     """One of the teacher's most likely tokens at a position."""
 
     id: int | None = Field(description="Token id (null: the endpoint's echo form names tokens by text).")
@@ -47,7 +47,7 @@ class Alternative(_Model):
     logprob: float = Field(description="The teacher's log-probability of it.")
 
 
-class Token(_Model):
+class Token(_InspectModel):
     """One sampled completion token, scored under both models."""
 
     id: int = Field(description="Token id, as sampled.")
@@ -62,7 +62,7 @@ class Token(_Model):
     teacher_top: list[Alternative] = Field(description="The teacher's top-k tokens at this position.")
 
 
-class Stats(_Model):
+class Stats(_InspectModel):
     """Statistics over a set of tokens (one completion, or all of them)."""
 
     tokens: int = Field(description="Tokens counted.")
@@ -81,7 +81,7 @@ class Stats(_Model):
         "the overlap OPD raises (Li 2026, arXiv:2604.13016).")
 
 
-class PositionBin(_Model):
+class PositionBin(_InspectModel):
     """Completion positions [start, end): the signal by position in the completion."""
 
     start: int = Field(description="First position (0 = the first completion token).")
@@ -91,14 +91,14 @@ class PositionBin(_Model):
     mean_full_kl: float | None = Field(description="Mean full_kl of those tokens (null: not available).")
 
 
-class Place(_Model):
+class Place(_InspectModel):
     """A token's place: which completion, which position."""
 
     completion: int = Field(description="Index into completions.")
     position: int = Field(description="Token position in that completion.")
 
 
-class TokenRow(_Model):
+class TokenRow(_InspectModel):
     """One token id, aggregated over every place it was sampled."""
 
     id: int = Field(description="Token id.")
@@ -111,7 +111,7 @@ class TokenRow(_Model):
     worst: Place = Field(description="Where its largest signal was.")
 
 
-class Completion(_Model):
+class Completion(_InspectModel):
     """One sampled completion and its scored tokens."""
 
     prompt: int = Field(description="Index into prompts.")
@@ -122,7 +122,7 @@ class Completion(_Model):
     stats: Stats = Field(description="Statistics over its tokens.")
 
 
-class Prompt(_Model):
+class Prompt(_InspectModel):
     """One task prompt and the two contexts scored."""
 
     index: int = Field(description="Index in this report.")
@@ -136,7 +136,7 @@ class Prompt(_Model):
     teacher_context_ids: list[int] = Field(description="Token ids the teacher's log-probs condition on.")
 
 
-class Side(_Model):
+class Side(_InspectModel):
     """How one model was run."""
 
     role: Literal["student", "teacher"] = Field(description="Which side this is.")
@@ -151,7 +151,7 @@ class Side(_Model):
     full_distribution: bool = Field(description="Whole-vocabulary distributions available.")
 
 
-class Settings(_Model):
+class Settings(_InspectModel):
     """What was sampled, and how."""
 
     prompts: int = Field(description="Prompts sampled from the task data.")
@@ -164,7 +164,7 @@ class Settings(_Model):
     data: str = Field(description="Where the tasks come from (the spec's data file or built-in taskset).")
 
 
-class Method(_Model):
+class Method(_InspectModel):
     """The spec's method, as inspect runs it (whileai.inspect.adapters)."""
 
     type: str = Field(description="The spec's method type.")
@@ -172,7 +172,7 @@ class Method(_Model):
     teacher_context: str = Field(description="What the teacher conditions on.")
 
 
-class Definitions(_Model):
+class Definitions(_InspectModel):
     """The two per-token quantities, defined; and whether the full-vocabulary one is here."""
 
     signal: str = Field(default=SIGNAL, description="What Token.signal is.")
@@ -181,7 +181,7 @@ class Definitions(_Model):
     full_kl_note: str = Field(description="Why full_kl is or is not available here.")
 
 
-class InspectReport(_Model):
+class InspectReport(_InspectModel):
     """`whileai inspect`: every completion token scored under student and teacher."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"$id": SCHEMA_ID})

@@ -1,8 +1,8 @@
 """The inspect pipeline: open both sides, sample prompts, generate, score, build the report.
 
-    from whileai.tokenview.run import Options, Source, open_model, inspect
-    student = open_model("student", Source(local="/tmp/tiny/student"))
-    report = inspect(run, "spec.toml", student, teacher, Options(prompts=4))
+    from whileai.tokenview.run import InspectOptions, ModelSource, open_model, inspect
+    student = open_model("student", ModelSource(local="/tmp/tiny/student"))
+    report = inspect(run, "spec.toml", student, teacher, InspectOptions(prompts=4))
 
 Pure apart from the models it is handed: the CLI opens them, shows progress and writes files.
 """
@@ -36,7 +36,7 @@ GEN_BATCH = 16  # sequences generated together by a local model
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
-class Options(NamedTuple):
+class InspectOptions(NamedTuple):
     prompts: int = 8
     samples: int = 1
     max_tokens: int | None = None  # None: the spec's cap, at most DEFAULT_MAX_TOKENS
@@ -45,7 +45,7 @@ class Options(NamedTuple):
     split: str = "train"
 
 
-class Source(NamedTuple):
+class ModelSource(NamedTuple):
     """How to reach one side: a local model, or an endpoint (url, served name, key env)."""
 
     local: str | None = None
@@ -55,7 +55,7 @@ class Source(NamedTuple):
     flag: str | None = None  # what errors name (default: the side's CLI flag)
 
 
-def open_model(role: str, src: Source, *, device: str = "auto", timeout: float = 120.0) -> Model:
+def open_model(role: str, src: ModelSource, *, device: str = "auto", timeout: float = 120.0) -> Model:
     flag = src.flag or (f"--local-{role}" if src.local else f"--{role}-endpoint")
     if src.local:
         from whileai.tokenview.local import LocalModel
@@ -70,7 +70,7 @@ def open_model(role: str, src: Source, *, device: str = "auto", timeout: float =
     raise SpecError(f"--{role}", None, f"--local-{role} PATH or --{role}-endpoint URL")
 
 
-def side(role: str, m: Model, src: Source) -> Side:
+def side(role: str, m: Model, src: ModelSource) -> Side:
     return Side(role=role, kind=m.kind, model=m.name, url=src.url if m.kind == "endpoint" else None,  # type: ignore[arg-type]
                 api_key_env=src.api_key_env if m.kind == "endpoint" else None,
                 logprobs=m.logprob_source, full_distribution=m.full_distribution)
@@ -80,8 +80,9 @@ def _none(phase: str, done: int, total: int) -> None:
     return None
 
 
-def inspect(run: RunSpec, spec_path: str, student: Model, teacher: Model, opts: Options, *,
-            sources: tuple[Source, Source] = (Source(), Source()), progress: Progress = _none,
+def inspect(run: RunSpec, spec_path: str, student: Model, teacher: Model, opts: InspectOptions, *,
+            sources: tuple[ModelSource, ModelSource] = (ModelSource(), ModelSource()),
+            progress: Progress = _none,
             load_seconds: float = 0.0) -> InspectReport:
     ad = adapter(run)
     m: Any = run.method

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
-from whileai.tokenview.model import _Model, schema_of
+from whileai.tokenview.model import _InspectModel, schema_of
 
 SCHEMA_ID = "https://whileai.dev/schemas/inspect-run.schema.json"
 SIGNALS = {
@@ -34,7 +34,7 @@ SIGNALS = {
 }
 
 
-class StepStats(_Model):
+class StepStats(_InspectModel):
     """One step (or one env of a step): means over its trained tokens."""
 
     step: int = Field(description="Trainer step.")
@@ -61,7 +61,7 @@ class StepStats(_Model):
         description="Fraction masked for a probability fall (is_masked_low).")
 
 
-class RunToken(_Model):
+class RunToken(_InspectModel):
     id: int = Field(description="Token id.")
     text: str = Field(description="The token decoded on its own (⟨id⟩ without a tokenizer).")
     trained: bool = Field(description="loss_mask: the token is trained on (false: prompt or env text).")
@@ -75,7 +75,7 @@ class RunToken(_Model):
     masked: bool | None = Field(description="is_masked: dropped by the trust region.")
 
 
-class Sequence(_Model):
+class Sequence(_InspectModel):
     rank: int = Field(description="Trainer rank that exported it.")
     index: int = Field(description="export_sequence_idx within that rank's file.")
     env: str | None = Field(description="env_name.")
@@ -86,18 +86,18 @@ class Sequence(_Model):
     shown: list[RunToken] = Field(description="From the first trained token on (at most max_tokens_shown).")
 
 
-class ShownStep(_Model):
+class ShownStep(_InspectModel):
     step: int = Field(description="The step whose sequences are shown.")
     sequences_total: int = Field(description="Sequences in the step.")
     sequences: list[Sequence] = Field(description="The first sequences of the step, rank by rank.")
 
 
-class Trend(_Model):
+class Trend(_InspectModel):
     step: int = Field(description="Step.")
     mean_signal: float = Field(description="The token's mean signal in that step.")
 
 
-class TokenTrend(_Model):
+class TokenTrend(_InspectModel):
     """A token id whose signal is among the highest in many steps."""
 
     id: int = Field(description="Token id.")
@@ -112,7 +112,7 @@ class TokenTrend(_Model):
     last: Trend = Field(description="Its last ranked step, and its mean signal there.")
 
 
-class Reading(_Model):
+class Reading(_InspectModel):
     """What was read and what was left out."""
 
     exports: str = Field(description="The token_exports folder read.")
@@ -129,7 +129,7 @@ class Reading(_Model):
     problem_examples: list[str] = Field(description="The first few skipped lines: file:line: why.")
 
 
-class RunReport(_Model):
+class RunReport(_InspectModel):
     """`whileai inspect --run`: a prime-rl run's per-token statistics, step by step."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"$id": SCHEMA_ID})

@@ -61,7 +61,7 @@ class Acc:
         self.adv = self.adv_abs = self.ent = 0.0
         self.adv_n = self.ent_n = self.known = self.masked = self.high = self.low = 0
 
-    def add(self, p: Part) -> None:
+    def add(self, p: RecordPart) -> None:
         self.seqs += 1
         self.tokens += p.n
         self.trained += len(p.trained_ids)
@@ -194,7 +194,7 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
         notes=notes)
 
 
-class Part(NamedTuple):
+class RecordPart(NamedTuple):
     """One record's contribution: its trained tokens' values and sums."""
 
     n: int  # tokens
@@ -213,7 +213,7 @@ def _known(xs: Iterable[Any]) -> list[Any]:
     return xs if None not in xs else [x for x in xs if x is not None]
 
 
-def _record(rec: dict[str, Any]) -> Part:
+def _record(rec: dict[str, Any]) -> RecordPart:
     """Values are summed as they are; a string among them raises TypeError (counted invalid)."""
     mask = rec["loss_mask"]
     tlp = list(compress(rec["trainer_logprobs"], mask))
@@ -238,7 +238,7 @@ def _record(rec: dict[str, Any]) -> Part:
     if set(map(type, trained_ids)) - {int}:
         raise TypeError("token_ids holds a value that is not an integer")
     per_id = [0.0 if x is None else x for x in trained_sig] if len(sig) < len(trained_sig) else sig
-    return Part(len(mask), trained_ids, per_id, sig, mkl,
+    return RecordPart(len(mask), trained_ids, per_id, sig, mkl,
                 (math.fsum(adv), math.fsum(map(abs, adv)), len(adv)), (math.fsum(ent), len(ent)), masks,
                 ref is not None)
 
@@ -253,7 +253,7 @@ def _signal(rec: dict[str, Any], i: int) -> float | None:
     return None if ref[i] is None else float(t - ref[i])
 
 
-def _sequence(rec: dict[str, Any], part: Part, dec: Decoder) -> Sequence:
+def _sequence(rec: dict[str, Any], part: RecordPart, dec: Decoder) -> Sequence:
     mask = rec["loss_mask"]
     first = next((i for i, m in enumerate(mask) if m), len(mask))
     ids = rec["token_ids"]
