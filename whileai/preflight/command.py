@@ -25,9 +25,10 @@ def preflight_cmd(
     timeout: Annotated[float, typer.Option(help="Seconds the whole preflight may take (every "
                        "request ends by then).")] = 10.0,
     checkout: Annotated[Path | None, typer.Option("--checkout", "--prime-rl", help="The framework's own "
-                        "checkout, for a target whose runs start from one (prime-rl): checked "
-                        "against the pinned commit.")] = None,
-    cpu: Annotated[bool, typer.Option(help="trl: a CPU run (no GPU needed; memory is RAM).")] = False,
+                        "checkout, for a target whose runs start from one: checked against the "
+                        "pinned commit.")] = None,
+    cpu: Annotated[bool, typer.Option(help="A CPU run, for a target that trains on one (no GPU "
+                                      "needed; memory is RAM).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
 ) -> None:
     """Probe the servers, models and machine facts a spec's run touches, before it launches."""
