@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 import whileai as wai
 from whileai.cli.app import app
-from whileai.preflight.report import Report
+from whileai.preflight.report import PreflightReport
 from whileai.preflight.run import preflight
 
 pytest.importorskip("tokenizers", reason="the trl extra (pip install -e '.[trl]'): tokenizers")
@@ -39,17 +39,17 @@ def opd(url: str, tmp_path: Path, **fields: Any) -> wai.RunSpec:
                        method=wai.OPD(wai.Endpoint(url=url, model=TEACHER)), **fields)
 
 
-def checks(report: Report, part: str) -> list[Any]:
+def checks(report: PreflightReport, part: str) -> list[Any]:
     return [c for c in report.checks if c.name.endswith(part) and "teacher" in c.name]
 
 
-def timed(run: wai.RunSpec, **kw: Any) -> tuple[Report, float]:
+def timed(run: wai.RunSpec, **kw: Any) -> tuple[PreflightReport, float]:
     start = time.monotonic()
     report = preflight(run, timeout=TIMEOUT, **kw)
     return report, time.monotonic() - start
 
 
-def only_failure(report: Report) -> str:
+def only_failure(report: PreflightReport) -> str:
     fails = [c for c in report.checks if c.status == "FAIL"]
     assert len(fails) == 1, [c.line() for c in fails]
     assert report.exit_code == 1
@@ -270,9 +270,12 @@ def test_trl_server_mode_student_endpoint_and_an_in_process_teacher(tok: Path, t
 def test_prime_rl_checkout_at_the_pin(tok: Path, tmp_path: Path) -> None:
     from whileai.preflight import machine
     from whileai.targets.prime_rl.compile import COMMIT
+    from whileai.targets.registry import get
 
-    assert machine.checkout(None, COMMIT, time.monotonic() + 5).status == "skip"
-    bad = machine.checkout(str(tmp_path), COMMIT, time.monotonic() + 5)
+    pin = get("prime-rl").machine(opd("http://localhost:8001/v1", tmp_path), []).checkout
+    assert pin is not None and pin.commit == COMMIT and pin.name == "prime-rl"
+    assert machine.checkout(None, pin, time.monotonic() + 5).status == "skip"
+    bad = machine.checkout(str(tmp_path), pin, time.monotonic() + 5)
     assert bad.status == "FAIL" and "git clone" in bad.detail
     repo = tmp_path / "prime-rl"
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", "-C", str(repo)]
@@ -282,12 +285,12 @@ def test_prime_rl_checkout_at_the_pin(tok: Path, tmp_path: Path) -> None:
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "x"], check=True)
     head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    other = machine.checkout(str(repo), COMMIT, time.monotonic() + 5)
+    other = machine.checkout(str(repo), pin, time.monotonic() + 5)
     assert other.status == "FAIL" and f"is at {head[:7]}" in other.detail
     assert f"git -C {repo} checkout {COMMIT}" in other.detail
-    assert machine.checkout(str(repo), head, time.monotonic() + 5).status == "ok"
+    assert machine.checkout(str(repo), pin._replace(commit=head), time.monotonic() + 5).status == "ok"
     (repo / "pyproject.toml").write_text("[project]\nname = 'changed'\n")
-    dirty = machine.checkout(str(repo), head, time.monotonic() + 5)
+    dirty = machine.checkout(str(repo), pin._replace(commit=head), time.monotonic() + 5)
     assert dirty.status == "FAIL" and "local changes" in dirty.detail
 
 

@@ -96,3 +96,14 @@ def test_cli_check_sends_a_file_to_the_target_that_claims_it(tmp_path: Path) -> 
     toml.write_text("max_steps = 1\n")
     code, out = cli("check", str(toml))  # still prime-rl's
     assert "prime-rl" in out, out
+
+
+def test_preflight_has_nothing_to_probe_and_is_ready() -> None:
+    """The toy's `probes` is []: no server line, one line saying so, the machine, and ready."""
+    code, out = cli("preflight", str(SPEC), "-b", "toy", "--student-endpoint", "http://127.0.0.1:9/v1")
+    lines = out.splitlines()
+    assert code == 0, out
+    assert "skip servers: nothing to probe: the run calls no server it does not start itself" in lines
+    assert "skip machine: GPUs: the run needs no GPU (the toy trains nothing)" in lines
+    assert not any("endpoint" in line or "checkout" in line for line in lines), out
+    assert lines[-1].startswith("preflight ") and "(toy): " in lines[-1] and lines[-1].endswith(": ready")

@@ -2,8 +2,8 @@
 
 It is what docs/layout.md ("Adding a target") asks of a new target, in one module: a name, a pin,
 a shape, a pure compile built from a field map (every spec field read or ignored with a reason),
-a check and the machine it needs. Registered at run time (whileai.targets.registry.register),
-with no change to any file of whileai.
+a check, the machine it needs and what preflight probes (nothing). Registered at run time
+(whileai.targets.registry.register), with no change to any file of whileai.
 """
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from whileai.spec.endpoint import Endpoint
 from whileai.spec.fields import spec_fields
 from whileai.spec.run import RunSpec
 from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Drop, Row, To, apply
+from whileai.targets.probe import Probe
 
 READ = {"model": "model", "steps": "steps", "prompts": "batch.prompts", "method.type": "method",
         "method.samples": "batch.samples"}
@@ -42,8 +44,6 @@ class Toy:
     options: dict[str, str] = {}
     refuses = {"cpu": "the toy target has no trainer"}
     rehearsable = False
-    teachers_in_process = "the toy target has no teachers to probe"
-    student_server = "score"
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         applied = apply(rows(run), run)
@@ -65,9 +65,10 @@ class Toy:
             else [("error", f"{path}: not one line of JSON")]
 
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
-        return Machine(gpus=0, gpus_why="(the toy trains nothing)", broadcasts=0,
-                       keeps_rollouts=False, loads_models=False, commit=None,
-                       no_checkout="a toy run")
+        return Machine(gpus=0, gpus_why="(the toy trains nothing)")
+
+    def probes(self, run: RunSpec, stages: list[Compiled], student: Endpoint | None) -> list[Probe]:
+        return []  # it calls no server and loads no model: nothing for preflight to probe
 
 
 TARGET = Toy()

@@ -5,9 +5,12 @@ run will touch, from what the spec already says (docs/preflight.md).
     report = preflight(run, target="prime-rl", timeout=10)
     print("\\n".join(report.lines())); sys.exit(report.exit_code)
 
-One module per probe family: `http` (stdlib HTTP with a hard deadline), `endpoint` (a teacher
-or student server, probed the way the target calls it), `tokens` (the student's local
-tokenizer), `machine` (GPUs, disk, models, memory, the prime-rl checkout), `report` (the checks
-as data, one line each or JSON), `run` (which checks a spec needs, all within the deadline) and
+What to probe is the target's answer (its `probes` hook: whileai.targets.probe, filled in by
+whileai/targets/<target>/probe.py); this package does the probing. One module per probe family:
+`http` (stdlib HTTP with a hard deadline), `endpoint` (a teacher or student server, probed the way
+the target says the run calls it), `ready` (a client's wait for a server), `tokenize` and
+`tokens` (the server's /tokenize against the student's local tokenizer), `machine` (GPUs, disk,
+models, memory, the framework's checkout), `report` (the checks as data, one line each or JSON),
+`run` (which checks a spec needs, all within the deadline), `gate` (the recipes' loop) and
 `command` (the CLI command, registered in whileai.cli). Importing the package imports none of them.
 """

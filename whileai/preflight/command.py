@@ -11,21 +11,24 @@ from typing import Annotated
 import typer
 
 from whileai.errors import SpecError, clean
+from whileai.targets import registry
 
 
 def preflight_cmd(
     spec: Annotated[Path, typer.Argument(help="A run spec TOML file.", show_default=False)],
-    target: Annotated[str, typer.Option("--backend", "-b",
-                                        help="Target: prime-rl, trl or verl.")] = "prime-rl",
+    target: Annotated[str, typer.Option("--backend", "-b", help=f"Target: {', '.join(registry.names())}.")
+                      ] = registry.names()[0],
     student_endpoint: Annotated[str | None, typer.Option(help="The student's inference server, "
                                 "probed too: a URL serving the spec's model, or vllm:<model>@<url>.")] = None,
     student_api_key_env: Annotated[str, typer.Option(help="Env var holding the student server's "
                                    "API key (the name only).")] = "VLLM_API_KEY",
     timeout: Annotated[float, typer.Option(help="Seconds the whole preflight may take (every "
                        "request ends by then).")] = 10.0,
-    prime_rl: Annotated[Path | None, typer.Option("--prime-rl", help="A prime-rl checkout to "
-                        "check against the pinned commit.")] = None,
-    cpu: Annotated[bool, typer.Option(help="trl: a CPU run (no GPU needed; memory is RAM).")] = False,
+    checkout: Annotated[Path | None, typer.Option("--checkout", "--prime-rl", help="The framework's own "
+                        "checkout, for a target whose runs start from one: checked against the "
+                        "pinned commit.")] = None,
+    cpu: Annotated[bool, typer.Option(help="A CPU run, for a target that trains on one (no GPU "
+                                      "needed; memory is RAM).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
 ) -> None:
     """Probe the servers, models and machine facts a spec's run touches, before it launches."""
@@ -36,7 +39,7 @@ def preflight_cmd(
         run = load_spec(spec)
         report = preflight(run, target=target, spec=str(spec), student_endpoint=student_endpoint,
                            student_key_env=student_api_key_env, timeout=timeout,
-                           prime_rl=str(prime_rl) if prime_rl is not None else None, cpu=cpu)
+                           checkout=str(checkout) if checkout is not None else None, cpu=cpu)
     except SpecError as e:
         print(clean(f"error: {e}"), file=sys.stderr)
         raise typer.Exit(2) from None

@@ -5,8 +5,9 @@ also runs on a laptop before a SLURM submit or a Modal launch):
   layout puts on one node;
 - free disk under output_dir against an estimate of what the run writes (`disk_estimate`);
 - the models in a local folder or the Hugging Face cache (nothing downloaded);
-- TRL: the student and an in-process teacher fit in one device's memory;
-- a prime-rl checkout (`--prime-rl PATH`) at the pinned commit.
+- models the run loads in-process (TRL's student and teacher) fit in one device's memory;
+- the framework's own checkout (`--checkout PATH`), when the run starts from one, at the pinned
+  commit (whileai.targets.base.Checkout).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import NamedTuple
 
 from whileai.cost import sizes
 from whileai.preflight.report import Check, fail, ok, skip
+from whileai.targets.base import Checkout
 from whileai.vocab.files import hub_cache
 
 GB = 1e9
@@ -58,6 +60,8 @@ def gpus(need: int, what: str, deadline: float, *, cpu: bool = False) -> Check:
     name = "machine: GPUs"
     if cpu:
         return skip(name, "a CPU run (--cpu): no GPU needed")
+    if need == 0:
+        return skip(name, f"the run needs no GPU {what}")
     smi = shutil.which("nvidia-smi")
     if smi is None:
         return skip(name, f"no nvidia-smi here (a laptop, or a login node before a submit): the run "
@@ -122,7 +126,8 @@ def _weights(folder: Path) -> int:
 
 
 def model(role: str, name: str, *, required: bool) -> Check:
-    """required: the target loads it from this machine (TRL in-process; a local path)."""
+    """required: the run loads it from this machine with downloads off (a model it loads
+    in-process, whileai.targets.probe.Loads)."""
     n = f"machine: {role} model"
     found = find_model(name)
     if found.where is not None:
@@ -140,8 +145,8 @@ def model(role: str, name: str, *, required: bool) -> Check:
 
 
 def memory(student: str, teacher: str | None, deadline: float, *, cpu: bool) -> Check:
-    """TRL loads the student (and an OPD teacher) in one process: their bf16 weights plus
-    KV / activation headroom must fit the device."""
+    """A run that loads the student (and an OPD teacher) in one process (TRL's): their bf16
+    weights plus KV / activation headroom must fit the device."""
     n = "machine: memory"
     need, parts = 0.0, []
     for role, name in (("student", student), ("teacher", teacher)):
@@ -186,15 +191,16 @@ def _device_memory(deadline: float, cpu: bool) -> tuple[float | None, str]:
         return None, "this machine's memory is unknown"
 
 
-def checkout(path: str | None, commit: str, deadline: float) -> Check:
-    n = "machine: prime-rl checkout"
+def checkout(path: str | None, src: Checkout, deadline: float) -> Check:
+    n = f"machine: {src.name} checkout"
+    commit = src.commit
     if path is None:
-        return skip(n, f"no --prime-rl PATH given (the run needs prime-rl at {commit[:7]})")
+        return skip(n, f"no --checkout PATH given (the run needs {src.name} at {commit[:7]})")
     p = Path(path).expanduser()
-    fix = (f"git -C {p} fetch origin && git -C {p} checkout {commit} && (cd {p} && uv sync)")
+    fix = (f"git -C {p} fetch origin && git -C {p} checkout {commit} && (cd {p} && {src.sync})")
+    clone = f"git clone {src.repo} {p} && git -C {p} checkout {commit}"
     if not p.is_dir():
-        return fail(n, f"{p} is not a folder: git clone https://github.com/PrimeIntellect-ai/prime-rl "
-                    f"{p} && git -C {p} checkout {commit}")
+        return fail(n, f"{p} is not a folder: {clone}")
     try:
         out = subprocess.run(["git", "-C", str(p), "rev-parse", "HEAD"], capture_output=True,
                              text=True, timeout=max(0.5, deadline - time.monotonic()))
@@ -202,8 +208,7 @@ def checkout(path: str | None, commit: str, deadline: float) -> Check:
         return fail(n, f"git rev-parse did not run in {p} ({type(e).__name__})")
     head = out.stdout.strip()
     if out.returncode != 0 or not head:
-        return fail(n, f"{p} is not a git checkout: git clone https://github.com/PrimeIntellect-ai/"
-                    f"prime-rl {p} && git -C {p} checkout {commit}")
+        return fail(n, f"{p} is not a git checkout: {clone}")
     if head != commit:
         return fail(n, f"{p} is at {head[:7]}, the configs are for {commit[:7]}: {fix}")
     try:

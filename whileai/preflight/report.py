@@ -46,7 +46,7 @@ def note(name: str, detail: str, seconds: float | None = None) -> Check:
 
 
 @dataclass
-class Report:
+class PreflightReport:
     spec: str
     target: str  # the target's name (its JSON key is "backend", as -b/--backend)
     timeout: float
@@ -79,4 +79,4 @@ class Report:
                 "checks": [c.to_dict() for c in self.checks]}
 
 
-__all__ = ["Check", "Report", "Status", "fail", "note", "ok", "skip"]
+__all__ = ["Check", "PreflightReport", "Status", "fail", "note", "ok", "skip"]

@@ -1,14 +1,14 @@
 """Which checks a spec needs, and running them all within one deadline.
 
-    report = preflight(run, target="prime-rl", timeout=10)   # whileai.preflight.Report
+    report = preflight(run, target="prime-rl", timeout=10)   # whileai.preflight.PreflightReport
     report.lines(); report.to_dict(); report.exit_code        # 1 when any check FAILs
 
-What is probed comes from the spec, as the target will use it: each distinct teacher of each
-stage of a two-stage run and of each source of a mixture (OPD's scores, SFT's samples), with the
-sequence length of the compiled file (prime-rl's `seq_len`; TRL: prompt_tokens + max_tokens);
-the student's server when given; then this machine. Every endpoint is probed in its own thread
-and every request ends by the same deadline, so the whole run ends within `timeout` (plus the
-time to compile the spec) whatever a server does.
+What is probed is the target's answer (its `probes` hook, whileai.targets.probe): each server the
+run calls (each distinct teacher of each stage and source, the student's server when given), each
+model it names but does not call from here (a skip line with the reason), the models it loads
+in-process; then this machine (the target's `machine` hook). Every server is probed in its own
+thread and every request ends by the same deadline, so the whole run ends within `timeout` (plus
+the time to compile the spec) whatever a server does.
 """
 
 from __future__ import annotations
@@ -22,29 +22,30 @@ from typing import Any
 from whileai.cost import sizes
 from whileai.errors import SpecError
 from whileai.preflight import machine
-from whileai.preflight.endpoint import Target, probe
-from whileai.preflight.report import Check, Report, fail, skip
+from whileai.preflight.endpoint import probe
+from whileai.preflight.report import Check, PreflightReport, fail, skip
 from whileai.preflight.tokens import Student
-from whileai.spec import mixture
 from whileai.spec.run import RunSpec
 from whileai.targets.base import Machine as Needs
+from whileai.targets.probe import Loads, Probe, ServerProbe, Unprobed
 
 LOCAL = ("localhost", "127.0.0.1", "0.0.0.0")
 WHERE = ("here", "modal")
 
 
-def preflight(run: RunSpec, *, target: str = "prime-rl", spec: str = "spec",
+def preflight(run: RunSpec, *, target: str | None = None, spec: str = "spec",
               student_endpoint: str | None = None, student_key_env: str = "VLLM_API_KEY",
-              timeout: float = 10.0, prime_rl: str | None = None, where: str = "here",
-              cpu: bool = False, output_dir: str | None = None) -> Report:
-    """Every check of `run` for `target` (whileai.targets.registry). where: "here" (this
-    machine runs it) or "modal" (the arms run in Modal containers that serve their own local
-    teacher: those and this machine's facts are skipped). Bad input (target, URL, timeout)
-    raises SpecError."""
+              timeout: float = 10.0, checkout: str | None = None, where: str = "here",
+              cpu: bool = False, output_dir: str | None = None) -> PreflightReport:
+    """Every check of `run` for `target` (whileai.targets.registry; None: the first listed).
+    where: "here" (this machine runs it) or "modal" (the arms run in Modal containers that serve
+    their own local teachers: those and this machine's facts are skipped). checkout: the path of
+    the framework's own checkout, for a target whose runs start from one. Bad input (target,
+    URL, timeout) raises SpecError."""
     from whileai.api import compile
     from whileai.targets import registry
 
-    tg = registry.get(target, "--backend")
+    tg = registry.get(registry.names()[0] if target is None else target, "--backend")
     if where not in WHERE:
         raise SpecError("where", where, "here or modal")
     if not 0 < timeout <= 3600:
@@ -53,22 +54,20 @@ def preflight(run: RunSpec, *, target: str = "prime-rl", spec: str = "spec",
     start = time.monotonic()
     c = compile(run, tg.name, cpu=cpu)
     deadline = time.monotonic() + timeout
-    report = Report(spec, tg.name, timeout)
+    report = PreflightReport(spec, tg.name, timeout)
     stages = list(c.stages or (c,))
-    targets, skipped = _teachers(stages, tg.teachers_in_process, where)
-    if student_ep is not None:
-        targets.append(Target("student endpoint", "--student-endpoint", student_ep.url,
-                              student_ep.model, student_ep.api_key_env, tg.student_server,
-                              *_seq_len(stages[-1])))
-    results: list[list[Check]] = [[] for _ in targets]
+    probes = tg.probes(run, stages, student_ep)
+    servers, skipped = _servers(probes, where)
+    results: list[list[Check]] = [[] for _ in servers]
     student = Student(run.model)
     threads = [threading.Thread(target=_probe_into, args=(results[i], t, deadline, student),
-                                daemon=True) for i, t in enumerate(targets)]
+                                daemon=True) for i, t in enumerate(servers)]
     for th in threads:
         th.start()
-    local = _machine(run, tg.machine(run, stages), stages, where, cpu, prime_rl, output_dir,
+    loads = next((p for p in probes if isinstance(p, Loads)), None)
+    local = _machine(run, tg.machine(run, stages), loads, stages, where, cpu, checkout, output_dir,
                      deadline)
-    for i, (th, t) in enumerate(zip(threads, targets, strict=True)):
+    for i, (th, t) in enumerate(zip(threads, servers, strict=True)):
         th.join(max(0.0, deadline - time.monotonic()) + 0.5)
         if th.is_alive() or not results[i]:
             results[i] = [fail(f"{t.name}: reachable", f"no result within the {timeout:g} s timeout")]
@@ -78,7 +77,28 @@ def preflight(run: RunSpec, *, target: str = "prime-rl", spec: str = "spec",
     return report
 
 
-def _probe_into(out: list[Check], t: Target, deadline: float, student: Student) -> None:
+def _servers(probes: list[Probe], where: str) -> tuple[list[ServerProbe], list[Check]]:
+    """The servers to probe from here, and a skip line for each model that is not called: the
+    target's reason, or (where="modal") a server on the arm's own container."""
+    servers: list[ServerProbe] = []
+    skipped: list[Check] = []
+    if not any(isinstance(p, (ServerProbe, Unprobed)) for p in probes):
+        skipped.append(skip("servers", "nothing to probe: the run calls no server it does not start "
+                            "itself"))
+    for p in probes:
+        if isinstance(p, Unprobed):
+            skipped.append(skip(f"{p.name}: endpoint", p.why))
+        elif isinstance(p, ServerProbe):
+            host = p.url.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0]
+            if where == "modal" and host in LOCAL:
+                skipped.append(skip(f"{p.name}: endpoint", "served inside each arm's Modal container "
+                                    "by the arm's own commands: nothing to probe from here"))
+            else:
+                servers.append(p)
+    return servers, skipped
+
+
+def _probe_into(out: list[Check], t: ServerProbe, deadline: float, student: Student) -> None:
     try:
         out.extend(probe(t, deadline, student))
     except Exception as e:  # a probe's bug is a FAIL line, never a traceback
@@ -99,7 +119,7 @@ def _student(run: RunSpec, text: str | None, key_env: str) -> Any:
         except ValueError as e:
             raise SpecError("--student-endpoint", text, str(e)) from None
     url = data["url"]
-    if re.fullmatch(r"https?://[^/]+/?", url):  # TRL's form: the server root (its client adds /v1)
+    if re.fullmatch(r"https?://[^/]+/?", url):  # a server root (TRL's form): its client adds /v1
         data["url"] = url.rstrip("/") + "/v1"
     try:
         return build(Endpoint, data | {"api_key_env": key_env})
@@ -107,69 +127,22 @@ def _student(run: RunSpec, text: str | None, key_env: str) -> Any:
         raise SpecError("--student-endpoint", text, e.allowed) from None
 
 
-def _seq_len(c: Any) -> tuple[int, str]:
-    run: RunSpec = c.run
-    if isinstance(c.facts.seq_len, int):
-        return c.facts.seq_len, "seq_len of the compiled file"
-    return run.prompt_tokens + mixture.max_tokens(run), "prompt_tokens + max_tokens"
-
-
-def _teachers(stages: list[Any], in_process: str, where: str) -> tuple[list[Target], list[Check]]:
-    """One target per distinct (URL, model, role) over the stages and sources; in_process: why
-    the target's teachers are no servers to probe, or ""."""
-    found: dict[tuple[str, str, str], Target] = {}
-    skipped: list[Check] = []
-    for i, c in enumerate(stages, 1):
-        seq, seq_field = _seq_len(c)
-        for field, ep, entries in mixture.teachers(c.run):
-            if len(stages) > 1:
-                field = f"then.{field}" if i == 2 else field
-            label = "teacher" if len(stages) == 1 else f"stage {i} teacher"
-            if c.run.sources:
-                label += f" (source {', '.join(e.name for e in entries)})"
-            role = "score" if any(e.method.SCORER == "teacher" for e in entries) else "sample"
-            name = f"{label} {ep.model} @ {ep.url}"
-            if in_process:
-                skipped.append(skip(f"{name}: endpoint", in_process))
-                continue
-            host = ep.url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[0]
-            if where == "modal" and host in LOCAL:
-                skipped.append(skip(f"{name}: endpoint", "served inside each arm's Modal container "
-                                    "by the arm's own commands: nothing to probe from here"))
-                continue
-            key = (ep.url, ep.model, role)
-            # the target's plan of this server: its serve line, how the run calls it
-            rec = next((t for t in c.teachers if (t.model, t.url) == (ep.model, ep.url)), None)
-            how = {"serve_line": rec.serve, "client": rec.client} if rec is not None else {}
-            old = found.get(key)
-            if old is not None:
-                found[key] = Target(f"{old.label} + {label}", old.field, ep.url, ep.model,
-                                    ep.api_key_env, role, max(old.seq_len, seq), seq_field, **how)
-                continue
-            found[key] = Target(label, field, ep.url, ep.model, ep.api_key_env, role, seq, seq_field,
-                                **how)
-    return list(found.values()), skipped
-
-
-def _machine(run: RunSpec, need: Needs, stages: list[Any], where: str, cpu: bool,
-             prime_rl: str | None, output_dir: str | None, deadline: float) -> list[Check]:
+def _machine(run: RunSpec, need: Needs, loads: Loads | None, stages: list[Any], where: str,
+             cpu: bool, checkout: str | None, output_dir: str | None, deadline: float) -> list[Check]:
     if where == "modal":
         return [skip("machine", "the arms run on Modal's GPUs, not on this machine")]
     out: list[Check] = [machine.gpus(need.gpus, need.gpus_why, deadline, cpu=cpu)]
     out.append(machine.disk(output_dir or run.output_dir, _disk(stages, need), "the student's "
                             f"size is unknown from its name ({run.model!r}) and it is not here"))
-    # a target that loads the models in-process: offline (HF_HUB_OFFLINE) they must be here already
-    offline = need.loads_models and os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+    # models the run loads in-process: offline (HF_HUB_OFFLINE) they must be here already
+    offline = loads is not None and os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
     out.append(machine.model("student", run.model, required=offline))
-    teachers = [ep.model for s in stages for _, ep, _ in mixture.teachers(s.run)]
-    if need.loads_models:
-        for name in dict.fromkeys(teachers):
+    if loads is not None:
+        for name in loads.teachers:
             out.append(machine.model("teacher", name, required=offline))
-        opd = next((ep.model for s in stages for _, ep, e in mixture.teachers(s.run)
-                    if any(x.method.SCORER == "teacher" for x in e)), None)
-        out.append(machine.memory(run.model, opd, deadline, cpu=cpu))
-    out.append(machine.checkout(prime_rl, need.commit, deadline) if need.commit else
-               skip("machine: prime-rl checkout", need.no_checkout))
+        out.append(machine.memory(loads.student, loads.beside, deadline, cpu=cpu))
+    if need.checkout is not None:
+        out.append(machine.checkout(checkout, need.checkout, deadline))
     return out
 
 

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from whileai.spec.endpoint import Endpoint
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+    from whileai.targets.probe import Probe
 
 
 class Shape(NamedTuple):
@@ -36,16 +38,25 @@ class Options(NamedTuple):
     cpu: bool = False  # train on the CPU (TRL's use_cpu); a GPU-only target refuses it
 
 
+class Checkout(NamedTuple):
+    """The framework's own source tree a run starts from, at its pinned commit, as
+    `whileai preflight --checkout PATH` checks it."""
+
+    name: str  # the framework, as the check names it: "machine: <name> checkout"
+    commit: str  # the pinned commit
+    repo: str  # where to clone it from
+    sync: str  # run inside it once it is at the commit (installs its environment), e.g. "uv sync"
+
+
 class Machine(NamedTuple):
-    """What a run needs of the machine it starts on, as `whileai preflight` checks it."""
+    """What a run needs of the machine it starts on, as `whileai preflight` checks it. A target
+    fills what applies to it; the rest keep their neutral defaults."""
 
     gpus: int  # GPUs on this machine
     gpus_why: str  # how that number comes about, for the check's line
-    broadcasts: int  # full weight copies kept on disk besides checkpoints
-    keeps_rollouts: bool  # rollouts of max_off_policy_steps + 1 steps are kept on disk
-    loads_models: bool  # the models are loaded in this process: they must be here, and fit
-    commit: str | None  # the run starts from the framework's own checkout at this commit
-    no_checkout: str  # without a commit: why no checkout is checked
+    broadcasts: int = 0  # full weight copies kept on disk besides checkpoints
+    keeps_rollouts: bool = False  # rollouts of max_off_policy_steps + 1 steps are kept on disk
+    checkout: Checkout | None = None  # the run starts from the framework's own checkout
 
 
 class Target(Protocol):
@@ -57,8 +68,6 @@ class Target(Protocol):
     options: dict[str, str]  # the Options fields it reads -> what each does
     refuses: dict[str, str]  # the Options fields it does not read -> why (an error when set)
     rehearsable: bool  # `whileai rehearse` can run its own launcher on a CPU
-    teachers_in_process: str  # "": teachers are servers preflight probes; else why they are not
-    student_server: str  # how a student endpoint is called: "score" (prime-rl), "vllm-serve"
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         """The run (both stages of a two-stage run) compiled: pure, writes nothing. name: the
@@ -83,4 +92,10 @@ class Target(Protocol):
 
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
         """What the run needs of the machine that starts it."""
+        ...
+
+    def probes(self, run: RunSpec, stages: list[Compiled], student: Endpoint | None) -> list[Probe]:
+        """What `whileai preflight` calls for the run, and how (whileai.targets.probe): its
+        teachers, the student's inference server when one is given (`--student-endpoint`), the
+        models it loads in-process; each stage's Compiled in order. [] when there is nothing."""
         ...

@@ -9,13 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from whileai.targets.base import Machine, Options, Shape
+from whileai.targets.base import Checkout, Machine, Options, Shape
 from whileai.targets.prime_rl.pin import COMMIT
 from whileai.targets.prime_rl.pin import TARGET as PIN
 
 if TYPE_CHECKING:
+    from whileai.spec.endpoint import Endpoint
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+    from whileai.targets.probe import Probe
+
+REPO = "https://github.com/PrimeIntellect-ai/prime-rl"  # where `whileai preflight` says to clone it
 
 
 class PrimeRL:
@@ -25,8 +29,6 @@ class PrimeRL:
     options: dict[str, str] = {}
     refuses = {"cpu": "prime-rl trains and serves on GPUs"}
     rehearsable = True
-    teachers_in_process = ""  # teachers are servers the orchestrator calls over HTTP
-    student_server = "score"  # a student endpoint is probed as prime-rl scores on it
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         if run.then is not None:
@@ -59,7 +61,12 @@ class PrimeRL:
         else:
             need, what = lay.gpus_per_node, f"on each of {lay.nodes} nodes"
         return Machine(gpus=need, gpus_why=what, broadcasts=2, keeps_rollouts=True,
-                       loads_models=False, commit=COMMIT, no_checkout="")
+                       checkout=Checkout("prime-rl", COMMIT, REPO, "uv sync"))
+
+    def probes(self, run: RunSpec, stages: list[Compiled], student: Endpoint | None) -> list[Probe]:
+        from whileai.targets.prime_rl.probe import probes
+
+        return probes(run, stages, student)
 
 
 TARGET = PrimeRL()

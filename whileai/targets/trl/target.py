@@ -14,8 +14,10 @@ from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.trl.pin import TARGET as PIN
 
 if TYPE_CHECKING:
+    from whileai.spec.endpoint import Endpoint
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+    from whileai.targets.probe import Probe
 
 
 class TRL:
@@ -25,10 +27,6 @@ class TRL:
     options = {"cpu": "train on the CPU: use_cpu true, bf16 false (TRL defaults to bf16, a GPU's)"}
     refuses: dict[str, str] = {}
     rehearsable = False
-    teachers_in_process = ("TRL loads the teacher in-process (teacher_model_name_or_path, or "
-                           "sample.py for SFT): the URL is not queried; see the memory and model "
-                           "checks")
-    student_server = "vllm-serve"  # a student endpoint is TRL's `trl vllm-serve` server
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         if run.then is not None:
@@ -90,9 +88,12 @@ class TRL:
         return [("ok", f"{path} parses with TRL's own parser (no unknown keys)")]
 
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
-        return Machine(gpus=run.gpus or 1, gpus_why="(TRL: one per training process)", broadcasts=1,
-                       keeps_rollouts=False, loads_models=True, commit=None,
-                       no_checkout="a TRL run")
+        return Machine(gpus=run.gpus or 1, gpus_why="(TRL: one per training process)", broadcasts=1)
+
+    def probes(self, run: RunSpec, stages: list[Compiled], student: Endpoint | None) -> list[Probe]:
+        from whileai.targets.trl.probe import probes
+
+        return probes(run, stages, student)
 
 
 TARGET = TRL()

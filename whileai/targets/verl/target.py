@@ -13,8 +13,10 @@ from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.verl.pin import TARGET as PIN
 
 if TYPE_CHECKING:
+    from whileai.spec.endpoint import Endpoint
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+    from whileai.targets.probe import Probe
 
 
 class Verl:
@@ -24,9 +26,6 @@ class Verl:
     options: dict[str, str] = {}
     refuses = {"cpu": "verl trains and samples on GPUs only (vLLM rollouts, FSDP with NCCL)"}
     rehearsable = False
-    teachers_in_process = ("verl serves the OPD teacher itself on its distillation pool, and SFT's "
-                           "teacher in its generation job: the URL is not queried")
-    student_server = "none"  # verl runs its own rollout engines; no student endpoint
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         from whileai.targets.verl.compile import compile
@@ -54,9 +53,12 @@ class Verl:
 
         pool = next((int(s.teacher.held_gpus) for s in stages if s.teacher and s.teacher.held_gpus), 0)
         return Machine(gpus=knobs.gpus_per_node(run) + (pool if knobs.nodes(run) == 1 else 0),
-                       gpus_why="(verl: trainer.n_gpus_per_node, plus an OPD teacher's pool)",
-                       broadcasts=0, keeps_rollouts=False, loads_models=False, commit=None,
-                       no_checkout="a verl run (pip install verl==0.9.1)")
+                       gpus_why="(verl: trainer.n_gpus_per_node, plus an OPD teacher's pool)")
+
+    def probes(self, run: RunSpec, stages: list[Compiled], student: Endpoint | None) -> list[Probe]:
+        from whileai.targets.verl.probe import probes
+
+        return probes(run, stages, student)
 
 
 TARGET = Verl()
