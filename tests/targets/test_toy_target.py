@@ -96,3 +96,16 @@ def test_cli_check_sends_a_file_to_the_target_that_claims_it(tmp_path: Path) -> 
     toml.write_text("max_steps = 1\n")
     code, out = cli("check", str(toml))  # still prime-rl's
     assert "prime-rl" in out, out
+
+
+def test_rehearse_and_migrate_say_so_in_one_line_each(tmp_path: Path) -> None:
+    """rehearsal = None and migration = None: one line each, nothing run, read or written."""
+    code, out = cli("rehearse", str(SPEC), "-b", "toy")
+    assert code == 2 and out.count("\n") == 1, out
+    assert out.startswith("error: --backend: toy is not rehearsable;") and "rehearsable: prime-rl" in out
+    old, new = tmp_path / "old.json", tmp_path / "new"
+    old.write_text("{}\n")
+    code, out = cli("migrate", str(old), "-b", "toy", "-o", str(new))
+    assert code == 0 and out.count("\n") == 1, out
+    assert out.startswith("nothing to migrate for toy: ") and "older files of prime-rl" in out
+    assert not new.exists() and old.read_text() == "{}\n"

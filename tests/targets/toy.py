@@ -41,7 +41,8 @@ class Toy:
     shape = Shape(".json", "the toy target writes JSON")
     options: dict[str, str] = {}
     refuses = {"cpu": "the toy target has no trainer"}
-    rehearsable = False
+    rehearsal = None  # `whileai rehearse -b toy`: not rehearsable, in one line
+    migration = None  # `whileai migrate -b toy`: nothing to migrate, in one line
     teachers_in_process = "the toy target has no teachers to probe"
     student_server = "score"
 

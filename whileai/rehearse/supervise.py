@@ -3,7 +3,7 @@ stopped by the deadline whatever hangs (SIGTERM to the group, then SIGKILL), and
 
     with Supervisor(deadline=time.monotonic() + 600) as sup:
         sup.start("teacher-8001", argv, env=env, log=where / "teacher-8001.log")
-        rc = sup.run("rl", argv, env=env, log=where / "rl.log")    # None: the deadline came first
+        rc = sup.run("launcher", argv, env=env, log=where / "run.log")  # None: the deadline came first
 
 Standard library only.
 """

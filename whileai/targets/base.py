@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+    from whileai.targets.hooks import Migrator, Rehearsal
 
 
 class Shape(NamedTuple):
@@ -56,7 +57,8 @@ class Target(Protocol):
     shape: Shape  # one file (its suffix) or a run directory
     options: dict[str, str]  # the Options fields it reads -> what each does
     refuses: dict[str, str]  # the Options fields it does not read -> why (an error when set)
-    rehearsable: bool  # `whileai rehearse` can run its own launcher on a CPU
+    rehearsal: Rehearsal | None  # `whileai rehearse`: its own launcher on a CPU; None: not rehearsable
+    migration: Migrator | None  # `whileai migrate`: older files to the pin; None: nothing to migrate
     teachers_in_process: str  # "": teachers are servers preflight probes; else why they are not
     student_server: str  # how a student endpoint is called: "score" (prime-rl), "vllm-serve"
 

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from whileai.targets.base import Machine, Options, Shape
+from whileai.targets.prime_rl.migrate.hook import MIGRATION
 from whileai.targets.prime_rl.pin import COMMIT
 from whileai.targets.prime_rl.pin import TARGET as PIN
+from whileai.targets.prime_rl.rehearse.hook import REHEARSAL
 
 if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
@@ -24,7 +26,8 @@ class PrimeRL:
     shape = Shape(".toml", "prime-rl reads TOML")
     options: dict[str, str] = {}
     refuses = {"cpu": "prime-rl trains and serves on GPUs"}
-    rehearsable = True
+    rehearsal = REHEARSAL  # its own launcher on a CPU, stand-ins for servers and trainer (rehearse/)
+    migration = MIGRATION  # a TOML for an older prime-rl release, carried to the pin (migrate/)
     teachers_in_process = ""  # teachers are servers the orchestrator calls over HTTP
     student_server = "score"  # a student endpoint is probed as prime-rl scores on it
 

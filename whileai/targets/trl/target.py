@@ -24,7 +24,8 @@ class TRL:
     shape = Shape(None, "a TRL run is a folder")
     options = {"cpu": "train on the CPU: use_cpu true, bf16 false (TRL defaults to bf16, a GPU's)"}
     refuses: dict[str, str] = {}
-    rehearsable = False
+    rehearsal = None  # not rehearsable
+    migration = None  # nothing to migrate: whileai writes for one release
     teachers_in_process = ("TRL loads the teacher in-process (teacher_model_name_or_path, or "
                            "sample.py for SFT): the URL is not queried; see the memory and model "
                            "checks")

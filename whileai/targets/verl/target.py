@@ -23,7 +23,8 @@ class Verl:
     shape = Shape(None, "a verl run is a folder (run.sh, data/, reward.py)")
     options: dict[str, str] = {}
     refuses = {"cpu": "verl trains and samples on GPUs only (vLLM rollouts, FSDP with NCCL)"}
-    rehearsable = False
+    rehearsal = None  # not rehearsable
+    migration = None  # nothing to migrate: whileai writes for one release
     teachers_in_process = ("verl serves the OPD teacher itself on its distillation pool, and SFT's "
                            "teacher in its generation job: the URL is not queried")
     student_server = "none"  # verl runs its own rollout engines; no student endpoint

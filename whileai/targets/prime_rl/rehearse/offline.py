@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError
-from whileai.rehearse import scope as taskrows
-from whileai.rehearse.scope import stand_in
+from whileai.targets.prime_rl.rehearse import scope as taskrows
+from whileai.targets.prime_rl.rehearse.scope import stand_in
 
 
 @dataclass(frozen=True)

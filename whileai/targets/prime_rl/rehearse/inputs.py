@@ -59,11 +59,6 @@ def _handoff(command: str) -> tuple[str, tuple[str, str]] | None:
 
 def from_compiled(c: Any) -> list[Stage]:
     """A Compiled (one run, a mixture, or a two-stage run) → its stages."""
-    from whileai.targets import registry
-
-    if not registry.get(c.target).rehearsable:
-        can = " or ".join(n for n in registry.names() if registry.get(n).rehearsable)
-        raise SpecError("--backend", c.target, f"{can} (a rehearsal runs {can}'s own launcher)")
     parts = list(c.stages) or [c]
     stages = []
     for part in parts:
