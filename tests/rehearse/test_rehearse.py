@@ -263,7 +263,7 @@ def _spec_doc(tmp_path: Path, text: str) -> dict[str, Any]:
     return loads_toml(wai.compile(load_spec(p), "prime-rl").text)
 
 
-def _plan(tmp_path: Path, doc: dict[str, Any]) -> offline.Plan:
+def _plan(tmp_path: Path, doc: dict[str, Any]) -> offline.OfflineCopy:
     return offline.offline_copy(doc, steps=2, where=tmp_path, model_dir=tmp_path / "tiny",
                                 data_dir=tmp_path / "rows", vocab=512)
 
@@ -703,7 +703,7 @@ def test_the_compiled_run_holds_the_harness_to_the_pins_day(spec: str) -> None:
 def test_ctrl_c_removes_the_temporary_folder_or_names_the_kept_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from whileai.rehearse.supervise import Interrupted
+    from whileai.rehearse.supervise import RehearsalInterrupted
     from whileai.targets.prime_rl.rehearse import run as rr
 
     made: list[str] = []
@@ -714,11 +714,11 @@ def test_ctrl_c_removes_the_temporary_folder_or_names_the_kept_one(
 
     monkeypatch.setattr(rr, "tiny_model", interrupted)
     stages = inputs.from_compiled(wai.compile(load_spec(EXAMPLES / "grpo.toml"), "prime-rl"))
-    with pytest.raises(Interrupted) as e:
+    with pytest.raises(RehearsalInterrupted) as e:
         rr.rehearse(stages, python=Path(sys.executable), say=lambda x: None)
     assert e.value.folder is None and not Path(made[0]).exists()
     assert "temporary folder was removed" in e.value.line()
-    with pytest.raises(Interrupted) as e:
+    with pytest.raises(RehearsalInterrupted) as e:
         rr.rehearse(stages, python=Path(sys.executable), keep=tmp_path / "kept", say=lambda x: None)
     assert e.value.folder == str(tmp_path / "kept") and str(tmp_path / "kept") in e.value.line()
 

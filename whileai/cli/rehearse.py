@@ -99,7 +99,7 @@ def rehearse_cmd(
         )
     except SpecError as e:
         fail(e)
-    except KeyboardInterrupt as e:  # whileai.rehearse.supervise.Interrupted names the folder left
+    except KeyboardInterrupt as e:  # whileai.rehearse.supervise.RehearsalInterrupted names the folder left
         line = getattr(e, "line", lambda: "interrupted: every process the rehearsal started was stopped")
         print(clean(line()), file=sys.stderr)
         raise typer.Exit(130) from None

@@ -1,7 +1,7 @@
 """A rehearsal's folder, deadline and ending, whatever the target: its arguments checked, a
 folder (--keep, or a temporary one), one Supervisor under one deadline for every process it
 starts, SIGTERM taken as Ctrl-C, the verdict written as verdict.json, and the temporary folder
-removed when it passed (or on Ctrl-C, said in the `Interrupted` it raises).
+removed when it passed (or on Ctrl-C, said in the `RehearsalInterrupted` it raises).
 
     checked(steps, timeout, keep, kept="tiny")     # SpecError for a bad --steps, --timeout, --keep
     result = held(Result(), keep=None, timeout=900, body=lambda root, sup: ...)
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError
-from whileai.rehearse.supervise import Interrupted, Supervisor
+from whileai.rehearse.supervise import RehearsalInterrupted, Supervisor
 from whileai.rehearse.verdict import Result
 
 
@@ -48,7 +48,7 @@ def held(result: Result, *, keep: Path | None, timeout: float,
         with Supervisor(deadline) as sup:
             body(root, sup)
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the processes are stopped; the folder is named
-        raise Interrupted(None if keep is None and _removed(root) else str(root)) from None
+        raise RehearsalInterrupted(None if keep is None and _removed(root) else str(root)) from None
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)

@@ -120,7 +120,7 @@ def busy(port: int, host: str = "127.0.0.1") -> bool:
     return False
 
 
-class Interrupted(KeyboardInterrupt):
+class RehearsalInterrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM) ended a rehearsal after every process it started was stopped;
     `folder`: the folder it left (a --keep folder, or a temporary one it could not remove), or
     None when it removed its temporary folder."""

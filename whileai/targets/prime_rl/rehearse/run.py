@@ -28,9 +28,9 @@ from whileai.rehearse.session import checked, held
 from whileai.rehearse.supervise import Supervisor, busy, wait_port
 from whileai.rehearse.timing import Phases
 from whileai.rehearse.verdict import Cause, Result, Verdict
-from whileai.targets.prime_rl.rehearse.inputs import Stage
+from whileai.targets.prime_rl.rehearse.inputs import RehearsalStage
 from whileai.targets.prime_rl.rehearse.logs import after_rl, read
-from whileai.targets.prime_rl.rehearse.offline import Plan, Substitution, offline_copy
+from whileai.targets.prime_rl.rehearse.offline import OfflineCopy, Replacement, offline_copy
 from whileai.targets.prime_rl.rehearse.prepare import (
     cache_rows,
     hub_cache,
@@ -45,7 +45,7 @@ from whileai.targets.prime_rl.rehearse.scope import cache_spec, stand_in, write_
 
 
 def rehearse_stage(
-    stage: Stage,
+    stage: RehearsalStage,
     *,
     python: Path,
     steps: int,
@@ -55,7 +55,7 @@ def rehearse_stage(
     tiny: dict[str, Any],
     say: Callable[[str], None],
     phases: Phases | None = None,
-) -> tuple[Verdict, Plan]:
+) -> tuple[Verdict, OfflineCopy]:
     import tomli_w
 
     from whileai.files.atomic import atomic_write
@@ -90,7 +90,7 @@ def rehearse_stage(
         atomic_write(where / name, text, durable=False)
     served = [m for a in stage.serve if (m := model_of(a, stage.files))]
     for model_id in hub_cache(where / "hf", served, Path(tiny["dir"])):
-        plan.subs.append(Substitution(f"{model_id} (served)", "the hub's tokenizer", "the tiny model's",
+        plan.subs.append(Replacement(f"{model_id} (served)", "the hub's tokenizer", "the tiny model's",
                                       "cached under its id in the rehearsal's own HF_HOME, offline"))
     ports = [port_of(a, files=stage.files) for a in stage.serve]
     pol, teach = policy_ports(doc), set(ports)
@@ -140,7 +140,8 @@ def rehearse_stage(
     ), plan
 
 
-def handoff(stage: Stage, first: Plan, steps: int, tiny_dir: Path, python: Path, where: Path) -> Path:
+def handoff(stage: RehearsalStage, first: OfflineCopy, steps: int, tiny_dir: Path, python: Path,
+            where: Path) -> Path:
     """Stage 1's final weights → stage 2's student, as whileai's script does it: the folder
     stage 2 names must be the one stage 1 writes last; the hand-off program then runs on the
     rehearsal's folder with the stand-in student in place of the original."""
@@ -171,7 +172,7 @@ def handoff(stage: Stage, first: Plan, steps: int, tiny_dir: Path, python: Path,
 
 
 def rehearse(
-    stages: list[Stage],
+    stages: list[RehearsalStage],
     *,
     python: Path,
     steps: int = 2,
@@ -190,7 +191,7 @@ def rehearse(
         with result.phases("tiny model"):
             tiny = tiny_model(python, fam.name, fam.model_type, root / "tiny", timeout)
         tiny["dir"] = str(root / "tiny")
-        prev: Plan | None = None
+        prev: OfflineCopy | None = None
         model_dir: Path | None = None
         for stage in stages:
             where = root / stage.name
@@ -233,7 +234,7 @@ def rehearse(
     return held(result, keep=keep, timeout=timeout, body=body)
 
 
-def _doc(stage: Stage) -> dict[str, Any]:
+def _doc(stage: RehearsalStage) -> dict[str, Any]:
     from whileai.spec.load import loads_toml
 
     return loads_toml(stage.text, where=stage.name)
