@@ -102,8 +102,8 @@ def kept_meanings(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
 
 
 def main() -> int:
-    from whileai.cli.migrate import checked
     from whileai.targets.prime_rl.migrate.core import migrate
+    from whileai.targets.prime_rl.migrate.hook import MIGRATION
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repo", type=Path, default=REPO)
@@ -126,7 +126,7 @@ def main() -> int:
     for f in files:
         tag, name = f["tag"], f"{f['tag']}:{f['path']}"
         m = migrate(f["toml"])
-        why = [f"{c.kind}: {c.old}" for c in m.decisions] + [f"pin: {p}" for p in checked(m)]
+        why = [f"{c.kind}: {c.old}" for c in m.decisions] + [f"pin: {p}" for p in MIGRATION.refused(m)]
         per[tag]["files"] += 1
         old = flat(tomllib.loads(f["toml"]))
         named = set(m.kept) | {c.old.split(" = ")[0] for c in m.changes}

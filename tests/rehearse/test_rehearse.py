@@ -23,10 +23,11 @@ from typer.testing import CliRunner
 import whileai as wai
 from whileai.cli.app import app
 from whileai.errors import SpecError
-from whileai.rehearse import inputs, offline, scope, verdict
-from whileai.rehearse.standins import inference as inf
+from whileai.rehearse import verdict
 from whileai.rehearse.supervise import Supervisor, busy
 from whileai.spec.load import load_spec, loads_toml
+from whileai.targets.prime_rl.rehearse import inputs, logs, offline, scope
+from whileai.targets.prime_rl.rehearse.standins import inference as inf
 
 FIX = Path(__file__).parents[1] / "fixtures" / "rehearse"
 CALLS: dict[str, dict[str, Any]] = json.loads((FIX / "calls.json").read_text())
@@ -158,7 +159,7 @@ def test_generate_refuses_an_unknown_model_and_out_of_vocabulary_tokens(tmp_path
 
 def written(folder: Path) -> None:
     """A broadcast folder as the trainer stand-in writes it: weights and an adapter."""
-    from whileai.rehearse.standins import trainer
+    from whileai.targets.prime_rl.rehearse.standins import trainer
 
     trainer.safetensors(folder / "model.safetensors")
     trainer.safetensors(folder / "adapter_model.safetensors")
@@ -262,7 +263,7 @@ def _spec_doc(tmp_path: Path, text: str) -> dict[str, Any]:
     return loads_toml(wai.compile(load_spec(p), "prime-rl").text)
 
 
-def _plan(tmp_path: Path, doc: dict[str, Any]) -> offline.Plan:
+def _plan(tmp_path: Path, doc: dict[str, Any]) -> offline.OfflineCopy:
     return offline.offline_copy(doc, steps=2, where=tmp_path, model_dir=tmp_path / "tiny",
                                 data_dir=tmp_path / "rows", vocab=512)
 
@@ -298,7 +299,7 @@ def test_a_taskset_that_reads_no_hub_data_runs_as_it_is(tmp_path: Path) -> None:
 def test_the_ok_verdict_states_the_seat_and_batch_arithmetic(tmp_path: Path) -> None:
     """The trainer stand-in counts what arrived against the plan and the verdict says the sum:
     kuhn-poker's two seats per hand, a mixture's groups per source."""
-    from whileai.rehearse.standins import trainer
+    from whileai.targets.prime_rl.rehearse.standins import trainer
 
     poker = _plan(tmp_path, _spec_doc(tmp_path, _spec("kuhn-poker")))
     line = trainer.plan_line(poker.expect)
@@ -306,7 +307,7 @@ def test_the_ok_verdict_states_the_seat_and_batch_arithmetic(tmp_path: Path) -> 
     (tmp_path / "calls").mkdir()
     (tmp_path / "trainer-steps.jsonl").write_text("".join(
         json.dumps({"step": i, "t": 10.0 * i, "samples": 32, "plan": line}) + "\n" for i in (1, 2)))
-    v = verdict.read(tmp_path, steps=2, rc=0, seconds=3.0, policy_ports={8000}, teacher_ports=set())
+    v = logs.read(tmp_path, steps=2, rc=0, seconds=3.0, policy_ports={8000}, teacher_ports=set())
     assert v.ok and v.summary == f"ok: 2 steps in 3 s; samples per step 32, 32 for {line}"
     assert trainer.check_step(1, 31, True, poker.expect) == (
         f"step 1: 31 samples arrived, fewer than the plan's {line}: the batch is not what compile "
@@ -371,7 +372,7 @@ def test_the_tiny_model_has_its_familys_tokens_and_config(
     pytest.importorskip("tokenizers", reason="the trl extra (pip install -e '.[trl]'): tokenizers")
     transformers = pytest.importorskip("transformers",
                                        reason="the trl extra (pip install -e '.[trl]'): transformers")
-    from whileai.rehearse.standins import tinymodel
+    from whileai.targets.prime_rl.rehearse.standins import tinymodel
 
     facts = tinymodel.build(tmp_path, fam, ["hello world", "reverse the text"] * 20, model_type)
     tok = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
@@ -478,7 +479,7 @@ def test_verdict_quotes_the_recorded_cause(tmp_path: Path, case: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(c["log"]) + "\n")
     (tmp_path / "rl.log").touch()
-    v = verdict.read(tmp_path, steps=2, rc=1, seconds=1.0, policy_ports={8000}, teacher_ports={8001})
+    v = logs.read(tmp_path, steps=2, rc=1, seconds=1.0, policy_ports={8000}, teacher_ports={8001})
     assert not v.ok and v.cause is not None
     assert (v.cause.file, v.cause.line) == (c["file"], c["line"]) and v.cause.text == c["text"]
 
@@ -491,7 +492,7 @@ def test_verdict_ok_with_step_facts(tmp_path: Path) -> None:
     (tmp_path / "calls" / "8001.jsonl").write_text(
         json.dumps({"t": 5.0, "port": 8001, "route": "/inference/v1/generate", "status": 200}) + "\n"
     )
-    v = verdict.read(tmp_path, steps=2, rc=0, seconds=3.0, policy_ports={8000}, teacher_ports={8001})
+    v = logs.read(tmp_path, steps=2, rc=0, seconds=3.0, policy_ports={8000}, teacher_ports={8001})
     assert v.ok and [s["teacher_calls"] for s in v.steps] == [1, 0]
 
 
@@ -512,7 +513,7 @@ def test_rehearse_modules_import_no_torch() -> None:
     import subprocess
 
     code = (
-        "import sys, whileai.cli.rehearse, whileai.rehearse.run, whileai.rehearse.report; "
+        "import sys, whileai.cli.rehearse, whileai.targets.prime_rl.rehearse.run, whileai.rehearse.report; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'transformers', 'prime_rl'}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -521,7 +522,7 @@ def test_rehearse_modules_import_no_torch() -> None:
 
 def test_trainer_checks_each_micro_batch() -> None:
     torch = pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
-    from whileai.rehearse.standins import trainer
+    from whileai.targets.prime_rl.rehearse.standins import trainer
 
     n = 6
     mb = {"input_ids": torch.tensor([[1, 2, 3, 4, 5, 6]]), "position_ids": torch.arange(n)[None],
@@ -541,8 +542,8 @@ def test_the_trainer_fails_where_the_real_loss_would_drop_a_term() -> None:
     """loss.py runs no ce / ref_kl term when its weights are absent, and nothing trains when
     every advantage is 0: the stand-in fails there, and on a batch short of the plan's traces."""
     torch = pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
-    from whileai.rehearse import offline
-    from whileai.rehearse.standins import trainer
+    from whileai.targets.prime_rl.rehearse import offline
+    from whileai.targets.prime_rl.rehearse.standins import trainer
 
     assert offline._streams("sft") == ["ce_weights"] and offline._streams("grpo") == ["advantages"]
     assert offline._streams("opd") == ["ref_kl_weights", "ref_logprobs"]
@@ -563,7 +564,7 @@ def test_the_trainer_fails_where_the_real_loss_would_drop_a_term() -> None:
 
 
 def test_served_teachers_tokenizer_is_cached_under_its_id(tmp_path: Path) -> None:
-    from whileai.rehearse.prepare import hub_cache
+    from whileai.targets.prime_rl.rehearse.prepare import hub_cache
 
     tiny = tmp_path / "tiny"
     tiny.mkdir()
@@ -578,7 +579,7 @@ def test_box_and_timeout_causes(tmp_path: Path) -> None:
     (tmp_path / "rl.log").write_text(
         "╭─ Config file error ─────╮\n│ Failed to validate config: │\n│ ────────── │\n"
         "│ --orchestrator.x.dataset-splt │\n│ Extra inputs are not permitted │\n╰──────╯\n")
-    v = verdict.read(tmp_path, steps=2, rc=1, seconds=1.0, policy_ports=set(), teacher_ports=set())
+    v = logs.read(tmp_path, steps=2, rc=1, seconds=1.0, policy_ports=set(), teacher_ports=set())
     assert v.cause == verdict.Cause("rl.log", 1, "Failed to validate config: --orchestrator.x.dataset-splt "
                                     "Extra inputs are not permitted")
     log = tmp_path / "o.log"
@@ -589,7 +590,7 @@ def test_box_and_timeout_causes(tmp_path: Path) -> None:
 
 
 def test_trainer_says_seq_len_cut_every_completion() -> None:
-    from whileai.rehearse.standins import trainer
+    from whileai.targets.prime_rl.rehearse.standins import trainer
 
     line = trainer.no_trainable(1, [{"sequence_lengths": [64]}, {"sequence_lengths": [64]}], 64)
     assert "seq_len = 64" in line and "too small" in line
@@ -623,7 +624,7 @@ def test_setup_names_the_commits_and_the_tasksets_a_spec_needs(tmp_path: Path) -
     at the pin is a warning naming both), and which tasksets a spec trains and evaluates on."""
     import subprocess
 
-    from whileai.rehearse import env
+    from whileai.targets.prime_rl.rehearse import env
 
     repo = tmp_path / "prime-rl"
     (repo / "prime_rl").mkdir(parents=True)
@@ -644,7 +645,7 @@ def test_setup_names_the_commits_and_the_tasksets_a_spec_needs(tmp_path: Path) -
 def test_setup_names_the_install_line_of_each_taskset_a_spec_needs(tmp_path: Path) -> None:
     """`--setup DIR SPEC`: a plain `uv sync` installs no example taskset; each the spec trains or
     evaluates on that does not import is named with the line that installs it, and --setup fails."""
-    from whileai.rehearse import env
+    from whileai.targets.prime_rl.rehearse import env
 
     venv = tmp_path / ".venv"
     (venv / "bin").mkdir(parents=True)
@@ -673,7 +674,7 @@ def test_setup_names_the_install_line_of_each_taskset_a_spec_needs(tmp_path: Pat
 def test_setup_warns_when_the_harness_scripts_resolve_todays_releases() -> None:
     """verifiers' harness is a uv script with unpinned openai/httpx: without UV_EXCLUDE_NEWER it
     resolves today's releases (openai 3.63 broke every rollout at the pin); --setup says so."""
-    from whileai.rehearse import env
+    from whileai.targets.prime_rl.rehearse import env
 
     unset = env.harness_line({})
     assert unset.startswith("warning: UV_EXCLUDE_NEWER is unset") and env.EXCLUDE_NEWER in unset
@@ -688,7 +689,7 @@ def test_the_compiled_run_holds_the_harness_to_the_pins_day(spec: str) -> None:
     UV_EXCLUDE_NEWER to the orchestrator and its env servers (rl.py passes orchestrator.env_vars to
     both, single- and multi-node), so the run line stays `uv run rl @ FILE` (the variable set
     before `uv run` re-locks prime-rl: uv resolves again when exclude-newer differs from the lock's)."""
-    from whileai.rehearse import env
+    from whileai.targets.prime_rl.rehearse import env
 
     c = wai.compile(load_spec(EXAMPLES / spec), "prime-rl")
     doc = loads_toml(c.text)
@@ -702,8 +703,8 @@ def test_the_compiled_run_holds_the_harness_to_the_pins_day(spec: str) -> None:
 def test_ctrl_c_removes_the_temporary_folder_or_names_the_kept_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from whileai.rehearse import run as rr
-    from whileai.rehearse.supervise import Interrupted
+    from whileai.rehearse.supervise import RehearsalInterrupted
+    from whileai.targets.prime_rl.rehearse import run as rr
 
     made: list[str] = []
 
@@ -713,11 +714,11 @@ def test_ctrl_c_removes_the_temporary_folder_or_names_the_kept_one(
 
     monkeypatch.setattr(rr, "tiny_model", interrupted)
     stages = inputs.from_compiled(wai.compile(load_spec(EXAMPLES / "grpo.toml"), "prime-rl"))
-    with pytest.raises(Interrupted) as e:
+    with pytest.raises(RehearsalInterrupted) as e:
         rr.rehearse(stages, python=Path(sys.executable), say=lambda x: None)
     assert e.value.folder is None and not Path(made[0]).exists()
     assert "temporary folder was removed" in e.value.line()
-    with pytest.raises(Interrupted) as e:
+    with pytest.raises(RehearsalInterrupted) as e:
         rr.rehearse(stages, python=Path(sys.executable), keep=tmp_path / "kept", say=lambda x: None)
     assert e.value.folder == str(tmp_path / "kept") and str(tmp_path / "kept") in e.value.line()
 
@@ -767,6 +768,7 @@ def test_a_real_ctrl_c_stops_the_rehearsal_and_accounts_for_its_folder(tmp_path:
 
 def test_phases_come_from_the_stand_ins_time_stamps(tmp_path: Path) -> None:
     from whileai.rehearse.timing import Phases
+    from whileai.targets.prime_rl.rehearse.logs import after_rl
 
     (tmp_path / "calls").mkdir()
     (tmp_path / "calls" / "8000.jsonl").write_text('{"t": 105.0}\n{"t": 107.0}\n')
@@ -774,15 +776,15 @@ def test_phases_come_from_the_stand_ins_time_stamps(tmp_path: Path) -> None:
     ph = Phases()
     with ph("rows"):
         pass
-    ph.after_rl(tmp_path, started=100.0, ended=142.0)
+    after_rl(ph, tmp_path, started=100.0, ended=142.0)
     assert ph.ordered() == {"rows": 0.0, "launcher": 5.0, "first step": 15.0, "steps": 10.5, "shutdown": 11.5}
     # a teacher's stand-in is asked as soon as rl starts: the launcher ends at the policy's first call
     (tmp_path / "calls" / "8001.jsonl").write_text('{"t": 101.0}\n')
     ph = Phases()
-    ph.after_rl(tmp_path, started=100.0, ended=142.0, ports={8000, 8100})
+    after_rl(ph, tmp_path, started=100.0, ended=142.0, ports={8000, 8100})
     assert ph.ordered() == {"launcher": 5.0, "first step": 15.0, "steps": 10.5, "shutdown": 11.5}
     # a run that fails before its first step: the rest of its time is the first step's
     (tmp_path / "trainer-steps.jsonl").unlink()
     ph = Phases()
-    ph.after_rl(tmp_path, started=100.0, ended=160.0, ports={8000, 8100})
+    after_rl(ph, tmp_path, started=100.0, ended=160.0, ports={8000, 8100})
     assert ph.ordered() == {"launcher": 5.0, "first step": 55.0}

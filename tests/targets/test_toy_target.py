@@ -107,3 +107,16 @@ def test_preflight_has_nothing_to_probe_and_is_ready() -> None:
     assert "skip machine: GPUs: the run needs no GPU (the toy trains nothing)" in lines
     assert not any("endpoint" in line or "checkout" in line for line in lines), out
     assert lines[-1].startswith("preflight ") and "(toy): " in lines[-1] and lines[-1].endswith(": ready")
+
+
+def test_rehearse_and_migrate_say_so_in_one_line_each(tmp_path: Path) -> None:
+    """rehearsal = None and migration = None: one line each, nothing run, read or written."""
+    code, out = cli("rehearse", str(SPEC), "-b", "toy")
+    assert code == 2 and out.count("\n") == 1, out
+    assert out.startswith("error: --backend: toy is not rehearsable;") and "rehearsable: prime-rl" in out
+    old, new = tmp_path / "old.json", tmp_path / "new"
+    old.write_text("{}\n")
+    code, out = cli("migrate", str(old), "-b", "toy", "-o", str(new))
+    assert code == 0 and out.count("\n") == 1, out
+    assert out.startswith("nothing to migrate for toy: ") and "older files of prime-rl" in out
+    assert not new.exists() and old.read_text() == "{}\n"

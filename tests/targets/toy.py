@@ -43,7 +43,8 @@ class Toy:
     shape = Shape(".json", "the toy target writes JSON")
     options: dict[str, str] = {}
     refuses = {"cpu": "the toy target has no trainer"}
-    rehearsable = False
+    rehearsal = None  # `whileai rehearse -b toy`: not rehearsable, in one line
+    migration = None  # `whileai migrate -b toy`: nothing to migrate, in one line
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         applied = apply(rows(run), run)

@@ -1,4 +1,7 @@
-"""`whileai migrate OLD.toml... [-o NEW.toml | -o DIR] [--from vX] [--force] [--allow-drops]`."""
+"""`whileai migrate OLD.toml... [-b TARGET] [-o NEW.toml | -o DIR] [--from vX] [--force] [--allow-drops]`:
+through the target's `migration` hook (whileai.targets.hooks.Migrator; prime-rl's:
+targets/prime_rl/migrate/). A target without one: "nothing to migrate for <target>", one line,
+exit 0 (nothing is wrong; nothing is read or written)."""
 
 from __future__ import annotations
 
@@ -8,15 +11,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from whileai.cli.params import TARGET
 from whileai.errors import SpecError, clean
 
 if TYPE_CHECKING:
-    from whileai.targets.prime_rl.migrate.core import Migration
+    from whileai.targets.hooks import MigratedFile
 
 
 def migrate_cmd(
     configs: Annotated[list[Path], typer.Argument(help="prime-rl TOML file(s) for an older release.",
                                                   show_default=False)],
+    target: Annotated[str, typer.Option(*TARGET.flags, help=TARGET.help)] = TARGET.default,
     out: Annotated[Path | None, typer.Option("-o", "--out", help="NEW.toml (one input) or a folder; "
                    "default: print the migrated file")] = None,
     release: Annotated[str | None, typer.Option("--from", help="The release the files are for "
@@ -32,46 +37,53 @@ def migrate_cmd(
     from whileai.cli.fail import fail as _fail
     from whileai.files import write
     from whileai.spec.load import read_text
-    from whileai.targets.prime_rl.migrate import chain
-    from whileai.targets.prime_rl.migrate.core import ENTRIES, migrate
+    from whileai.targets import registry
 
-    known = chain.releases()
-    if release is not None:
-        release = release if release.startswith("v") or release in known else f"v{release}"
-        release = next((r for r in known if r == release or r.startswith(release + ".")), release)
-        if release not in known:
-            _fail(SpecError("--from", release, f"one of {', '.join(known[:-1])}"))
-    if entry is not None and entry not in ENTRIES:
-        _fail(SpecError("--entry", entry, f"one of {', '.join(ENTRIES)}"))
+    try:
+        t = registry.get(target)
+    except SpecError as e:
+        _fail(e)
+    mig = t.migration
+    if mig is None:  # nothing is wrong, and nothing is read or written
+        can = [n for n in registry.names() if registry.get(n).migration is not None]
+        print(clean(f"nothing to migrate for {t.name}: whileai writes its files for one release "
+                    f"(migrate carries older files of {', '.join(can)} to the pin)"))
+        raise typer.Exit(0)
+    try:
+        release = mig.release(release) if release is not None else None
+    except SpecError as e:
+        _fail(e)
+    if entry is not None and entry not in mig.entries:
+        _fail(SpecError("--entry", entry, f"one of {', '.join(mig.entries)}"))
     if out is not None and out.suffix == ".toml" and len(configs) > 1:
         _fail(SpecError("-o", str(out), "a folder when migrating several files"))
+    pin = mig.releases()[-1]
     t0 = time.perf_counter()
     results, texts = [], {}
     refused = []
     for config in configs:
         try:
             text = read_text(config, "config", 8 << 20, "TOML file")
-            what_it_is(config, text)
-            m = migrate(text, release, entry)
+            m = mig.migrate(config, text, release, entry)
         except SpecError as e:
             _fail(e)
         except Exception as e:  # noqa: BLE001 - a TOML the parser refuses
             _fail(SpecError("config", str(config), f"a TOML file ({type(e).__name__}: {e})"))
         how = "looks written for" if m.detected else "written for"
-        what = "" if m.entry == "rl" else f" ({m.entry} entry point)"
+        what = "" if m.entry == mig.entries[0] else f" ({m.entry} entry point)"
         also = f" (or {', '.join(m.also)}: they know all its keys too; --from to say which)" if m.also else ""
-        if m.release == chain.pin() and not m.changes:  # nothing older about it: say so plainly
-            print(clean(f"{config}: {how} prime-rl {m.release}{what}, the pinned release: nothing "
+        if m.release == pin and not m.changes:  # nothing older about it: say so plainly
+            print(clean(f"{config}: {how} {t.name} {m.release}{what}, the pinned release: nothing "
                         "to migrate (the file is carried over unchanged)"))
         else:
-            print(clean(f"{config}: {how} prime-rl {m.release}{also}{what}; migrating to {chain.pin()}"))
+            print(clean(f"{config}: {how} {t.name} {m.release}{also}{what}; migrating to {pin}"))
             for c in m.changes:
                 print(clean(f"  {c.line()}"))
             if m.kept:
                 print(clean(f"  kept: {', '.join(m.kept)}"))
         results.append((config, m))
         texts[config] = m.text
-        refused += [(config, line) for line in checked(m)]
+        refused += [(config, line) for line in mig.refused(m)]
     if not may_write(results, refused, force=force, allow_drops=allow_drops):
         raise typer.Exit(1)
     if out is None:
@@ -89,7 +101,7 @@ def migrate_cmd(
         print(f"wrote {len(configs)} file(s) to {out} in {time.perf_counter() - t0:.2f} s")
 
 
-def may_write(results: list[tuple[Path, Migration]], refused: list[tuple[Path, str]], *,
+def may_write(results: list[tuple[Path, MigratedFile]], refused: list[tuple[Path, str]], *,
               force: bool, allow_drops: bool) -> bool:
     """Say what stops the files being written (errors) or is written past (warnings)."""
     from whileai.cli.fail import err_line
@@ -115,35 +127,3 @@ def may_write(results: list[tuple[Path, Migration]], refused: list[tuple[Path, s
     if refused:
         err_line("warning: --force: writing files the pin's checks refuse")
     return True
-
-
-def what_it_is(config: Path, text: str) -> None:
-    """Exit 2 for a file that is not an old prime-rl config: a whileai spec, an empty file, or
-    a TOML none of whose keys any prime-rl release knows."""
-    import tomllib
-
-    from whileai.targets.prime_rl.check import looks_like_spec
-    from whileai.targets.prime_rl.migrate import chain
-    from whileai.targets.prime_rl.migrate.edit import leaves
-
-    doc = tomllib.loads(text)
-    if looks_like_spec(doc):
-        raise SpecError("config", str(config), "a prime-rl config", hint=f"this is a whileai spec: "
-                        f"compile it (whileai compile {config})")
-    if not doc:
-        raise SpecError("config", str(config), "a prime-rl config; this file is empty")
-    paths = [chain.generic(p) for p in leaves(doc)]
-    if not any(chain.known(p, r, e) for p in paths for r in chain.releases() for e in ("rl", "sft",
-               "inference", "orchestrator", "trainer")):
-        some = ", ".join(paths[:3]) + (" ..." if len(paths) > 3 else "")
-        raise SpecError("config", str(config), f"a prime-rl config; none of its keys ({some}) is "
-                        "prime-rl's at any release: the file of another program?")
-
-
-def checked(m: Migration) -> list[str]:
-    """What the pin's checks (the loader mirror of `whileai check`) say of the migrated text."""
-    import tomllib
-
-    from whileai.targets.prime_rl.check import check_document
-
-    return [str(p) for p in check_document(tomllib.loads(m.text), entry=m.entry)]

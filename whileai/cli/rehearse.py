@@ -1,6 +1,7 @@
-"""`whileai rehearse SPEC|RUN.toml [--steps 2] [--timeout S] [--keep DIR]`, and
-`whileai rehearse --setup DIR [SPEC]` (with a SPEC: its tasksets import too): prime-rl's own
-launcher for N steps on a CPU (docs/rehearse.md).
+"""`whileai rehearse SPEC|RUN.toml [-b TARGET] [--steps 2] [--timeout S] [--keep DIR]`, and
+`whileai rehearse --setup DIR [SPEC]` (with a SPEC: its tasksets import too): the target's own
+launcher for N steps on a CPU, through its `rehearsal` hook (whileai.targets.hooks; prime-rl's:
+targets/prime_rl/rehearse/, docs/rehearse.md). A target without one: one line, exit 2.
 Exit 0: ok; 1: the rehearsal failed (its cause quoted); 2: bad input."""
 
 from __future__ import annotations
@@ -8,17 +9,25 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from whileai.errors import SpecError, clean, missing_argument
+from whileai.cli.params import TARGET
+from whileai.errors import SpecError, clean, missing_argument, raw
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from whileai.targets.compiled import Compiled
+    from whileai.targets.hooks import Rehearsal
 
 
 def rehearse_cmd(
     config: Annotated[
         Path | None, typer.Argument(help="A run spec, or a prime-rl TOML.", show_default=False)
     ] = None,
+    target: Annotated[str, typer.Option(*TARGET.flags, help=TARGET.help)] = TARGET.default,
     steps: Annotated[int, typer.Option(help="Steps to run (at least 1).")] = 2,
     timeout: Annotated[
         float,
@@ -70,25 +79,19 @@ def rehearse_cmd(
     from whileai.cli.fail import fail
 
     try:
+        rehearsal = rehearsal_of(target)
         if setup is not None:
-            from whileai.rehearse.env import held_day, taskset_modules
-            from whileai.rehearse.env import setup as do_setup
-
-            texts = [s.text for s in _stages(config, serve, sets)] if config else []
-            need = taskset_modules(texts) if config else None
-            found, ok = do_setup(setup, python_flag=python, tasksets=need, held=held_day(texts))
+            stages = rehearsal.read(config, serve=serve, sets=sets, compile=_compiler(target, config, sets)) \
+                if config else None
+            found, ok = rehearsal.setup(setup, python=python, stages=stages)
             print("\n".join(clean(x) for x in found))
             raise typer.Exit(0 if ok else 1)
         if config is None:
             raise missing_argument("CONFIG", "a run spec or a prime-rl TOML (or --setup DIR)")
-        from whileai.rehearse.env import find_python
-        from whileai.rehearse.report import lines
-        from whileai.rehearse.run import rehearse
-
-        stages = _stages(config, serve, sets)
-        result = rehearse(
+        stages = rehearsal.read(config, serve=serve, sets=sets, compile=_compiler(target, config, sets))
+        result = rehearsal.rehearse(
             stages,
-            python=find_python(python),
+            python=python,
             steps=steps,
             timeout=timeout,
             keep=keep,
@@ -96,30 +99,36 @@ def rehearse_cmd(
         )
     except SpecError as e:
         fail(e)
-    except KeyboardInterrupt as e:  # whileai.rehearse.supervise.Interrupted names the folder left
+    except KeyboardInterrupt as e:  # whileai.rehearse.supervise.RehearsalInterrupted names the folder left
         line = getattr(e, "line", lambda: "interrupted: every process the rehearsal started was stopped")
         print(clean(line()), file=sys.stderr)
         raise typer.Exit(130) from None
-    print(json.dumps(result.to_dict(), indent=1) if as_json else "\n".join(_fit(lines(result))))
+    print(json.dumps(result.to_dict(), indent=1) if as_json else "\n".join(_fit(rehearsal.lines(result))))
     raise typer.Exit(0 if result.ok else 1)
 
 
-def _stages(config: Path, serve: list[str] | None, sets: list[str] | None) -> list:  # type: ignore[type-arg]
-    from whileai.rehearse.inputs import from_compiled, from_toml
-    from whileai.spec.load import load_spec, loads_toml, parse_sets, read_text
-    from whileai.targets.prime_rl.check import looks_like_spec
+def rehearsal_of(name: str) -> Rehearsal:
+    """The target's rehearsal hook; a target without one is refused in one line (exit 2)."""
+    from whileai.targets import registry
 
-    text = read_text(config, "config", 8 << 20, "TOML file")
-    if looks_like_spec(loads_toml(text, where=str(config))):
-        if serve:
-            raise SpecError("--serve", serve[0], "nothing with a spec (its teachers' run lines are compiled)")
+    t = registry.get(name)
+    if t.rehearsal is None:
+        can = [n for n in registry.names() if registry.get(n).rehearsal is not None]
+        raise SpecError("--backend", raw(f"{t.name} is not rehearsable"),
+                        f"a rehearsal runs a target's own launcher on the CPU; rehearsable: {', '.join(can)}")
+    return t.rehearsal
+
+
+def _compiler(target: str, config: Path, sets: list[str] | None) -> Callable[[], Compiled]:
+    """The spec at `config` compiled for the target, its --set applied (as `whileai compile` does)."""
+
+    def compiled() -> Compiled:
         from whileai.api import compile_all
+        from whileai.spec.load import load_spec, parse_sets
 
-        run = load_spec(config, parse_sets(sets or []))
-        return from_compiled(compile_all([run], "prime-rl", names=[config.stem])[0])
-    if sets:
-        raise SpecError("--set", sets[0], "nothing with a prime-rl TOML (edit the file)")
-    return from_toml(text, config.stem, serve)
+        return compile_all([load_spec(config, parse_sets(sets or []))], target, names=[config.stem])[0]
+
+    return compiled
 
 
 def _fit(lines: list[str]) -> list[str]:

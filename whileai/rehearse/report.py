@@ -1,28 +1,19 @@
-"""A rehearsal's verdict as lines: per stage `ok` with its steps' facts, or `failed` with the first
-cause, quoted with the log it came from; then what the offline copy replaced."""
+"""A rehearsal's verdict as lines, whatever the target: per stage `ok` with one line per step
+(the target's own `step_line` says which facts), or `failed` with the first cause, quoted with
+the log it came from; then what the stage's copy replaced.
+
+    lines(result, step_line)    # step_line(step facts) -> "    step 1: ..."
+"""
 
 from __future__ import annotations
 
-from whileai.rehearse.run import Result
+from collections.abc import Callable
+from typing import Any
+
+from whileai.rehearse.verdict import Result
 
 
-def step_line(s: dict[str, object]) -> str:
-    keys = (
-        "samples",
-        "tokens",
-        "trained_tokens",
-        "micro_batches",
-        "policy_generations",
-        "teacher_calls",
-        "adapters_loaded",
-        "weight_updates",
-    )
-    facts = ", ".join(f"{k.replace('_', ' ')} {s[k]}" for k in keys if k in s)
-    envs = ", ".join(str(e) for e in s.get("envs", []))  # type: ignore[attr-defined]
-    return f"    step {s['step']}: {facts}; sources {envs}"
-
-
-def lines(result: Result) -> list[str]:
+def lines(result: Result, step_line: Callable[[dict[str, Any]], str]) -> list[str]:
     out: list[str] = []
     for name, subs, v in zip(result.stages, result.subs, result.verdicts, strict=False):
         head = "ok" if v.ok else "failed"

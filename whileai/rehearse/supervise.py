@@ -3,7 +3,7 @@ stopped by the deadline whatever hangs (SIGTERM to the group, then SIGKILL), and
 
     with Supervisor(deadline=time.monotonic() + 600) as sup:
         sup.start("teacher-8001", argv, env=env, log=where / "teacher-8001.log")
-        rc = sup.run("rl", argv, env=env, log=where / "rl.log")    # None: the deadline came first
+        rc = sup.run("launcher", argv, env=env, log=where / "run.log")  # None: the deadline came first
 
 Standard library only.
 """
@@ -120,7 +120,7 @@ def busy(port: int, host: str = "127.0.0.1") -> bool:
     return False
 
 
-class Interrupted(KeyboardInterrupt):
+class RehearsalInterrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM) ended a rehearsal after every process it started was stopped;
     `folder`: the folder it left (a --keep folder, or a temporary one it could not remove), or
     None when it removed its temporary folder."""

@@ -1,18 +1,16 @@
-"""One verdict from a rehearsal's folder: `ok` with per-step facts, or the first failure quoted
-from the log it came from (file and line).
+"""A rehearsal's verdict, whatever the target: per stage `ok` with per-step facts, or the first
+failure quoted from the log it came from (file and line); the rehearsal's `Result`; and the
+helpers that quote a log (a target's own reader says which logs to read, in what order).
 
-    v = read(where, steps=2, rc=0, policy_ports={8000, 8100}, teacher_ports={8001})
+    v = Verdict(False, 3.0, cause=first_exception(where / "run.log", where), summary="failed: ...")
     v.ok, v.steps, v.cause          # cause: Cause(file, line, text) or None
+    result = Result(stages=["opd"], verdicts=[v]); result.ok, result.to_dict()
 
-Where a failure is looked for, first to last: the trainer stand-in's check, then the exception
-prime-rl raised in the orchestrator, an env server, the launcher, the inference or teacher
-stand-in, then an error line of the launcher, then (after the deadline) the last warning of the
-orchestrator, the thing it was waiting for. Standard library only.
+Standard library (and whileai's own line cleaning) only.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import clean
+from whileai.rehearse.timing import Phases
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 EXC = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Exit|Timeout)(?::\s*(?P<msg>.*))?$")
-TRAINER_CHECK = "whileai rehearse: trainer check failed:"
 LEVEL = re.compile(r"^\S*\s+(ERROR|WARNING)\s+(.*)$")
 
 
@@ -60,6 +58,37 @@ class Verdict:
         }
 
 
+@dataclass
+class Result:
+    """A rehearsal: its stages by name, one verdict per stage rehearsed (it stops at the first
+    failure), what each stage's copy replaced, the folder it ran in and its seconds per phase."""
+
+    stages: list[str] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    subs: list[list[str]] = field(default_factory=list)
+    folder: str = ""
+    phases: Phases = field(default_factory=Phases)  # seconds per phase (whileai.rehearse.timing)
+
+    @property
+    def ok(self) -> bool:
+        return (
+            bool(self.verdicts)
+            and all(v.ok for v in self.verdicts)
+            and len(self.verdicts) == len(self.stages)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "folder": self.folder,
+            "phases": self.phases.ordered(),
+            "stages": [
+                {"name": n, "substitutions": s, **v.to_dict()}
+                for n, s, v in zip(self.stages, self.subs, self.verdicts, strict=False)
+            ],
+        }
+
+
 def lines_of(path: Path) -> list[str]:
     try:
         return [ANSI.sub("", x).rstrip() for x in path.read_text(errors="replace").splitlines()]
@@ -82,23 +111,7 @@ def first_exception(path: Path, where: Path) -> Cause | None:
         )
         if "Timeout" in text.split(":", 1)[0] and (warned := last_warning_before(path, i + 1)):
             more.append(f"(the last warning before it: {warned})")  # what it was waiting for
-        return Cause(_rel(path, where), i + 1, " ".join([text, *more])[:600])
-    return None
-
-
-def box_error(path: Path, where: Path) -> Cause | None:
-    """An error prime-rl's config loader prints in a box (`╭─ Config file error ─╮`), as one line."""
-    lines = lines_of(path)
-    for i, raw in enumerate(lines):
-        if raw.lstrip().startswith("╭") and "error" in raw.lower():
-            inner = []
-            for x in lines[i + 1:]:
-                if x.lstrip().startswith("╰"):
-                    break
-                text = x.strip().strip("│").strip()
-                if text and set(text) - set("─"):
-                    inner.append(text)
-            return Cause(_rel(path, where), i + 1, " ".join(inner)[:600])
+        return Cause(relative(path, where), i + 1, " ".join([text, *more])[:600])
     return None
 
 
@@ -113,7 +126,7 @@ def line_with(path: Path, where: Path, needle: str, *, last: bool = False) -> Ca
     if not found:
         return None
     i, text = found[-1] if last else found[0]
-    return Cause(_rel(path, where), i + 1, text.strip()[:600])
+    return Cause(relative(path, where), i + 1, text.strip()[:600])
 
 
 def level_line(
@@ -127,93 +140,13 @@ def level_line(
     if not found:
         return None
     i, text = found[-1] if last else found[0]
-    return Cause(_rel(path, where), i + 1, text.strip()[:600])
+    return Cause(relative(path, where), i + 1, text.strip()[:600])
 
 
-def _rel(path: Path, where: Path) -> str:
+def relative(path: Path, where: Path) -> str:
     try:
         return str(path.relative_to(where))
     except ValueError:
         return str(path)
 
 
-def run_logs(where: Path) -> Path | None:
-    found = sorted((where / "outputs").glob("*/logs/latest"))
-    return found[0] if found else None
-
-
-def step_facts(where: Path, policy_ports: set[int], teacher_ports: set[int]) -> list[dict[str, Any]]:
-    """The trainer stand-in's facts per step, with the calls the servers saw up to that step."""
-    steps = [json.loads(x) for x in lines_of(where / "trainer-steps.jsonl") if x.strip()]
-    calls = []
-    for f in sorted((where / "calls").glob("*.jsonl")):
-        calls += [json.loads(x) for x in lines_of(f) if x.strip()]
-    calls.sort(key=lambda c: c["t"])
-    prev = 0.0
-    for s in steps:
-        mine = [c for c in calls if prev < c["t"] <= s["t"]]
-        prev = s["t"]
-        s["adapters_loaded"] = sum(
-            1
-            for c in mine
-            if c["route"].endswith("load_lora_adapter") and "unload" not in c["route"] and c["status"] == 200
-        )
-        s["weight_updates"] = sum(1 for c in mine if c["route"] == "/update_weights" and c["status"] == 200)
-        s["teacher_calls"] = sum(
-            1 for c in mine if c["port"] in teacher_ports and c["route"] == "/inference/v1/generate"
-        )
-        s["policy_generations"] = sum(
-            1 for c in mine if c["port"] in policy_ports and c["route"] == "/inference/v1/generate"
-        )
-        s.pop("t", None)
-    return steps
-
-
-def read(
-    where: Path,
-    *,
-    steps: int,
-    rc: int | None,
-    seconds: float,
-    policy_ports: set[int],
-    teacher_ports: set[int],
-) -> Verdict:
-    facts = step_facts(where, policy_ports, teacher_ports)
-    v = Verdict(ok=False, seconds=seconds, steps=facts, timed_out=rc is None)
-    if rc == 0 and len(facts) >= steps:
-        v.ok = True
-        v.summary = f"ok: {steps} steps in {seconds:.0f} s"
-        if facts and facts[0].get("plan"):  # the batch arithmetic the trainer stand-in checked
-            got = ", ".join(str(f.get("samples")) for f in facts)
-            v.summary += f"; samples per step {got} for {facts[0]['plan']}"
-        return v
-    logs = run_logs(where)
-    order: list[tuple[Path, str]] = []
-    if logs is not None:
-        order.append((logs / "trainer.log", "check"))
-        order.append((logs / "orchestrator.log", "exc"))
-        order += [(p, "exc") for p in sorted((logs / "envs").glob("*/*.log"))]
-    order.append((where / "rl.log", "exc"))
-    if logs is not None:
-        order.append((logs / "inference.log", "exc"))
-    order += [(p, "exc") for p in sorted(where.glob("teacher-*.log"))]
-    order.insert(0, (where / "rl.log", "box"))
-    for path, kind in order:
-        if kind == "box":
-            cause = box_error(path, where)
-        elif kind == "check":
-            cause = line_with(path, where, TRAINER_CHECK)
-        else:
-            cause = first_exception(path, where)
-        if cause is not None:
-            break
-    else:
-        cause = level_line(where / "rl.log", where, "ERROR", skip=("Terminating all processes",))
-        if cause is None and logs is not None:
-            cause = level_line(logs / "orchestrator.log", where, "WARNING", last=True)
-    v.cause = cause
-    why = f"no verdict within the timeout ({seconds:.0f} s)" if rc is None else f"rl exited {rc}"
-    if rc == 0:
-        why = f"rl exited 0 after {len(facts)} of {steps} steps"
-    v.summary = f"failed: {why}" + (f": {cause.quote()}" if cause else "")
-    return v

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from whileai.spec.endpoint import Endpoint
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+    from whileai.targets.hooks import Migrator, Rehearsal
     from whileai.targets.probe import Probe
 
 
@@ -67,7 +68,8 @@ class Target(Protocol):
     shape: Shape  # one file (its suffix) or a run directory
     options: dict[str, str]  # the Options fields it reads -> what each does
     refuses: dict[str, str]  # the Options fields it does not read -> why (an error when set)
-    rehearsable: bool  # `whileai rehearse` can run its own launcher on a CPU
+    rehearsal: Rehearsal | None  # `whileai rehearse`: its own launcher on a CPU; None: not rehearsable
+    migration: Migrator | None  # `whileai migrate`: older files to the pin; None: nothing to migrate
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         """The run (both stages of a two-stage run) compiled: pure, writes nothing. name: the

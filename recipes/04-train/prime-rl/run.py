@@ -89,17 +89,16 @@ def validate_offline(arms: dict[str, wai.Compiled]) -> int:
 
 def rehearse_arms(arms: dict[str, wai.Compiled], steps: int, timeout: float) -> int:
     """`whileai rehearse` each arm, one after the other (the stand-ins share ports): 1 if any fails."""
-    from whileai.rehearse.env import find_python
-    from whileai.rehearse.inputs import from_compiled
-    from whileai.rehearse.report import lines
-    from whileai.rehearse.run import rehearse
+    from whileai.targets import registry
 
-    python, bad = find_python(None), 0
+    bad = 0
     for name, c in arms.items():
+        r = registry.get(c.target).rehearsal  # the target's rehearsal hook (prime-rl has one)
+        assert r is not None, c.target
         print(f"\nrehearsing {name} ({steps} steps on the CPU)")
-        result = rehearse(from_compiled(c), python=python, steps=steps, timeout=timeout, keep=None,
-                          say=lambda line: print(line, flush=True))
-        print("\n".join(lines(result)))
+        result = r.rehearse(r.stages(c), python=None, steps=steps, timeout=timeout, keep=None,
+                            say=lambda line: print(line, flush=True))
+        print("\n".join(r.lines(result)))
         bad += not result.ok
     return 1 if bad else 0
 

@@ -14,8 +14,8 @@ import tomllib
 import whileai as wai
 from whileai.errors import SpecError
 from whileai.preflight.run import preflight
-from whileai.rehearse import inputs
 from whileai.spec.load import load_spec
+from whileai.targets.prime_rl.rehearse import inputs
 
 ROOT = Path(__file__).resolve().parents[3]
 SPECS = sorted(ROOT.glob("examples/**/*.toml"))  # every bundled example: one node, SLURM, mixtures

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from whileai.targets.base import Checkout, Machine, Options, Shape
+from whileai.targets.prime_rl.migrate.hook import MIGRATION
 from whileai.targets.prime_rl.pin import COMMIT
 from whileai.targets.prime_rl.pin import TARGET as PIN
+from whileai.targets.prime_rl.rehearse.hook import REHEARSAL
 
 if TYPE_CHECKING:
     from whileai.spec.endpoint import Endpoint
@@ -28,7 +30,8 @@ class PrimeRL:
     shape = Shape(".toml", "prime-rl reads TOML")
     options: dict[str, str] = {}
     refuses = {"cpu": "prime-rl trains and serves on GPUs"}
-    rehearsable = True
+    rehearsal = REHEARSAL  # its own launcher on a CPU, stand-ins for servers and trainer (rehearse/)
+    migration = MIGRATION  # a TOML for an older prime-rl release, carried to the pin (migrate/)
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         if run.then is not None:

@@ -26,7 +26,8 @@ class TRL:
     shape = Shape(None, "a TRL run is a folder")
     options = {"cpu": "train on the CPU: use_cpu true, bf16 false (TRL defaults to bf16, a GPU's)"}
     refuses: dict[str, str] = {}
-    rehearsable = False
+    rehearsal = None  # not rehearsable
+    migration = None  # nothing to migrate: whileai writes for one release
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         if run.then is not None:

@@ -25,7 +25,8 @@ class Verl:
     shape = Shape(None, "a verl run is a folder (run.sh, data/, reward.py)")
     options: dict[str, str] = {}
     refuses = {"cpu": "verl trains and samples on GPUs only (vLLM rollouts, FSDP with NCCL)"}
-    rehearsable = False
+    rehearsal = None  # not rehearsable
+    migration = None  # nothing to migrate: whileai writes for one release
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         from whileai.targets.verl.compile import compile

@@ -6,10 +6,10 @@ with stand-ins for the policy inference server, every teacher and the trainer.
 
 Per stage, in a folder of its own: the offline copy (`offline`), the tiny model and local rows,
 the stand-in commands first on PATH (`inference`, `torchrun`), the teachers from their run
-lines, then `rl @ run.toml` under one deadline for the whole rehearsal (`supervise`), then the
-verdict from the logs (`verdict`). A two-stage run rehearses stage 1, its hand-off (the
-command whileai's script runs, with the stand-in student), then stage 2 on the handed-off
-folder. Every process started is stopped before this returns.
+lines, then `rl @ run.toml` under one deadline for the whole rehearsal (whileai.rehearse.session:
+the folder, the supervisor, Ctrl-C), then the verdict from the logs (`logs`). A two-stage run
+rehearses stage 1, its hand-off (the command whileai's script runs, with the stand-in student),
+then stage 2 on the handed-off folder. Every process started is stopped before this returns.
 """
 
 from __future__ import annotations
@@ -17,20 +17,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
-import tempfile
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError
-from whileai.rehearse.inputs import Stage
-from whileai.rehearse.offline import Plan, Substitution, offline_copy
-from whileai.rehearse.prepare import (
+from whileai.rehearse.session import checked, held
+from whileai.rehearse.supervise import Supervisor, busy, wait_port
+from whileai.rehearse.timing import Phases
+from whileai.rehearse.verdict import Cause, Result, Verdict
+from whileai.targets.prime_rl.rehearse.inputs import RehearsalStage
+from whileai.targets.prime_rl.rehearse.logs import after_rl, read
+from whileai.targets.prime_rl.rehearse.offline import OfflineCopy, Replacement, offline_copy
+from whileai.targets.prime_rl.rehearse.prepare import (
     cache_rows,
     hub_cache,
     model_of,
@@ -40,42 +41,11 @@ from whileai.rehearse.prepare import (
     stage_env,
     tiny_model,
 )
-from whileai.rehearse.scope import cache_spec, stand_in, write_rows
-from whileai.rehearse.supervise import Interrupted, Supervisor, busy, wait_port
-from whileai.rehearse.timing import Phases
-from whileai.rehearse.verdict import Cause, Verdict, read
-
-
-@dataclass
-class Result:
-    stages: list[str] = field(default_factory=list)
-    verdicts: list[Verdict] = field(default_factory=list)
-    subs: list[list[str]] = field(default_factory=list)
-    folder: str = ""
-    phases: Phases = field(default_factory=Phases)  # seconds per phase (whileai.rehearse.timing)
-
-    @property
-    def ok(self) -> bool:
-        return (
-            bool(self.verdicts)
-            and all(v.ok for v in self.verdicts)
-            and len(self.verdicts) == len(self.stages)
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "folder": self.folder,
-            "phases": self.phases.ordered(),
-            "stages": [
-                {"name": n, "substitutions": s, **v.to_dict()}
-                for n, s, v in zip(self.stages, self.subs, self.verdicts, strict=False)
-            ],
-        }
+from whileai.targets.prime_rl.rehearse.scope import cache_spec, stand_in, write_rows
 
 
 def rehearse_stage(
-    stage: Stage,
+    stage: RehearsalStage,
     *,
     python: Path,
     steps: int,
@@ -85,7 +55,7 @@ def rehearse_stage(
     tiny: dict[str, Any],
     say: Callable[[str], None],
     phases: Phases | None = None,
-) -> tuple[Verdict, Plan]:
+) -> tuple[Verdict, OfflineCopy]:
     import tomli_w
 
     from whileai.files.atomic import atomic_write
@@ -120,7 +90,7 @@ def rehearse_stage(
         atomic_write(where / name, text, durable=False)
     served = [m for a in stage.serve if (m := model_of(a, stage.files))]
     for model_id in hub_cache(where / "hf", served, Path(tiny["dir"])):
-        plan.subs.append(Substitution(f"{model_id} (served)", "the hub's tokenizer", "the tiny model's",
+        plan.subs.append(Replacement(f"{model_id} (served)", "the hub's tokenizer", "the tiny model's",
                                       "cached under its id in the rehearsal's own HF_HOME, offline"))
     ports = [port_of(a, files=stage.files) for a in stage.serve]
     pol, teach = policy_ports(doc), set(ports)
@@ -164,13 +134,14 @@ def rehearse_stage(
     ended = time.time()
     for port in ports:
         sup.stop(f"{stage.name}-teacher-{port}")
-    ph.after_rl(where, started, ended, pol)
+    after_rl(ph, where, started, ended, pol)
     return read(
         where, steps=steps, rc=rc, seconds=time.monotonic() - t0, policy_ports=pol, teacher_ports=teach
     ), plan
 
 
-def handoff(stage: Stage, first: Plan, steps: int, tiny_dir: Path, python: Path, where: Path) -> Path:
+def handoff(stage: RehearsalStage, first: OfflineCopy, steps: int, tiny_dir: Path, python: Path,
+            where: Path) -> Path:
     """Stage 1's final weights → stage 2's student, as whileai's script does it: the folder
     stage 2 names must be the one stage 1 writes last; the hand-off program then runs on the
     rehearsal's folder with the stand-in student in place of the original."""
@@ -201,7 +172,7 @@ def handoff(stage: Stage, first: Plan, steps: int, tiny_dir: Path, python: Path,
 
 
 def rehearse(
-    stages: list[Stage],
+    stages: list[RehearsalStage],
     *,
     python: Path,
     steps: int = 2,
@@ -209,96 +180,61 @@ def rehearse(
     keep: Path | None = None,
     say: Callable[[str], None] = print,
 ) -> Result:
-    if steps < 1:
-        raise SpecError("--steps", steps, "a whole number of steps, at least 1")
-    if timeout <= 0:
-        raise SpecError("--timeout", timeout, "seconds, more than 0")
-    if keep is not None and keep.is_dir() and any(keep.iterdir()) and not (keep / "tiny").exists():
-        raise SpecError("--keep", str(keep), "an empty or new folder, or one a rehearsal kept before")
+    checked(steps, timeout, keep, kept="tiny")
     fam = stand_in(_doc(stages[0]))
     for stage in stages:  # every refusal (a taskset, a renderer) before a folder or a model is made
         here = Path(".")
         offline_copy(_doc(stage), steps=steps, where=here, model_dir=here, data_dir=here, vocab=1)
-    root = keep if keep is not None else Path(tempfile.mkdtemp(prefix="whileai-rehearse-"))
-    root.mkdir(parents=True, exist_ok=True)
-    result = Result(folder=str(root))
-    deadline = time.monotonic() + timeout
-    old = _on_sigterm()
-    try:
+    result = Result()
+
+    def body(root: Path, sup: Supervisor) -> None:
         with result.phases("tiny model"):
             tiny = tiny_model(python, fam.name, fam.model_type, root / "tiny", timeout)
         tiny["dir"] = str(root / "tiny")
-        with Supervisor(deadline) as sup:
-            prev: Plan | None = None
-            model_dir: Path | None = None
-            for stage in stages:
-                where = root / stage.name
-                shutil.rmtree(where, ignore_errors=True)
-                where.mkdir(parents=True)
-                result.stages.append(stage.name)
-                say(f"stage {stage.name}: {where}")
-                if stage.handoff is not None and prev is not None:
-                    try:
-                        model_dir = handoff(stage, prev, steps, Path(tiny["dir"]), python, where)
-                    except SpecError as e:
-                        result.verdicts.append(
-                            Verdict(
-                                False,
-                                0.0,
-                                cause=Cause("handoff.log", 0, str(e)),
-                                summary=f"failed: the hand-off: {e}",
-                            )
+        prev: OfflineCopy | None = None
+        model_dir: Path | None = None
+        for stage in stages:
+            where = root / stage.name
+            shutil.rmtree(where, ignore_errors=True)
+            where.mkdir(parents=True)
+            result.stages.append(stage.name)
+            say(f"stage {stage.name}: {where}")
+            if stage.handoff is not None and prev is not None:
+                try:
+                    model_dir = handoff(stage, prev, steps, Path(tiny["dir"]), python, where)
+                except SpecError as e:
+                    result.verdicts.append(
+                        Verdict(
+                            False,
+                            0.0,
+                            cause=Cause("handoff.log", 0, str(e)),
+                            summary=f"failed: the hand-off: {e}",
                         )
-                        result.subs.append([])
-                        break
-                    say(f"  hand-off: stage 1's final folder {model_dir} -> stage 2's student")
-                verdict, plan = rehearse_stage(
-                    stage,
-                    python=python,
-                    steps=steps,
-                    where=where,
-                    sup=sup,
-                    model_dir=model_dir,
-                    tiny=tiny,
-                    say=say,
-                    phases=result.phases,
-                )
-                result.verdicts.append(verdict)
-                result.subs.append([*stage.notes, *(s.line() for s in plan.subs)])
-                if not verdict.ok:
+                    )
+                    result.subs.append([])
                     break
-                prev = plan
-    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the processes are stopped; the folder is named
-        raise Interrupted(None if keep is None and _removed(root) else str(root)) from None
-    finally:
-        if old is not None:
-            signal.signal(signal.SIGTERM, old)
-        if result.verdicts:
-            from whileai.files.atomic import atomic_write
+                say(f"  hand-off: stage 1's final folder {model_dir} -> stage 2's student")
+            verdict, plan = rehearse_stage(
+                stage,
+                python=python,
+                steps=steps,
+                where=where,
+                sup=sup,
+                model_dir=model_dir,
+                tiny=tiny,
+                say=say,
+                phases=result.phases,
+            )
+            result.verdicts.append(verdict)
+            result.subs.append([*stage.notes, *(s.line() for s in plan.subs)])
+            if not verdict.ok:
+                break
+            prev = plan
 
-            atomic_write(root / "verdict.json", json.dumps(result.to_dict(), indent=1) + "\n", durable=False)
-        if keep is None and result.ok:
-            shutil.rmtree(root, ignore_errors=True)
-    return result
-
-
-def _removed(root: Path) -> bool:
-    shutil.rmtree(root, ignore_errors=True)
-    return not root.exists()
-
-
-def _on_sigterm() -> Any:
-    """SIGTERM ends a rehearsal as Ctrl-C does: every process it started is stopped first."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def stop(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    return signal.signal(signal.SIGTERM, stop)
+    return held(result, keep=keep, timeout=timeout, body=body)
 
 
-def _doc(stage: Stage) -> dict[str, Any]:
+def _doc(stage: RehearsalStage) -> dict[str, Any]:
     from whileai.spec.load import loads_toml
 
     return loads_toml(stage.text, where=stage.name)

@@ -24,7 +24,7 @@ import subprocess
 from pathlib import Path
 
 from whileai.errors import SpecError
-from whileai.targets.prime_rl.pin import HARNESS_DAY
+from whileai.targets.prime_rl.pin import COMMIT, HARNESS_DAY
 
 ENV_VAR = "WHILEAI_REHEARSE_PYTHON"
 # what the launcher, the orchestrator, the env servers and the trainer stand-in import
@@ -47,7 +47,7 @@ MODULES = (
 )
 COMMANDS = ("rl", "orchestrator", "env-server", "uv")  # on the environment's bin/, by bare name
 FLASH = "flash_attn"
-PINS = {"prime_rl": "559b44772e471d1538537b8805cc77f3824a5e64",  # targets/prime_rl/pin.py
+PINS = {"prime_rl": COMMIT,  # whileai.targets.prime_rl.pin
         "verifiers": "a60a606ecc4d309247edf9ff92c3eabca362781f"}  # deps/verifiers at that commit
 FILES = ("__init__.py", "flash_attn_interface.py", "bert_padding.py")
 # The pinned commit's day (whileai.targets.prime_rl.pin.HARNESS_DAY): verifiers runs every harness
@@ -159,7 +159,7 @@ def install_flash_stub(site: Path) -> list[str]:
     if pkg.exists() and not (pkg / "WHILEAI_STANDIN").exists():
         return []
     from whileai.files.atomic import atomic_write as write_text
-    from whileai.rehearse.standins import flash_attn_stub
+    from whileai.targets.prime_rl.rehearse.standins import flash_attn_stub
 
     text = Path(flash_attn_stub.__file__).read_text()
     pkg.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ HANDOFF_MARK = "no STABLE marker"  # in the two-stage hand-off command (targets/
 
 
 @dataclass
-class Stage:
+class RehearsalStage:
     name: str
     text: str  # the prime-rl TOML
     serve: list[list[str]] = field(default_factory=list)  # each teacher's `inference` arguments
@@ -57,13 +57,8 @@ def _handoff(command: str) -> tuple[str, tuple[str, str]] | None:
     return words[i + 1], (words[i + 2], words[i + 3])
 
 
-def from_compiled(c: Any) -> list[Stage]:
+def from_compiled(c: Any) -> list[RehearsalStage]:
     """A Compiled (one run, a mixture, or a two-stage run) → its stages."""
-    from whileai.targets import registry
-
-    if not registry.get(c.target).rehearsable:
-        can = " or ".join(n for n in registry.names() if registry.get(n).rehearsable)
-        raise SpecError("--backend", c.target, f"{can} (a rehearsal runs {can}'s own launcher)")
     parts = list(c.stages) or [c]
     stages = []
     for part in parts:
@@ -74,7 +69,7 @@ def from_compiled(c: Any) -> list[Stage]:
             for t in part.teachers
             if t.file and t.mode != "endpoint"
         }
-        stages.append(Stage(part.main.removesuffix(".toml"), part.text, serve, lines, files))
+        stages.append(RehearsalStage(part.main.removesuffix(".toml"), part.text, serve, lines, files))
     if len(stages) == 2:
         found = next((h for cmd in c.commands if (h := _handoff(cmd)) is not None), None)
         if found is None:
@@ -85,11 +80,11 @@ def from_compiled(c: Any) -> list[Stage]:
     return stages
 
 
-def from_toml(text: str, name: str, serve: list[str] | None = None) -> list[Stage]:
+def from_toml(text: str, name: str, serve: list[str] | None = None) -> list[RehearsalStage]:
     """A prime-rl TOML: `serve` holds each teacher's run line (or just its arguments)."""
     from whileai.spec.load import loads_toml
 
-    stage = Stage(name, text)
+    stage = RehearsalStage(name, text)
     for line in serve or []:
         args = inference_args(line if "inference" in line else f"inference {line}")
         if args is None:

@@ -1,5 +1,5 @@
 """The offline copy a rehearsal runs: the compiled prime-rl document with only what a CPU without
-a hub cannot have replaced, each replacement named (`Substitution`).
+a hub cannot have replaced, each replacement named (`Replacement`).
 
     plan = offline_copy(doc, steps=2, where=Path("rehearsal"), model_dir=..., data_dir=...)
     plan.doc, plan.subs, plan.expect, plan.sources
@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError
-from whileai.rehearse import scope as taskrows
-from whileai.rehearse.scope import stand_in
+from whileai.targets.prime_rl.rehearse import scope as taskrows
+from whileai.targets.prime_rl.rehearse.scope import stand_in
 
 
 @dataclass(frozen=True)
-class Substitution:
+class Replacement:
     key: str
     was: Any
     now: Any
@@ -37,9 +37,9 @@ class Substitution:
 
 
 @dataclass
-class Plan:
+class OfflineCopy:
     doc: dict[str, Any]
-    subs: list[Substitution] = field(default_factory=list)
+    subs: list[Replacement] = field(default_factory=list)
     expect: dict[str, Any] = field(default_factory=dict)  # what the trainer stand-in checks
     sources: list[dict[str, Any]] = field(default_factory=list)  # train/eval sources: name, taskset, split
 
@@ -108,14 +108,14 @@ def _streams(algo: str) -> list[str]:
 
 def offline_copy(
     doc: dict[str, Any], *, steps: int, where: Path, model_dir: Path, data_dir: Path, vocab: int
-) -> Plan:
+) -> OfflineCopy:
     d = copy.deepcopy(doc)
     fam = stand_in(doc)
-    plan = Plan(d)
+    plan = OfflineCopy(d)
     sub = plan.subs.append
     model = d.setdefault("model", {})
     sub(
-        Substitution(
+        Replacement(
             "model.name",
             model.get("name"),
             str(model_dir),
@@ -125,15 +125,15 @@ def offline_copy(
     model["name"] = str(model_dir)
     if "tokenizer" in d and isinstance(d["tokenizer"], dict) and d["tokenizer"].get("name"):
         sub(
-            Substitution(
+            Replacement(
                 "tokenizer.name", d["tokenizer"]["name"], str(model_dir), "the tiny model's tokenizer"
             )
         )
         d["tokenizer"]["name"] = str(model_dir)
     out = where / "outputs"
-    sub(Substitution("output_dir", d.get("output_dir"), str(out), "inside the rehearsal's folder"))
+    sub(Replacement("output_dir", d.get("output_dir"), str(out), "inside the rehearsal's folder"))
     d["output_dir"] = str(out)
-    sub(Substitution("max_steps", d.get("max_steps"), steps, "the rehearsal's --steps"))
+    sub(Replacement("max_steps", d.get("max_steps"), steps, "the rehearsal's --steps"))
     d["max_steps"] = steps
     d.pop("wandb", None)
     o = d.setdefault("orchestrator", {})
@@ -147,7 +147,7 @@ def offline_copy(
             plus = "+".join(map(str, traces))
             seats = f", x {plus} traces per episode" if max(traces) > 1 else ""
             why = f"{per} group(s) of {group} per train source{seats}: a step in seconds on a CPU"
-            sub(Substitution("orchestrator.batch_size", o.get("batch_size"), small, why))
+            sub(Replacement("orchestrator.batch_size", o.get("batch_size"), small, why))
             o["batch_size"] = small
     conc = o.setdefault("concurrency", {})
     few = max(group, CPU_INFLIGHT)  # prime-rl requires at least a group in flight
@@ -155,14 +155,14 @@ def offline_copy(
         was = conc.get(key)
         if was is None or int(was) > now:
             conc[key] = now
-            sub(Substitution(f"orchestrator.concurrency.{key}", was, now, "a few rollouts at a time: each "
+            sub(Replacement(f"orchestrator.concurrency.{key}", was, now, "a few rollouts at a time: each "
                              "is a harness process on this CPU (the stand-in reports no KV capacity)"))
     for key, client in _clients(o):
         was = client.get("wait_for_ready_timeout")
         if was is None or int(was) > READY_S:
             client["wait_for_ready_timeout"] = READY_S
             sub(
-                Substitution(
+                Replacement(
                     f"{key}.wait_for_ready_timeout",
                     was,
                     READY_S,
@@ -173,7 +173,7 @@ def offline_copy(
     ev = o.get("eval")
     if isinstance(ev, dict) and ev.get("source"):
         sub(
-            Substitution(
+            Replacement(
                 "orchestrator.eval",
                 {k: ev.get(k) for k in ("interval", "num_examples")},
                 {"interval": steps, "num_examples": 2},
@@ -193,7 +193,7 @@ def offline_copy(
         plan.sources.append(src)
         if how == "cached":
             dataset, config, splits, _ = taskrows.CACHED[taskrows.key(ts.get("id"))]
-            sub(Substitution(f"orchestrator.{split}.source[{name}].env.taskset ({dataset})",
+            sub(Replacement(f"orchestrator.{split}.source[{name}].env.taskset ({dataset})",
                              f"{dataset} {config!r} from the hub", "local rows",
                              f"cached under its id in the rehearsal's own HF_HOME (splits "
                              f"{', '.join(splits)}), read by `datasets` offline"))
@@ -203,7 +203,7 @@ def offline_copy(
         rows = data_dir / name
         src.update({"dataset_split": split_name, "rows": str(rows)})
         sub(
-            Substitution(
+            Replacement(
                 f"orchestrator.{split}.source[{name}].env.taskset.dataset_name",
                 ts.get("dataset_name"),
                 str(rows),

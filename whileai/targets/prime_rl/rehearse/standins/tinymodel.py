@@ -1,7 +1,7 @@
 """A tiny stand-in model folder of the run's architecture family: a byte-level BPE tokenizer
 with the family's special tokens (the ones its renderer looks up) and chat template, and a model
 config.json of the model's type, no weights (nothing in a rehearsal runs the model). Runs in the
-prime-rl environment (whileai/rehearse/scope.py picks FAMILY and MODEL_TYPE):
+prime-rl environment (whileai/targets/prime_rl/rehearse/scope.py picks FAMILY and MODEL_TYPE):
 
     python tinymodel.py OUT_DIR FAMILY TEXTS.json [MODEL_TYPE]
 

@@ -26,8 +26,8 @@ from typing import Any
 from urllib.parse import urlparse
 
 try:  # in the tests, as a package; in the rehearsal, a script beside its rules
-    from whileai.rehearse.standins import vllm_rules as rules
-    from whileai.rehearse.standins.replies import completion_text, shape, tokenizer, trim
+    from whileai.targets.prime_rl.rehearse.standins import vllm_rules as rules
+    from whileai.targets.prime_rl.rehearse.standins.replies import completion_text, shape, tokenizer, trim
 except ImportError:  # pragma: no cover - the prime-rl environment has no whileai
     import vllm_rules as rules  # type: ignore[no-redef]
     from replies import completion_text, shape, tokenizer, trim  # type: ignore[no-redef]
