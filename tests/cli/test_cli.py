@@ -53,7 +53,8 @@ BAD = [  # (spec body, extra args, words the one-line message must contain)
     (GRPO, ["--set", "orchestrator.sampling.temperature=0.5"],
      ["orchestrator.sampling.temperature", "orchestrator.train.sampling"]),
     (GRPO, ["--set", "no-equals-sign"], ["--set", "dotted.key=value"]),
-    (GRPO, ["--backend", "megatron"], ["backend", "'megatron'", "prime-rl, trl, verl"]),
+    (GRPO, ["--backend", "megatron"], ["target", "'megatron'", "prime-rl, trl, verl"]),
+    (GRPO, ["-t", "megatron"], ["target", "'megatron'", "prime-rl, trl, verl"]),
 ]
 
 

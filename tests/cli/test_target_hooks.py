@@ -28,7 +28,7 @@ def test_the_hooks_are_where_the_targets_say() -> None:
 def test_rehearse_refuses_a_target_without_a_rehearsal_in_one_line(name: str) -> None:
     r = CliRunner().invoke(app, ["rehearse", str(SPEC), "-b", name])
     assert r.exit_code == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.output
-    assert r.stderr == (f"error: --backend: {name} is not rehearsable; a rehearsal runs a target's own "
+    assert r.stderr == (f"error: --target: {name} is not rehearsable; a rehearsal runs a target's own "
                         "launcher on the CPU; rehearsable: prime-rl\n")
     r = CliRunner().invoke(app, ["rehearse", "--setup", str(ROOT), "-b", name])  # --setup too
     assert r.exit_code == 2 and f"{name} is not rehearsable" in r.stderr, r.output

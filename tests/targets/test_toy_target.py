@@ -113,7 +113,7 @@ def test_rehearse_and_migrate_say_so_in_one_line_each(tmp_path: Path) -> None:
     """rehearsal = None and migration = None: one line each, nothing run, read or written."""
     code, out = cli("rehearse", str(SPEC), "-b", "toy")
     assert code == 2 and out.count("\n") == 1, out
-    assert out.startswith("error: --backend: toy is not rehearsable;") and "rehearsable: prime-rl" in out
+    assert out.startswith("error: --target: toy is not rehearsable;") and "rehearsable: prime-rl" in out
     old, new = tmp_path / "old.json", tmp_path / "new"
     old.write_text("{}\n")
     code, out = cli("migrate", str(old), "-b", "toy", "-o", str(new))

@@ -151,7 +151,7 @@ from whileai.cli.arms import arms_cmd  # noqa: E402  (its own module: plans pair
 
 command("arms")(arms_cmd)
 
-from whileai.preflight.command import preflight_cmd  # noqa: E402  (its own package: probes the run)
+from whileai.cli.preflight import preflight_cmd  # noqa: E402  (whileai preflight: probes the run)
 
 command("preflight")(preflight_cmd)
 from whileai.cli.migrate import migrate_cmd  # noqa: E402  (whileai migrate)

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 
 def migrate_cmd(
-    configs: Annotated[list[Path], typer.Argument(help="prime-rl TOML file(s) for an older release.",
-                                                  show_default=False)],
+    configs: Annotated[list[Path], typer.Argument(
+        help="Config file(s) written for an older release of the target.", show_default=False)],
     target: Annotated[str, typer.Option(*TARGET.flags, help=TARGET.help)] = TARGET.default,
     out: Annotated[Path | None, typer.Option("-o", "--out", help="NEW.toml (one input) or a folder; "
                    "default: print the migrated file")] = None,
@@ -33,7 +33,7 @@ def migrate_cmd(
     allow_drops: Annotated[bool, typer.Option("--allow-drops", help="Write even when a key is dropped "
                            "or needs a decision (it is left out and named).")] = False,
 ) -> None:
-    """Rewrite prime-rl configs written for an older release into the pinned release's form."""
+    """Rewrite configs written for an older release of a target into its pinned release's form."""
     from whileai.cli.fail import fail as _fail
     from whileai.files import write
     from whileai.spec.load import read_text

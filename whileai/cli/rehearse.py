@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def rehearse_cmd(
     config: Annotated[
-        Path | None, typer.Argument(help="A run spec, or a prime-rl TOML.", show_default=False)
+        Path | None, typer.Argument(help="A run spec, or a config file the target reads.", show_default=False)
     ] = None,
     target: Annotated[str, typer.Option(*TARGET.flags, help=TARGET.help)] = TARGET.default,
     steps: Annotated[int, typer.Option(help="Steps to run (at least 1).")] = 2,
@@ -114,7 +114,7 @@ def rehearsal_of(name: str) -> Rehearsal:
     t = registry.get(name)
     if t.rehearsal is None:
         can = [n for n in registry.names() if registry.get(n).rehearsal is not None]
-        raise SpecError("--backend", raw(f"{t.name} is not rehearsable"),
+        raise SpecError("--target", raw(f"{t.name} is not rehearsable"),
                         f"a rehearsal runs a target's own launcher on the CPU; rehearsable: {', '.join(can)}")
     return t.rehearsal
 

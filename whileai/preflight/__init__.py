@@ -11,6 +11,6 @@ whileai/targets/<target>/probe.py); this package does the probing. One module pe
 the target says the run calls it), `ready` (a client's wait for a server), `tokenize` and
 `tokens` (the server's /tokenize against the student's local tokenizer), `machine` (GPUs, disk,
 models, memory, the framework's checkout), `report` (the checks as data, one line each or JSON),
-`run` (which checks a spec needs, all within the deadline), `gate` (the recipes' loop) and
-`command` (the CLI command, registered in whileai.cli). Importing the package imports none of them.
+`run` (which checks a spec needs, all within the deadline) and `gate` (the recipes' loop); the
+command itself is a face, `whileai/cli/preflight.py`. Importing the package imports none of them.
 """

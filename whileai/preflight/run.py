@@ -45,7 +45,7 @@ def preflight(run: RunSpec, *, target: str | None = None, spec: str = "spec",
     from whileai.api import compile
     from whileai.targets import registry
 
-    tg = registry.get(registry.names()[0] if target is None else target, "--backend")
+    tg = registry.get(registry.names()[0] if target is None else target, "--target")
     if where not in WHERE:
         raise SpecError("where", where, "here or modal")
     if not 0 < timeout <= 3600:

@@ -33,7 +33,7 @@ def names() -> tuple[str, ...]:
     return tuple(TARGETS) + tuple(n for n in _LOADED if n not in TARGETS)
 
 
-def get(name: object, field: str = "backend") -> Target:
+def get(name: object, field: str = "target") -> Target:
     """The target called `name`; any other value is a SpecError naming the known ones."""
     if not isinstance(name, str) or name not in names():
         near = [n for n in names() if isinstance(name, str) and n == name.strip().lower()]

@@ -43,7 +43,7 @@ class PrimeRLRehearsal:
         from whileai.targets.prime_rl.rehearse.inputs import from_compiled
 
         if compiled.target != NAME:
-            raise SpecError("--backend", compiled.target,
+            raise SpecError("--target", compiled.target,
                             f"{NAME} (a prime-rl rehearsal runs prime-rl's files)")
         return list(from_compiled(compiled))
 

@@ -1,5 +1,5 @@
-"""`whileai preflight SPEC` (registered in whileai.cli): one line per check, exit 1 when a check
-fails, 0 otherwise, 2 for bad input (one line, no traceback)."""
+"""`whileai preflight SPEC` (registered in whileai.cli.app; the probing is whileai.preflight): one
+line per check, exit 1 when a check fails, 0 otherwise, 2 for bad input (one line, no traceback)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,13 @@ from typing import Annotated
 
 import typer
 
+from whileai.cli.params import TARGET
 from whileai.errors import SpecError, clean
-from whileai.targets import registry
 
 
 def preflight_cmd(
     spec: Annotated[Path, typer.Argument(help="A run spec TOML file.", show_default=False)],
-    target: Annotated[str, typer.Option("--backend", "-b", help=f"Target: {', '.join(registry.names())}.")
-                      ] = registry.names()[0],
+    target: Annotated[str, typer.Option(*TARGET.flags, help=TARGET.help)] = TARGET.default,
     student_endpoint: Annotated[str | None, typer.Option(help="The student's inference server, "
                                 "probed too: a URL serving the spec's model, or vllm:<model>@<url>.")] = None,
     student_api_key_env: Annotated[str, typer.Option(help="Env var holding the student server's "
