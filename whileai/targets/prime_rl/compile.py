@@ -17,7 +17,6 @@ import tomli_w
 
 from whileai.catalogs import paths
 from whileai.catalogs import tasksets as tc
-from whileai.catalogs.targets import prime_rl
 from whileai.errors import SpecError, raw
 from whileai.rules.facts import Facts
 from whileai.spec import mixture
@@ -25,12 +24,13 @@ from whileai.spec.run import RunSpec
 from whileai.targets import overrides as ov
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Fix, Row, To, apply, get_path
-from whileai.targets.prime_rl import costing, deploy, lax, plan, teacher
+from whileai.targets.prime_rl import cost, deploy, lax, plan, teacher
 from whileai.targets.prime_rl import mixture as mix
+from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
 from whileai.targets.prime_rl.check import check_document, rename_hint
 from whileai.targets.prime_rl.fieldmap import OFF, rows
 from whileai.targets.prime_rl.pin import COMMIT, TARGET, VERSION
-from whileai.targets.prime_rl.plan import Plan
+from whileai.targets.prime_rl.plan import CompilePlan
 from whileai.targets.story import Floor, Story, check_story, flat
 from whileai.tasksets import seats
 from whileai.version import __version__
@@ -54,7 +54,7 @@ def method_facts(run: RunSpec) -> dict[str, Any]:
     }
 
 
-def facts(p: Plan, doc: dict[str, Any], got: tuple[int, int, int, int] | None,
+def facts(p: CompilePlan, doc: dict[str, Any], got: tuple[int, int, int, int] | None,
           ignored: Sequence[str] = (), set_by: Sequence[str] = ()) -> Facts:
     """What prime-rl will do, read from the compiled document (overrides included; got: its
     GPUs, deploy.gpus_of): the warning rules, the report's summary and the per-step spend use
@@ -188,7 +188,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
                     off=OFF, floors=FLOORS)
     doc = applied.doc
     doc.setdefault("trainer", {})
-    catalog = prime_rl()
+    catalog = prime_rl_catalog()
     ov.apply_overrides(doc, run.overrides, catalog, hint=rename_hint)
     if not p.serves:
         doc.pop("inference", None)  # no inference nodes: no [inference] (its keys: ignored)
@@ -219,7 +219,7 @@ def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ())
         target="prime-rl", pin=TARGET, run=run, files=files, main=fname,
         reads=said.reads, ignores=said.ignores, fixed=said.fixed,
         warnings=mix.findings(run, known, method_facts, p.entries[1:]),
-        commands=tuple(commands), facts=known, cost=costing.estimate(p, doc, got),
+        commands=tuple(commands), facts=known, cost=cost.estimate(p, doc, got),
         notes=notes, teacher=records[0] if records else None, teachers=records, doc=doc, plan=p,
     )
 
@@ -247,7 +247,7 @@ FLOORS = [Floor(("seq_len", "inference.vllm.max_model_len"), _caps,
                 "prompt_tokens (or method.max_tokens)")]
 
 
-def _hint(path: str, message: str, doc: dict[str, Any], p: Plan) -> str:
+def _hint(path: str, message: str, doc: dict[str, Any], p: CompilePlan) -> str:
     """What the spec offers instead, for the problems a spec field answers."""
     if tp := deploy.tp_hint(p, path):
         return tp
@@ -262,7 +262,7 @@ def _hint(path: str, message: str, doc: dict[str, Any], p: Plan) -> str:
     return ""
 
 
-def _header(p: Plan, fname: str) -> str:
+def _header(p: CompilePlan, fname: str) -> str:
     run = p.run
     how = (f"uv run rl @ {quote(fname)} --dry-run (writes the sbatch script), then without "
            "--dry-run to submit" if p.on_slurm else f"uv run rl @ {quote(fname)}")

@@ -20,7 +20,7 @@ from whileai.spec.run import RunSpec
 from whileai.targets.fieldmap import Drop, Fix, Row, To, const, get_path
 
 if TYPE_CHECKING:
-    from whileai.targets.prime_rl.plan import Plan
+    from whileai.targets.prime_rl.plan import CompilePlan
 
 NO_INFERENCE = "inference_nodes = 0: no inference, so no rollouts (a trainer benchmark on fake data)"
 _ONE = "one node"
@@ -45,11 +45,11 @@ def engine_tp(r: RunSpec, size: sizes.Size | None) -> tuple[int, str]:
                   f"headroom take {need} GPU{'s' if need > 1 else ''} ({sizes.SERVE_FORMULA})")
 
 
-def _tp_written(p: Plan) -> bool:
+def _tp_written(p: CompilePlan) -> bool:
     return p.serves and p.run.inference_tp is None and (p.multi or p.engine[0] > 1)
 
 
-def rows(p: Plan) -> list[Row]:
+def rows(p: CompilePlan) -> list[Row]:
     """The deployment keys of the plan's layout: one node, or several through SLURM."""
     r, lay, one, several = p.run, p.layout, not p.multi, p.multi
     per_replica = (f"prime-rl counts inference nodes per replica: {lay.inference_nodes} "
@@ -112,7 +112,7 @@ SLURM_ROWS: list[Row] = [
 ]
 
 
-def engine_rows(p: Plan) -> list[Row]:
+def engine_rows(p: CompilePlan) -> list[Row]:
     """The policy's inference engines: their width, and on several nodes how many."""
     tp, why = p.engine
     lay, several = p.layout, p.multi and p.serves
@@ -147,7 +147,7 @@ def no_inference(path: str) -> str | None:
     return NO_INFERENCE if path.startswith("inference.") else None
 
 
-def tp_hint(p: Plan, path: str) -> str:
+def tp_hint(p: CompilePlan, path: str) -> str:
     """What the spec offers when the loader refuses the engine width whileai chose (the
     model's size), not one the spec or an override set."""
     if path not in ("deployment.num_infer_gpus", "inference.vllm.tensor_parallel_size") \
@@ -183,7 +183,7 @@ def gpus_of(doc: dict[str, Any]) -> tuple[int, int, int, int] | None:
     return train, infer, 1, per
 
 
-def facts(p: Plan, doc: dict[str, Any], got: tuple[int, int, int, int] | None) -> dict[str, Any]:
+def facts(p: CompilePlan, doc: dict[str, Any], got: tuple[int, int, int, int] | None) -> dict[str, Any]:
     """What the scale rules (whileai.rules.scale) read, from the compiled document (got: its
     GPUs, `gpus_of`) and the plan (the student's size)."""
     tp = get_path(doc, "inference.vllm.tensor_parallel_size", 1)
@@ -211,7 +211,7 @@ def layout_fact(doc: dict[str, Any], got: tuple[int, int, int, int] | None, teac
     return f"{nodes * per} GPUs on {nodes} nodes x {per} ({train // per} trainer, {what}){held}"
 
 
-def run_commands(p: Plan, fname: str) -> list[str]:
+def run_commands(p: CompilePlan, fname: str) -> list[str]:
     """How the run starts: locally, or through SLURM as the pin's launcher does it."""
     f = quote(fname)
     if not p.on_slurm:

@@ -37,7 +37,7 @@ from whileai.targets.fieldmap import Drop, Fix, Row, To, const
 from whileai.targets.prime_rl.algo import algo_rows
 
 if TYPE_CHECKING:
-    from whileai.targets.prime_rl.plan import Plan
+    from whileai.targets.prime_rl.plan import CompilePlan
 
 HARNESS_NULL = "no agent harness: the taskset drives the episode (as in the pin's own configs)"
 RUNTIME = "always set the runtime: its default is a remote sandbox VM"
@@ -49,7 +49,7 @@ def train(i: int) -> str:
     return f"orchestrator.train.source[{i}]"
 
 
-def rows(p: Plan) -> list[Row]:
+def rows(p: CompilePlan) -> list[Row]:
     """The mixture's rows (extra training sources, their eval sources, source 0's ratio)."""
     run = p.run
     if not run.sources:
@@ -62,13 +62,13 @@ def rows(p: Plan) -> list[Row]:
     return out + _eval_rows(run, p.entries[1:])
 
 
-def _share(p: Plan, e: Entry) -> str:
+def _share(p: CompilePlan, e: Entry) -> str:
     unset = "unset: prime-rl's default 1.0; " if e.pos == 0 and p.run.ratio is None else ""
     return (f"{unset}about {p.shares[e.pos]:.0%} of each step's rollouts ({e.ratio:g} x "
             f"group size {e.method.samples}, normalized)")
 
 
-def _train_rows(p: Plan, e: Entry) -> list[Row]:
+def _train_rows(p: CompilePlan, e: Entry) -> list[Row]:
     t, f = train(e.pos), e.field
     out: list[Row] = [
         To(f"{f}name", f"{t}.name", const(e.name), note=mixture.name_reason(p.run, e)),

@@ -46,7 +46,7 @@ class PrimeRL:
         return path.suffix == ".toml" and not path.is_dir()
 
     def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
-        from whileai.targets.prime_rl.checkfile import check_file
+        from whileai.targets.prime_rl.check import check_file
 
         return check_file(path, entry)
 

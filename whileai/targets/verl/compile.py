@@ -3,7 +3,7 @@ OPD (the teacher on verl's own GPU pool), or SFT on teacher samples as two verl 
 
 Pure: `compile(run)` returns every file's text and the report; nothing is imported from verl,
 torch or ray, and nothing is written. The field map (fieldmap.py) is the mapping; the hardware
-keys follow knobs.py's rules; verl's own check (verify.py) runs on the result with
+keys follow knobs.py's rules; verl's own check (check.py) runs on the result with
 `compile --check`.
 """
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
 
 
-def check(job: str, key: str, value: Any) -> catalog.Entry:
+def check(job: str, key: str, value: Any) -> catalog.CatalogKey:
     """SpecError unless verl's config for `job` has `key` and `value` fits it; else its entry."""
     found = catalog.lookup(key, job)
     config = catalog.document()["jobs"][job]["config"]
@@ -41,7 +41,7 @@ def check(job: str, key: str, value: Any) -> catalog.Entry:
     return found
 
 
-def added(entry: catalog.Entry) -> bool:
+def added(entry: catalog.CatalogKey) -> bool:
     """Whether run.sh writes the key with `+` (Hydra refuses a plain override of a key the
     composed config lacks)."""
     return entry.source.startswith("read")

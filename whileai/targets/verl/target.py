@@ -35,17 +35,17 @@ class Verl:
 
     def verify(self, compiled: list[Compiled]) -> list[tuple[bool, str]]:
         """verl 0.9.1's own check of each compiled run.sh (verl imported there)."""
-        from whileai.targets.verl.verify import verify
+        from whileai.targets.verl.check import verify
 
         return verify(compiled)
 
     def claims(self, path: Path) -> bool:
-        from whileai.targets.verl.verify import claims
+        from whileai.targets.verl.check import claims
 
         return claims(path)
 
     def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
-        from whileai.targets.verl.verify import check
+        from whileai.targets.verl.check import check
 
         return check(path, entry)
 
@@ -56,7 +56,7 @@ class Verl:
         return Machine(gpus=knobs.gpus_per_node(run) + (pool if knobs.nodes(run) == 1 else 0),
                        gpus_why="(verl: trainer.n_gpus_per_node, plus an OPD teacher's pool)",
                        broadcasts=0, keeps_rollouts=False, loads_models=False, commit=None,
-                       no_checkout="a verl run (pip install verl==0.9.1)")
+                       no_checkout=f"a verl run (pip install {PIN})")
 
 
 TARGET = Verl()
