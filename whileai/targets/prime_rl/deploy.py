@@ -14,35 +14,15 @@ from shlex import quote
 from typing import TYPE_CHECKING, Any
 
 from whileai.cost import sizes
-from whileai.errors import SpecError
 from whileai.spec.layout import DEFAULT_GPUS_PER_NODE, Slurm
-from whileai.spec.run import RunSpec
 from whileai.targets.fieldmap import Drop, Fix, Row, To, const, get_path
+from whileai.targets.prime_rl import nodes
 
 if TYPE_CHECKING:
     from whileai.targets.prime_rl.plan import CompilePlan
 
 NO_INFERENCE = "inference_nodes = 0: no inference, so no rollouts (a trainer benchmark on fake data)"
 _ONE = "one node"
-
-
-def job_name(r: RunSpec) -> str:
-    if r.slurm is not None and r.slurm.job_name:
-        return r.slurm.job_name
-    base = r.taskset.split("/")[-1].split("@")[0]
-    return f"{r.method.type}-{base}"
-
-
-def engine_tp(r: RunSpec, size: sizes.Size | None) -> tuple[int, str]:
-    """GPUs per inference engine (vLLM tensor_parallel_size) and why (size: the student's)."""
-    if r.inference_tp is not None:
-        return r.inference_tp, "inference_tp"
-    if size is None:
-        return 1, (f"the size of {r.model} is unknown from its name: vLLM's default of one GPU "
-                   "per engine; set inference_tp if it needs more")
-    need = sizes.serve_gpus(size.total_b)
-    return need, (f"{size.text()}: {sizes.weights_gb(size.total_b):g} GB of bf16 weights plus KV "
-                  f"headroom take {need} GPU{'s' if need > 1 else ''} ({sizes.SERVE_FORMULA})")
 
 
 def _tp_written(p: CompilePlan) -> bool:
@@ -98,7 +78,7 @@ def rows(p: CompilePlan) -> list[Row]:
            note=f"prime-rl sets trainer.model.dp_replicate = {lay.trainer_nodes} / "
            f"{r.nodes_per_fsdp_group}"),
         # SLURM
-        Fix("slurm", {"job_name": job_name(r)}, "several nodes run through SLURM only "
+        Fix("slurm", {"job_name": nodes.job_name(r)}, "several nodes run through SLURM only "
             "(prime-rl: 'Must use SLURM for multi-node deployment'); add a [slurm] table for the "
             "partition, account and time", when=const(several and r.slurm is None)),
         *SLURM_ROWS,
@@ -107,7 +87,7 @@ def rows(p: CompilePlan) -> list[Row]:
 
 SLURM_ROWS: list[Row] = [
     *[To(f"slurm.{key}", f"slurm.{key}") for key in Slurm.model_fields],
-    Fix("slurm.job_name", job_name, "slurm.job_name unset: the method and taskset",
+    Fix("slurm.job_name", nodes.job_name, "slurm.job_name unset: the method and taskset",
         when=lambda r: r.slurm is not None and r.slurm.job_name is None),
 ]
 
@@ -127,19 +107,6 @@ def engine_rows(p: CompilePlan) -> list[Row]:
         Fix("inference.vllm.data_parallel_size_local", local,
             "engines per node: gpus_per_node / tensor_parallel_size", when=const(several)),
     ]
-
-
-def check(serves: bool, overrides: dict[str, Any]) -> None:
-    """What the target refuses before it writes: no inference without an explicit fake-data
-    benchmark. Engines that do not fit the GPUs are the loader mirror's to refuse
-    (whileai.targets.prime_rl.loader: inference-tensor-parallel, deployment-nodes), on the
-    compiled file as `whileai check` reads it; `tp_hint` says why the width was chosen."""
-    if not serves and not any(k.startswith("trainer.data.fake") for k in overrides):
-        raise SpecError("inference_nodes", 0, "at least 1: every method learns from rollouts "
-                        "the orchestrator gathers, which need inference nodes (prime-rl runs "
-                        "no orchestrator without them)", hint="for a trainer-only "
-                        "throughput benchmark on fake data, set it explicitly with "
-                        "--set trainer.data.fake.batch_size=N (prime-rl docs/scaling.md)")
 
 
 def no_inference(path: str) -> str | None:
@@ -223,5 +190,5 @@ def run_commands(p: CompilePlan, fname: str) -> list[str]:
             f"{out}/<run name>/rl.sbatch)"]
 
 
-__all__ = ["check", "engine_rows", "engine_tp", "facts", "gpus_of", "job_name", "layout_fact",
-           "no_inference", "rows", "run_commands", "tp_hint"]
+__all__ = ["engine_rows", "facts", "gpus_of", "layout_fact", "no_inference", "rows", "run_commands",
+           "tp_hint"]

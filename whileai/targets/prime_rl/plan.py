@@ -34,7 +34,7 @@ from whileai.spec import mixture
 from whileai.spec.layout import Layout
 from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
-from whileai.targets.prime_rl import deploy, teacher
+from whileai.targets.prime_rl import nodes, teacher
 from whileai.targets.prime_rl.algo import TEACHER_TABLE
 from whileai.targets.prime_rl.teacher import POLICY_PORT
 from whileai.tasksets import seats
@@ -96,7 +96,7 @@ def make(run: RunSpec, stem: str) -> CompilePlan:
         raise SpecError("gpus", run.gpus, "at least 2 for prime-rl on one node: rl gives inference "
                         "and the trainer GPUs of their own (1 + 1); TRL trains on one (-b trl)")
     serves = not lay.multi or lay.inference_nodes > 0
-    deploy.check(serves, run.overrides)
+    nodes.check(serves, run.overrides)
     _derived(run, found)
     shares = tuple(mixture.shares(run, found))
     per = seats.per_episode(run, entries=found, shares=shares)
@@ -107,7 +107,7 @@ def make(run: RunSpec, stem: str) -> CompilePlan:
     return CompilePlan(run=run, layout=lay, serves=serves, on_slurm=on_slurm, entries=found,
                 shares=shares, seats=per, prompts=run.prompts, samples=run.method.samples,
                 batch=run.rollouts * per.traces, max_tokens=mixture.max_tokens(run, found),
-                sizes=known, engine=deploy.engine_tp(run, known[run.model]),
+                sizes=known, engine=nodes.engine_tp(run, known[run.model]),
                 teachers=planned)
 
 

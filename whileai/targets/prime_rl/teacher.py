@@ -38,7 +38,7 @@ from whileai.spec.layout import Layout
 from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
 from whileai.targets.compiled import Teacher
-from whileai.targets.prime_rl.deploy import job_name
+from whileai.targets.prime_rl.nodes import job_name
 from whileai.targets.prime_rl.pin import TARGET
 from whileai.version import __version__
 
