@@ -96,3 +96,15 @@ def test_cli_check_sends_a_file_to_the_target_that_claims_it(tmp_path: Path) -> 
     toml.write_text("max_steps = 1\n")
     code, out = cli("check", str(toml))  # still prime-rl's
     assert "prime-rl" in out, out
+
+
+def test_its_own_rule_is_listed_after_the_shared_ones_while_registered() -> None:
+    from whileai.rules.research import RULES
+
+    listed = [r.id for r in registry.rules()]
+    assert listed[:len(RULES)] == [r.id for r in RULES] and listed[-1] == "toy-long-run"
+    code, out = cli("rules")
+    assert code == 0 and "toy-long-run" in out
+    registry._LOADED.pop("toy")
+    assert "toy-long-run" not in [r.id for r in registry.rules()]
+    registry.register(TARGET)

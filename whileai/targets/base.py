@@ -16,8 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
+    from whileai.rules.base import Rule
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
 
@@ -83,4 +85,10 @@ class Target(Protocol):
 
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
         """What the run needs of the machine that starts it."""
+        ...
+
+    def rules(self) -> Sequence[Rule]:
+        """The target's own warning rules (whileai.rules.base.Rule), run on its compiled files
+        after the shared ones (whileai.rules.research); `whileai rules` lists every target's
+        (whileai.targets.registry.rules). Empty where it has none."""
         ...

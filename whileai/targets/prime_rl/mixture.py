@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from whileai.catalogs import tasksets as tc
 from whileai.catalogs.paths import get_path
 from whileai.catalogs.targets import plugin_key
-from whileai.rules import research as rules
 from whileai.rules.base import Finding
 from whileai.rules.facts import Facts
 from whileai.spec import mixture
@@ -34,7 +33,9 @@ from whileai.spec.load import replace_run
 from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
 from whileai.targets.fieldmap import Drop, Fix, Row, To, const
+from whileai.targets.pipeline import warnings
 from whileai.targets.prime_rl.algo import algo_rows
+from whileai.targets.prime_rl.rules import RULES
 
 if TYPE_CHECKING:
     from whileai.targets.prime_rl.plan import CompilePlan
@@ -215,7 +216,7 @@ def findings(run: RunSpec, facts: Facts, method_facts: Any,
     (`extras`: whileai.spec.mixture's entries after the first) with a method of its own, named
     after the source (rules read its method, with the facts that depend on the method
     recomputed by `method_facts`; run-wide ones are said once)."""
-    found = list(rules.findings(run, facts))
+    found = list(warnings(run, facts, RULES))
     seen = {(w.rule, w.message) for w in found}
     for e in extras:
         if not e.own_method:
@@ -224,7 +225,7 @@ def findings(run: RunSpec, facts: Facts, method_facts: Any,
                           taskset_args=e.args, roles=e.roles, sources=[], ratio=None)
         own = replace(facts, **method_facts(one) | {"holdout": None, "holdouts": (),
                                                     "unchecked_tasksets": ()})
-        for w in rules.findings(one, own):
+        for w in warnings(one, own, RULES):
             if (w.rule, w.message) not in seen:
                 seen.add((w.rule, w.message))
                 found.append(replace(w, message=f"source {e.name!r} ({e.method.type}): {w.message}"))

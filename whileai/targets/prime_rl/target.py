@@ -14,6 +14,9 @@ from whileai.targets.prime_rl.pin import COMMIT
 from whileai.targets.prime_rl.pin import TARGET as PIN
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from whileai.rules.base import Rule
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
 
@@ -60,6 +63,11 @@ class PrimeRL:
             need, what = lay.gpus_per_node, f"on each of {lay.nodes} nodes"
         return Machine(gpus=need, gpus_why=what, broadcasts=2, keeps_rollouts=True,
                        loads_models=False, commit=COMMIT, no_checkout="")
+
+    def rules(self) -> Sequence[Rule]:
+        from whileai.targets.prime_rl.rules import RULES
+
+        return RULES
 
 
 TARGET = PrimeRL()

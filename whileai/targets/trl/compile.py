@@ -20,13 +20,12 @@ from typing import Any
 
 from whileai.errors import SpecError, raw
 from whileai.report.text import render_text
-from whileai.rules import honoured
 from whileai.rules.facts import Facts
-from whileai.rules.research import findings
 from whileai.spec.run import OPSD, SFT, RunSpec
 from whileai.targets import overrides as ov
 from whileai.targets.compiled import Compiled, Read, counted
 from whileai.targets.fieldmap import Row, apply
+from whileai.targets.pipeline import warnings
 from whileai.targets.story import Floor, Story, check_story, flat
 from whileai.targets.trl import accelerate as accel
 from whileai.targets.trl import batch as trl_batch
@@ -48,6 +47,7 @@ from whileai.targets.trl.fieldmap import (
 )
 from whileai.targets.trl.pin import TARGET
 from whileai.targets.trl.pin import VERSION as TRL_VERSION
+from whileai.targets.trl.rules import RULES
 from whileai.tasksets.builtin import for_run, rows, source
 from whileai.version import __version__
 
@@ -93,11 +93,20 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
         eval_interval=interval,
         eval_off=interval is None,
         eval_at_start=bool(doc.get("eval_on_start", False)),
-        divergence=honoured.trl_divergence(m.type, doc),
+        divergence=divergence(m.type, doc),
         divergence_how="set by overrides" if {"beta", "distillation_alpha"} & set(run.overrides)
         else "",
         ignored=tuple(ignored),  # no rule fires on these
     )
+
+
+def divergence(method_type: str, doc: dict[str, Any]) -> str | None:
+    """The objective TRL's compiled config trains (None: no distillation loss)."""
+    key = {"opd": "beta", "opsd": "distillation_alpha"}.get(method_type)
+    if key is None or not isinstance(doc.get(key), (int, float)):
+        return None
+    v = float(doc[key])
+    return "forward_kl" if v == 0.0 else "reverse_kl" if v == 1.0 else f"jsd:{v:g}"
 
 
 def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
@@ -166,7 +175,7 @@ def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
     compiled = Compiled(
         target="trl", pin=TARGET, run=spec, files=files, main="config.yaml",
         reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
-        warnings=findings(run, data), commands=tuple(commands(run, out, path, sampled)), out=out,
+        warnings=warnings(run, data, RULES), commands=tuple(commands(run, out, path, sampled)), out=out,
         facts=data, cost=trl_cost.estimate(run, doc), **_teacher_and_notes(run, doc), doc=doc,
     )
     files["README.md"] = _readme(compiled, path, sampled, cpu)

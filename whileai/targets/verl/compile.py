@@ -15,11 +15,11 @@ from typing import Any
 from whileai.catalogs.paths import get_path, set_path
 from whileai.errors import SpecError, raw
 from whileai.rules.facts import Facts
-from whileai.rules.research import findings
 from whileai.spec.run import OPD, RunSpec
 from whileai.targets import overrides as ov
 from whileai.targets.compiled import Compiled, Fixed, counted
 from whileai.targets.fieldmap import apply
+from whileai.targets.pipeline import warnings
 from whileai.targets.story import check_story, flat
 from whileai.targets.verl import cost as verl_cost
 from whileai.targets.verl import data, knobs, readme, script, sets
@@ -96,7 +96,7 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
              for r in said.reads]
     compiled = Compiled(
         target="verl", pin=TARGET, run=run, files=files, main="run.sh", reads=tuple(reads),
-        ignores=said.ignores, fixed=said.fixed, warnings=findings(run, facts_),
+        ignores=said.ignores, fixed=said.fixed, warnings=warnings(run, facts_),
         commands=tuple(script.commands(run, out)), out=out, facts=facts_, cost=spend,
         doc=doc, **verl_cost.teacher(run, pool))
     files["README.md"] = readme.readme(compiled)

@@ -14,11 +14,11 @@ from typing import Any
 
 from whileai.errors import SpecError
 from whileai.rules.facts import Facts
-from whileai.rules.research import findings
 from whileai.spec.run import RunSpec
 from whileai.targets import overrides as ov
 from whileai.targets.compiled import Compiled, counted
 from whileai.targets.fieldmap import Drop, Fix, Row, To, apply
+from whileai.targets.pipeline import warnings
 from whileai.targets.story import check_story, flat
 from whileai.targets.verl import cost as verl_cost
 from whileai.targets.verl import data, knobs, readme, script, sets
@@ -164,7 +164,7 @@ def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
                                eval_how="no validation", pool=None)
     compiled = Compiled(target="verl", pin=TARGET, run=run, files=files, main="run.sh",
                         reads=said.reads, ignores=said.ignores, fixed=said.fixed,
-                        warnings=findings(run, facts), commands=tuple(script.commands(run, out)),
+                        warnings=warnings(run, facts), commands=tuple(script.commands(run, out)),
                         out=out, facts=facts, cost=spend, doc=doc, **verl_cost.teacher(run, None))
     files["README.md"] = readme.readme(compiled)
     return compiled

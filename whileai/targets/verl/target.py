@@ -13,6 +13,9 @@ from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.verl.pin import TARGET as PIN
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from whileai.rules.base import Rule
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
 
@@ -57,6 +60,9 @@ class Verl:
                        gpus_why="(verl: trainer.n_gpus_per_node, plus an OPD teacher's pool)",
                        broadcasts=0, keeps_rollouts=False, loads_models=False, commit=None,
                        no_checkout=f"a verl run (pip install {PIN})")
+
+    def rules(self) -> Sequence[Rule]:
+        return ()  # the shared rules only
 
 
 TARGET = Verl()
