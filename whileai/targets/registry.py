@@ -9,6 +9,7 @@ one line in `TARGETS` below (docs/layout.md, "Adding a target"). Each entry name
 command imports only the target it uses. `register()` adds one at run time (a test's toy target).
 
     registry.rules()           # every warning rule: the shared ones, then each target's own
+    registry.of(__name__)      # in a target's own module: its Target object
 
 The registry imports the target packages by name only (importlib), so it stands below them: a
 target's compile asks it for every rule id a spec's `accept` table may name.
@@ -48,6 +49,17 @@ def get(name: object, field: str = "backend") -> Target:
     if name not in _LOADED:
         _LOADED[name] = importlib.import_module(TARGETS[name]).TARGET
     return _LOADED[name]
+
+
+def of(module: str) -> Target:
+    """The target whose package holds `module` (a `__name__`): how a target's own modules (its
+    compile) reach their Target object, for its name and pin, without importing target.py."""
+    for name in names():
+        home = TARGETS[name] if name in TARGETS else type(get(name)).__module__
+        package = home.rpartition(".")[0] or home
+        if module == package or module.startswith(package + "."):
+            return get(name)
+    raise KeyError(f"no registered target holds {module}")
 
 
 def register(target: Target) -> Callable[[], None]:
