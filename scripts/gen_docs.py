@@ -10,7 +10,8 @@ Usage:
 - field-maps.md: per backend, spec field -> target path or "ignored: reason", found by
   compiling `sample_runs()` (scripts/sample_runs.py) through that backend's compile() and reading
   Compiled.reads / ignores / fixed. A backend that does not import is left out.
-- rules.md: the warning rules, their conditions and sources (whileai.targets.registry.rules(): the shared ones, then each target's).
+- rules.md: the warning rules, their conditions and sources (whileai.targets.registry.rules(): the
+  shared ones, then each target's).
 - inspect-json.md: every field of `whileai inspect`'s JSON (whileai/tokenview/model.py).
 - inspect-run-json.md: every field of `whileai inspect --run`'s JSON (whileai/tokenview/runmodel.py).
 - results.md: every field of results.json (whileai/results/model.py) and the collapse and

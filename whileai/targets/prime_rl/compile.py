@@ -121,7 +121,7 @@ def _touched(set_by: Sequence[str], *keys: str) -> bool:
 
 
 def lone_groups(doc: dict[str, Any]) -> tuple[str, ...]:
-    """The training sources that earn GRPO no credit (whileai.rules.sanity): prime-rl's `grpo`
+    """The training sources that earn GRPO no credit (whileai.targets.prime_rl.rules): prime-rl's `grpo`
     algorithm (a source's own `algo`, else orchestrator.algo, whose default is grpo) over groups of
     one (a source's own group_size, else orchestrator.group_size, default 1) of a taskset whose
     episode yields one trainable trace (whileai.tasksets.seats)."""

@@ -151,7 +151,7 @@ def gpus_of(doc: dict[str, Any]) -> tuple[int, int, int, int] | None:
 
 
 def facts(p: CompilePlan, doc: dict[str, Any], got: tuple[int, int, int, int] | None) -> dict[str, Any]:
-    """What the scale rules (whileai.rules.scale) read, from the compiled document (got: its
+    """What the scale rules (whileai.targets.prime_rl.rules) read, from the compiled document (got: its
     GPUs, `gpus_of`) and the plan (the student's size)."""
     tp = get_path(doc, "inference.vllm.tensor_parallel_size", 1)
     size = p.sizes[p.run.model]
