@@ -170,8 +170,11 @@ def ignored(said: ov.Account) -> list[str]:
 
 def warnings(run: RunSpec, facts: Facts, own: Sequence[Rule] = ()) -> tuple[Finding, ...]:
     """The shared rules' findings (whileai.rules.research), then the target's own (`own`); a spec
-    that accepts a warning may name any target's rule (every id: whileai.targets.registry.rules)."""
-    known = [r.id for r in registry.rules()] if run.accept else None
+    that accepts a warning may name any target's rule: an id neither set has is looked up among
+    every target's (whileai.targets.registry.rules), which imports the other targets' light
+    modules only then."""
+    local = {r.id for r in (*research.RULES, *own)}
+    known = None if set(run.accept) <= local else [r.id for r in registry.rules()]
     return research.findings(run, facts, own, known)
 
 
