@@ -10,7 +10,8 @@ Usage:
 - field-maps.md: per backend, spec field -> target path or "ignored: reason", found by
   compiling `sample_runs()` (scripts/sample_runs.py) through that backend's compile() and reading
   Compiled.reads / ignores / fixed. A backend that does not import is left out.
-- rules.md: the warning rules, their conditions and sources (whileai.rules.research.RULES).
+- rules.md: the warning rules, their conditions and sources (whileai.targets.registry.rules(): the
+  shared ones, then each target's).
 - inspect-json.md: every field of `whileai inspect`'s JSON (whileai/tokenview/model.py).
 - inspect-run-json.md: every field of `whileai inspect --run`'s JSON (whileai/tokenview/runmodel.py).
 - results.md: every field of results.json (whileai/results/model.py) and the collapse and
@@ -280,9 +281,9 @@ def field_maps_md() -> str:
 
 # -- rules.md ------------------------------------------------------------------------------
 def rules_md() -> str:
-    from whileai.rules.research import RULES
+    from whileai.targets import registry
 
-    rows = [[code(r.id), cell(r.condition), cell(r.citation)] for r in RULES]
+    rows = [[code(r.id), cell(r.condition), cell(r.citation)] for r in registry.rules()]
     return "".join([
         STAMP.format(src="whileai/rules/"), "# Warning rules\n\n",
         "Research-backed warnings, checked on every compile against the spec and the facts the "

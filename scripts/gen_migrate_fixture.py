@@ -30,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 REPO = Path("/work/.mirror/PrimeIntellect-ai+prime-rl/repo")
-PIN = "559b44772e471d1538537b8805cc77f3824a5e64"
+from whileai.targets.prime_rl.pin import COMMIT as PIN  # noqa: E402  (stdlib only)
+
 TAGS = ("v0.6.0", "v0.7.0", "v0.8.0")
 HISTORY = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-history.json"
 VERDICTS = ROOT / "tests" / "fixtures" / "prime-rl" / "migrate-verdicts.json"

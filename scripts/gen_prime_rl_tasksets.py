@@ -35,7 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import prime_rl_plugins  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMIT = "559b44772e471d1538537b8805cc77f3824a5e64"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the pin: whileai/targets/prime_rl/pin.py
+from whileai.targets.prime_rl.pin import COMMIT  # noqa: E402  (stdlib only)
+
 CATALOG = ROOT / "schemas" / f"prime-rl-{COMMIT[:7]}.catalog.json"
 OUT = ROOT / "schemas" / f"prime-rl-{COMMIT[:7]}.tasksets.json"
 BASE_TASKSET_FIELDS = {"id", "task", "system_prompt"}

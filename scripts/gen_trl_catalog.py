@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PIN = "1.16.0"
+sys.path.insert(0, str(ROOT))  # the pin: whileai/targets/trl/pin.py (stdlib only, no whileai dependency)
+from whileai.targets.trl.pin import VERSION as PIN  # noqa: E402
 
 # class name -> (module, attribute); the parser each TRL command builds, in order.
 CLASSES = {

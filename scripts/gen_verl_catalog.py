@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PIN = "0.9.1"
+sys.path.insert(0, str(ROOT))  # the pin: whileai/targets/verl/pin.py (stdlib only, no whileai dependency)
+from whileai.targets.verl.pin import VERSION as PIN  # noqa: E402
+
 OUT = ROOT / "schemas" / f"verl-{PIN}.catalog.json"
 JOBS = {"main_ppo": "ppo_trainer", "main_generation_server": "ppo_trainer",
         "sft_trainer": "sft_trainer_engine"}

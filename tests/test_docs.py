@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-from whileai.rules.research import RULES
 from whileai.spec.fields import spec_fields
 from whileai.spec.run import METHODS, RunSpec
+from whileai.targets import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -63,7 +63,7 @@ def test_field_map_page_accounts_for_every_field() -> None:
 
 def test_rules_page_lists_every_rule() -> None:
     text = (DOCS / "rules.md").read_text(encoding="utf-8")
-    for rule in RULES:
+    for rule in registry.rules():
         assert f"| `{rule.id}` |" in text
 
 

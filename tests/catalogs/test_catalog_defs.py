@@ -8,13 +8,14 @@ import json
 import pytest
 
 from whileai.catalogs import defs
-from whileai.catalogs.targets import prime_rl, schemas_dir
+from whileai.catalogs.targets import schemas_dir
+from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
 
 TEXT = next(schemas_dir().glob("prime-rl-*.catalog.json")).read_text()
 
 
 def test_lazy_catalogue_is_the_document() -> None:
-    cat = prime_rl()
+    cat = prime_rl_catalog()
     assert isinstance(cat.defs, defs.Defs)
     assert cat.schema == json.loads(TEXT)
     assert list(cat.defs) == list(json.loads(TEXT)["$defs"])

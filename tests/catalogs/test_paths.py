@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 
 import whileai as wai
 from whileai.catalogs import paths
-from whileai.catalogs.targets import prime_rl as prime_rl_catalog
 from whileai.cli.app import app
 from whileai.report.render import explain_rows
 from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
 
 runner = CliRunner()
 

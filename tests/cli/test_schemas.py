@@ -15,13 +15,13 @@ from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 import whileai as wai
-from whileai.catalogs.targets import prime_rl
 from whileai.cli.app import app
 from whileai.cli.schemas import SCHEMAS, dumps, generate
 from whileai.errors import SpecError
 from whileai.report.model import Report
 from whileai.spec.load import build, load_spec, loads_toml
 from whileai.spec.run import RunSpec
+from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.toml"))
@@ -258,7 +258,7 @@ def target_paths(c: wai.Compiled) -> list[str]:
 def in_prime_rl(path: str) -> bool:
     """`a.b[0].c` exists in the catalogue (keys under an open table, such as a source's env,
     which prime-rl passes through, are present)."""
-    return bool(prime_rl().lookup(re.sub(r"\[(\d+)\]", r".\1", path)))
+    return bool(prime_rl_catalog().lookup(re.sub(r"\[(\d+)\]", r".\1", path)))
 
 
 def test_prime_rl_field_map_names_only_catalogue_paths() -> None:

@@ -9,9 +9,11 @@ from helpers import STUDENT
 
 import whileai as wai
 from whileai.rules.facts import Facts
-from whileai.rules.research import RULES, family, size_b
+from whileai.rules.research import family, size_b
+from whileai.targets import registry
 
 T = "http://localhost:8001/v1"
+RULES = registry.rules()  # the shared rules, then each target's own
 
 
 def opd(teacher: str = "Qwen/Qwen3-8B", **kw: Any) -> wai.OPD:

@@ -120,3 +120,13 @@ def test_rehearse_and_migrate_say_so_in_one_line_each(tmp_path: Path) -> None:
     assert code == 0 and out.count("\n") == 1, out
     assert out.startswith("nothing to migrate for toy: ") and "older files of prime-rl" in out
     assert not new.exists() and old.read_text() == "{}\n"
+def test_its_own_rule_is_listed_after_the_shared_ones_while_registered() -> None:
+    from whileai.rules.research import RULES
+
+    listed = [r.id for r in registry.rules()]
+    assert listed[:len(RULES)] == [r.id for r in RULES] and listed[-1] == "toy-long-run"
+    code, out = cli("rules")
+    assert code == 0 and "toy-long-run" in out
+    registry._LOADED.pop("toy")
+    assert "toy-long-run" not in [r.id for r in registry.rules()]
+    registry.register(TARGET)

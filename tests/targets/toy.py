@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from whileai.rules.base import Rule
 from whileai.spec.endpoint import Endpoint
 from whileai.spec.fields import spec_fields
 from whileai.spec.run import RunSpec
@@ -35,6 +36,11 @@ def rows(run: RunSpec) -> list[Row]:
         if f"method.{field}" not in READ:
             out.append(Drop(f"method.{field}", "the toy target writes five keys only"))
     return out
+
+
+# the toy target's own warning rule: listed by `whileai rules` after the shared ones while registered
+RULES = [Rule("toy-long-run", "a toy run of more than 1000 steps", "tests/targets/toy.py",
+              lambda run, facts: "the toy target trains nothing for long" if run.steps > 1000 else None)]
 
 
 class Toy:
@@ -64,6 +70,9 @@ class Toy:
         lines = path.read_text(encoding="utf-8").splitlines()
         return [("ok", f"{path} is one line of JSON")] if len(lines) == 1 and json.loads(lines[0]) \
             else [("error", f"{path}: not one line of JSON")]
+
+    def rules(self) -> list[Rule]:
+        return RULES
 
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
         return Machine(gpus=0, gpus_why="(the toy trains nothing)")

@@ -331,11 +331,13 @@ def _join(path: str, key: str) -> str:
 
 
 @cache
-def prime_rl() -> Catalog:
-    files = sorted(schemas_dir().glob("prime-rl-*.catalog.json"))
+def pinned(stem: str, *, lax_bools: bool = False) -> Catalog:
+    """The newest `schemas/<stem>-*.catalog.json` (a target's pinned catalogue, e.g. prime-rl's:
+    whileai.targets.prime_rl.catalog), read once per process."""
+    files = sorted(schemas_dir().glob(f"{stem}-*.catalog.json"))
     if not files:
-        raise FileNotFoundError(f"no prime-rl catalogue in {schemas_dir()}")
-    return Catalog(defs.read(files[-1].read_text()), files[-1].name, lax_bools=True)
+        raise FileNotFoundError(f"no {stem} catalogue in {schemas_dir()}")
+    return Catalog(defs.read(files[-1].read_text()), files[-1].name, lax_bools=lax_bools)
 
 
 # booleans prime-rl's loader reads in pydantic's lax mode (its config classes are not strict)

@@ -19,7 +19,7 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from whileai.catalogs.paths import get_path
-from whileai.catalogs.targets import plugin_key, prime_rl, schemas_dir
+from whileai.catalogs.targets import Catalog, pinned, plugin_key, schemas_dir
 from whileai.errors import SpecError, raw
 
 SINGLE_AGENT = ("agent",)  # the role of verifiers' single-agent env, the default env class
@@ -80,7 +80,7 @@ def typo(taskset: str) -> str | None:
 
 
 def argument_names(taskset: str) -> list[str]:
-    node = prime_rl().defs.get(f"taskset[{plugin_key(taskset)}]", {})
+    node = _workspace().defs.get(f"taskset[{plugin_key(taskset)}]", {})
     return sorted(k for k in node.get("properties", {}) if k != "id")
 
 
@@ -91,7 +91,7 @@ def check_args(taskset: str, args: dict[str, Any], field: str) -> None:
         return
     if "id" in args:
         raise SpecError(f"{field}.id", args["id"], "no id here: the taskset field names the taskset")
-    cat = prime_rl()
+    cat = _workspace()
     node = {"$ref": f"#/$defs/taskset[{plugin_key(taskset)}]"}
     const = cat.resolve(node)["properties"]["id"].get("const", plugin_key(taskset))
     problems = cat.check({"id": const, **args}, node, field)
@@ -222,3 +222,9 @@ def advice(taskset: str, train: Any) -> str:
 
 def _held_rank(split: str) -> int:
     return HELD_OUT_ORDER.index(split) if split in HELD_OUT_ORDER else len(HELD_OUT_ORDER)
+
+
+def _workspace() -> Catalog:
+    """The pinned prime-rl catalogue, whose `taskset[<id>]` definitions are each taskset's
+    arguments (the same cached read as whileai.targets.prime_rl.catalog)."""
+    return pinned("prime-rl", lax_bools=True)

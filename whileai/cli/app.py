@@ -50,9 +50,10 @@ def methods() -> None:
 def rules() -> None:
     """The research warning rules, their conditions and sources."""
     from whileai.report.render import print_rules
+    from whileai.targets import registry
 
     with _stdout():
-        print_rules()
+        print_rules(registry.rules())
 
 
 @command("inspect")

@@ -16,7 +16,10 @@ from whileai.report.wrap import command, para, width
 from whileai.spec.fields import spec_fields
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from whileai.report.records import Read
+    from whileai.rules.base import Rule
     from whileai.targets.compiled import Compiled
 
 
@@ -169,10 +172,9 @@ def _info(model: Any, dotted: str) -> Any:
     return model.model_fields.get(parts[-1])
 
 
-def print_rules() -> None:
-    from whileai.rules.research import RULES
-
-    rows = [(r.id, r.condition, r.citation) for r in RULES]
+def print_rules(rules: Sequence[Rule]) -> None:
+    """The rules as a table (every target's: whileai.targets.registry.rules)."""
+    rows = [(r.id, r.condition, r.citation) for r in rules]
     con = console()
     t = whole_table(("id", "fires when", "source"), [_cells(*r) for r in rows], con.width, (1, 3, 2))
     _table_or_lines(con, t, "rules", "bold", [f"{i}: fires when {cond} ({src})" for i, cond, src in rows])

@@ -1,21 +1,56 @@
 """The plain report of a compiled run: the summary lines, then one read, ignore, warning or
 command per line (what a pipe, a log and `print(compiled)` get).
 
-Renders any `whileai.targets.compiled.Compiled`; it reads the record fields only, so this room
-stays below the targets that build them.
+Renders any `whileai.targets.compiled.Compiled`; it reads the record fields only, through the
+`Rendered` protocol below, so this room stays below the targets that build them (and imports
+nothing of theirs, not even for type checking).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from whileai.errors import mask
 
 if TYPE_CHECKING:
     from whileai.report.records import Ignore, Read
     from whileai.rules.base import Finding
-    from whileai.targets.compiled import Compiled
+    from whileai.rules.facts import Facts
+
+
+class Rendered(Protocol):
+    """What the plain report reads of a compiled run (whileai.targets.compiled.Compiled is one):
+    a dataclass, so a stage is rendered through `dataclasses.replace`."""
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def reads(self) -> tuple[Read, ...]: ...
+
+    @property
+    def ignores(self) -> tuple[Ignore, ...]: ...
+
+    @property
+    def warnings(self) -> tuple[Finding, ...]: ...
+
+    @property
+    def commands(self) -> tuple[str, ...]: ...
+
+    @property
+    def out(self) -> str | None: ...
+
+    @property
+    def facts(self) -> Facts: ...
+
+    @property
+    def stages(self) -> tuple[Any, ...]: ...
+
+    @property
+    def label(self) -> str: ...
+
+    def header(self) -> list[str]: ...
 
 
 def fmt(v: Any) -> str:
@@ -52,7 +87,7 @@ def warning_text(w: Finding) -> str:
     return f"warning [{w.rule}] accepted: {w.message} ({w.citation}); accepted because: {w.accepted}"
 
 
-def render_text(c: Compiled, width: int | None = None) -> str:
+def render_text(c: Rendered, width: int | None = None) -> str:
     """The plain report: the summary lines, then one read, ignore, warning or command per
     line. `width`: wrap to it with a hanging indent (whileai.report.wrap); None: one line each."""
     from whileai.report.wrap import command, para
@@ -78,7 +113,7 @@ def render_text(c: Compiled, width: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def _render_stages(c: Compiled, width: int | None) -> str:
+def _render_stages(c: Rendered, width: int | None) -> str:
     """A two-stage run: each stage's own report, then the commands of both in order."""
     from whileai.report.wrap import command, para
 

@@ -28,15 +28,6 @@ from whileai.rules.facts import Facts
 NAMES = {"forward_kl": "forward KL", "reverse_kl": "reverse KL", "jsd": "JSD"}
 
 
-def trl_divergence(method_type: str, doc: dict[str, Any]) -> str | None:
-    """The objective TRL's compiled config trains (None: no distillation loss)."""
-    key = {"opd": "beta", "opsd": "distillation_alpha"}.get(method_type)
-    if key is None or not isinstance(doc.get(key), (int, float)):
-        return None
-    v = float(doc[key])
-    return "forward_kl" if v == 0.0 else "reverse_kl" if v == 1.0 else f"jsd:{v:g}"
-
-
 def divergence_check(run: Any, facts: Facts) -> str | None:
     asked = getattr(run.method, "divergence", None)
     runs, how = facts.divergence, facts.divergence_how
@@ -64,4 +55,4 @@ def strict(compiled: Iterable[Any]) -> None:
                     "--strict to write the files with the warnings")
 
 
-__all__ = ["divergence_check", "strict", "trl_divergence"]
+__all__ = ["divergence_check", "strict"]

@@ -8,15 +8,13 @@ anchor, training top_p), and the method's traits (whileai.spec.methods: who scor
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from whileai.cost.sizes import size_b  # noqa: F401  (re-exported: rules read sizes from names)
 from whileai.rules.accept import mark
 from whileai.rules.base import Facts, Finding, Rule
 from whileai.rules.honoured import divergence_check
-from whileai.rules.sanity import SANITY_RULES
-from whileai.rules.scale import SCALE_RULES
-from whileai.rules.trl import TRL_RULES
 from whileai.spec.run import OPD, OPSD, RunSpec
 
 _FAMILIES = [
@@ -347,9 +345,11 @@ RULES: list[Rule] = [
 ]
 
 
-def findings(run: RunSpec, facts: Facts) -> tuple[Finding, ...]:
-    """Every rule's finding; those the spec accepts (its `accept` table) marked with its reason."""
-    return mark(run, (f for rule in RULES if (f := rule(run, facts)) is not None), [r.id for r in RULES])
-
-
-RULES += SANITY_RULES + SCALE_RULES + TRL_RULES
+def findings(run: RunSpec, facts: Facts, own: Sequence[Rule] = (),
+             known: Sequence[str] | None = None) -> tuple[Finding, ...]:
+    """Every shared rule's finding, then those of the target's own rules (`own`); those the spec
+    accepts (its `accept` table) marked with its reason. `known`: every rule id an acceptance may
+    name (every target's: whileai.targets.registry.rules); None: these rules' ids."""
+    rules = [*RULES, *own]
+    ids = [r.id for r in rules] if known is None else known
+    return mark(run, (f for rule in rules if (f := rule(run, facts)) is not None), ids)

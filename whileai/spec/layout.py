@@ -1,7 +1,8 @@
 """Where a run's GPUs are: one node or several, trainer and inference nodes, SLURM.
 
 The spec fields live on RunSpec (whileai.spec.run) and the SLURM table here (`Slurm`); `check(run)`
-holds the rules between them (one SpecError naming the field), and `Layout` is the split every
+holds the rules between them (it reads the layout fields only, as `Placement` names them, so this
+module needs nothing of run.py) (one SpecError naming the field), and `Layout` is the split every
 target, the report and the cost estimate read:
 
     lay = layout(run)   # Layout(nodes=4, gpus_per_node=8, gpus=32, trainer_nodes=2, ...)
@@ -9,15 +10,12 @@ target, the report and the cost estimate read:
 
 
 import re
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 from pydantic import ValidationInfo, field_validator
 
 from whileai.errors import SpecError
 from whileai.spec.base import _Spec, src
-
-if TYPE_CHECKING:
-    from whileai.spec.run import RunSpec
 
 DEFAULT_GPUS = 2  # prime-rl's default single_node layout: 1 inference + 1 trainer GPU
 DEFAULT_GPUS_PER_NODE = 8  # prime-rl's deployment default gpus_per_node (an HGX node)
@@ -111,7 +109,29 @@ class Layout(NamedTuple):
                 f"({self.trainer_nodes} trainer, {infer})")
 
 
-def layout(run: "RunSpec") -> Layout:
+class Placement(Protocol):
+    """The layout fields of a run spec (whileai.spec.run.RunSpec has them): all `layout` and
+    `check` read."""
+
+    @property
+    def nodes(self) -> int | None: ...
+    @property
+    def gpus(self) -> int | None: ...
+    @property
+    def gpus_per_node(self) -> int: ...
+    @property
+    def inference_gpus(self) -> int | None: ...
+    @property
+    def inference_nodes(self) -> int | None: ...
+    @property
+    def inference_replicas(self) -> int | None: ...
+    @property
+    def nodes_per_fsdp_group(self) -> int | None: ...
+    @property
+    def inference_tp(self) -> int | None: ...
+
+
+def layout(run: Placement) -> Layout:
     nodes, per = run.nodes or 1, run.gpus_per_node
     if nodes == 1:
         gpus = run.gpus or DEFAULT_GPUS
@@ -124,7 +144,7 @@ def layout(run: "RunSpec") -> Layout:
                   infer_nodes // replicas if infer_nodes else 0)
 
 
-def check(run: "RunSpec") -> None:
+def check(run: Placement) -> None:
     """The rules between the layout fields; raises one SpecError naming the field."""
     nodes, per = run.nodes or 1, run.gpus_per_node
     if nodes == 1:
@@ -176,4 +196,4 @@ def check(run: "RunSpec") -> None:
                         "each within the node")
 
 
-__all__ = ["DEFAULT_GPUS", "DEFAULT_GPUS_PER_NODE", "Layout", "Slurm", "check", "layout"]
+__all__ = ["DEFAULT_GPUS", "DEFAULT_GPUS_PER_NODE", "Layout", "Placement", "Slurm", "check", "layout"]

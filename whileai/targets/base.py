@@ -16,8 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
+    from whileai.rules.base import Rule
     from whileai.spec.endpoint import Endpoint
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
@@ -100,4 +102,8 @@ class Target(Protocol):
         """What `whileai preflight` calls for the run, and how (whileai.targets.probe): its
         teachers, the student's inference server when one is given (`--student-endpoint`), the
         models it loads in-process; each stage's Compiled in order. [] when there is nothing."""
+    def rules(self) -> Sequence[Rule]:
+        """The target's own warning rules (whileai.rules.base.Rule), run on its compiled files
+        after the shared ones (whileai.rules.research); `whileai rules` lists every target's
+        (whileai.targets.registry.rules). Empty where it has none."""
         ...

@@ -45,7 +45,6 @@ class Compiled:
     stages: tuple[Compiled, ...] = ()  # a two-stage run (whileai.targets.stages): each stage, in order
     folder: str = ""  # a stage's folder inside the run's output folder ("" : beside the main file)
     doc: dict[str, Any] = field(default_factory=dict)  # the main file as data (read, not re-parsed)
-    plan: Any = None  # the target's plan, worked out once (prime-rl: whileai.targets.prime_rl.plan)
 
     @property
     def data(self) -> Facts:

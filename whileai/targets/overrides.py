@@ -8,7 +8,7 @@ schema, and the report learns which spec field or whileai default each one repla
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from whileai.catalogs import paths
 from whileai.catalogs.targets import Catalog
@@ -56,12 +56,41 @@ def _spec_field(path: str) -> str | None:
     return None
 
 
-def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any], catalog: Catalog, *,
-                    hint: Callable[[str], str | None] | None = None) -> None:
-    """Check every override against the catalogue, then set it in the document."""
+class OverrideKeys(Protocol):
+    """A target's catalogue as the override engine asks it (the target's adapter)."""
+
+    def check(self, path: str, value: Any) -> bool:
+        """SpecError (its field `overrides.<path>`) unless the target's file has `path` and takes
+        `value` there; True where the key is written as an addition the file's composed defaults
+        lack (verl's Hydra `+key=`), else False."""
+        ...
+
+
+class SchemaKeys:
+    """The adapter for a JSON-schema catalogue (whileai.catalogs.targets.Catalog: prime-rl's and
+    TRL's): `check_override`, with the target's rename hints."""
+
+    def __init__(self, catalog: Catalog, *, hint: Callable[[str], str | None] | None = None) -> None:
+        self.catalog, self.hint = catalog, hint
+
+    def check(self, path: str, value: Any) -> bool:
+        check_override(self.catalog, path, value, hint=self.hint)
+        return False
+
+
+def apply_overrides(doc: dict[str, Any], overrides: dict[str, Any], keys: OverrideKeys, *,
+                    prefix: str = "") -> set[str]:
+    """The one override engine: check every override (those under `prefix`, asked without it:
+    a job's keys in a run of several jobs) against the target's catalogue adapter, then set it
+    in the document. Returns the keys (as the spec wrote them) written as additions."""
+    added: set[str] = set()
     for path, value in overrides.items():
-        check_override(catalog, path, value, hint=hint)
+        if not path.startswith(prefix):
+            continue
+        if keys.check(path[len(prefix):], value):
+            added.add(path)
         paths.set_path(doc, path, value)
+    return added
 
 
 class Account(NamedTuple):

@@ -7,6 +7,12 @@
 Adding a target: a package `whileai/targets/<name>/` whose `target` module defines `TARGET`, and
 one line in `TARGETS` below (docs/layout.md, "Adding a target"). Each entry names a module, so a
 command imports only the target it uses. `register()` adds one at run time (a test's toy target).
+
+    registry.rules()           # every warning rule: the shared ones, then each target's own
+    registry.of(__name__)      # in a target's own module: its Target object
+
+The registry imports the target packages by name only (importlib), so it stands below them: a
+target's compile asks it for every rule id a spec's `accept` table may name.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import TYPE_CHECKING
 from whileai.errors import SpecError
 
 if TYPE_CHECKING:
+    from whileai.rules.base import Rule
     from whileai.targets.base import Target
 
 # name -> the module whose TARGET is that target
@@ -44,6 +51,17 @@ def get(name: object, field: str = "target") -> Target:
     return _LOADED[name]
 
 
+def of(module: str) -> Target:
+    """The target whose package holds `module` (a `__name__`): how a target's own modules (its
+    compile) reach their Target object, for its name and pin, without importing target.py."""
+    for name in names():
+        home = TARGETS[name] if name in TARGETS else type(get(name)).__module__
+        package = home.rpartition(".")[0] or home
+        if module == package or module.startswith(package + "."):
+            return get(name)
+    raise KeyError(f"no registered target holds {module}")
+
+
 def register(target: Target) -> Callable[[], None]:
     """Add (or replace) a target at run time, under its own name; returns what undoes it."""
     before = _LOADED.get(target.name)
@@ -61,3 +79,11 @@ def register(target: Target) -> Callable[[], None]:
 def having(option: str) -> list[str]:
     """The targets that read an option (whileai.targets.base.Options), for its error message."""
     return [n for n in names() if option in get(n).options]
+
+
+def rules() -> list[Rule]:
+    """Every warning rule, as `whileai rules` and docs/rules.md list them: the shared ones
+    (whileai.rules.research), then each target's own (`Target.rules()`), in registry order."""
+    from whileai.rules.research import RULES
+
+    return [*RULES, *(r for n in names() for r in get(n).rules())]

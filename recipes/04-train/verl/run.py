@@ -91,7 +91,7 @@ def verl_arms(a: argparse.Namespace) -> Arms:
 
 def validate(m: Manifest) -> int:
     """verl's own check, then whileai's rules, of every run.sh the arms will run: 1 if any fails."""
-    from whileai.targets.verl.verify import check
+    from whileai.targets.verl.check import check
 
     bad = 0
     for name, arm in m.arms.items():

@@ -16,7 +16,7 @@ from whileai.errors import SpecError
 from whileai.spec.load import load_spec
 from whileai.targets.prime_rl.check import check_document
 from whileai.targets.prime_rl.loader.rl import RL
-from whileai.targets.prime_rl.loader.view import Rule, RuleCrash
+from whileai.targets.prime_rl.loader.view import LoaderRule, RuleCrash
 
 runner = CliRunner()
 
@@ -27,7 +27,7 @@ def _crash(_: object) -> None:
 
 def crashing_rule(monkeypatch: pytest.MonkeyPatch) -> str:
     """An rl rule with a bug: it raises on every document, however valid."""
-    monkeypatch.setattr(RL, "rules", [*RL.rules, Rule("test-crash", "rl.py:1", _crash)])
+    monkeypatch.setattr(RL, "rules", [*RL.rules, LoaderRule("test-crash", "rl.py:1", _crash)])
     return "RLConfig: test-crash"
 
 
@@ -67,7 +67,7 @@ def test_a_rule_meeting_a_value_the_schema_rejects_steps_aside(monkeypatch: pyte
     def wrong_type(view: object) -> None:
         raise TypeError("'<' not supported between instances of 'str' and 'int'")
 
-    monkeypatch.setattr(RL, "rules", [*RL.rules, Rule("test-type", "rl.py:1", wrong_type)])
+    monkeypatch.setattr(RL, "rules", [*RL.rules, LoaderRule("test-type", "rl.py:1", wrong_type)])
     problems = check_document({"deployment": {"num_infer_gpus": "two"}}, entry="rl")
     assert any(p.path == "deployment" and "'two'" in p.message for p in problems), problems
     with pytest.raises(RuleCrash, match="test-type"):  # a file the schema accepts: a bug

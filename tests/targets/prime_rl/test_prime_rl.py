@@ -11,9 +11,9 @@ import tomllib
 from helpers import STUDENT, needs_reference, seed_run
 
 import whileai as wai
-from whileai.catalogs.targets import prime_rl as catalog
 from whileai.errors import SpecError
 from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.prime_rl.catalog import catalog
 from whileai.targets.prime_rl.check import check_document
 
 

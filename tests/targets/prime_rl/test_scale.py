@@ -13,13 +13,13 @@ import tomllib
 from helpers import EXAMPLES, ROOT, golden
 
 import whileai as wai
-from whileai.catalogs.targets import prime_rl as catalog
 from whileai.errors import SpecError
 from whileai.report.text import render_text
 from whileai.spec.layout import Slurm
 from whileai.spec.load import build, load_spec
 from whileai.spec.run import RunSpec
 from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.prime_rl.catalog import catalog
 from whileai.targets.prime_rl.check import check_document
 
 SCALE = EXAMPLES / "scale"

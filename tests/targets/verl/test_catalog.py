@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from whileai.targets.verl import catalog, verify
+from whileai.targets.verl import catalog
+from whileai.targets.verl import check as verl_check
 from whileai.targets.verl.runsh import parse, read
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -25,9 +26,9 @@ LAX = json.loads((FIXTURES / "lax.json").read_text())
 
 def test_catalogue_is_pinned_with_every_job():
     doc = catalog.document()
-    assert doc["verl_version"] == verify.PIN == catalog.PIN
-    assert set(doc["jobs"]) == set(verify.CONFIGS) == set(catalog.JOBS)
-    assert {j: doc["jobs"][j]["config"] for j in doc["jobs"]} == verify.CONFIGS
+    assert doc["verl_version"] == verl_check.PIN == catalog.PIN
+    assert set(doc["jobs"]) == set(verl_check.CONFIGS) == set(catalog.JOBS)
+    assert {j: doc["jobs"][j]["config"] for j in doc["jobs"]} == verl_check.CONFIGS
     assert len(catalog.keys("main_ppo")) > 800 and len(catalog.keys("sft_trainer")) > 150
 
 
@@ -97,7 +98,7 @@ def test_the_fixture_runs_use_only_known_keys():
 
 @pytest.mark.slow
 def test_live_catalogue_is_up_to_date():
-    python = sys.executable if verify.available() else os.environ.get("WHILEAI_VERL_PYTHON")
+    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
     if python is None:
         pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set")
     done = subprocess.run([python, str(ROOT / "scripts" / "gen_verl_catalog.py"), "--check"],

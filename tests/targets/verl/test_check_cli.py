@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from whileai.cli.app import app
 from whileai.targets import registry
-from whileai.targets.verl import verify
+from whileai.targets.verl import check as verl_check
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "verl"
@@ -29,8 +29,8 @@ LAUNCH = {"main_ppo": "python3 -m verl.trainer.main_ppo",
 def verl_target(monkeypatch):
     """The verl target's `whileai check` faces (its own where the registry has it)."""
     if "verl" not in registry.names():
-        undo = registry.register(SimpleNamespace(name="verl", claims=verify.claims,  # type: ignore[arg-type]
-                                                 check=verify.check))
+        undo = registry.register(SimpleNamespace(name="verl", claims=verl_check.claims,  # type: ignore[arg-type]
+                                                 check=verl_check.check))
         yield
         undo()
     else:
@@ -55,9 +55,9 @@ def run_dir(tmp_path: Path, variant: dict) -> Path:
 
 def stand_in(monkeypatch, verdict: dict) -> None:
     """verl 0.9.1 'installed', answering with a verdict lax.json recorded."""
-    monkeypatch.setattr(verify, "available", lambda: True)
-    monkeypatch.setattr(verify, "installed_version", lambda: verify.PIN)
-    monkeypatch.setattr(verify, "check_command", lambda cmd: verify.Verdict(
+    monkeypatch.setattr(verl_check, "available", lambda: True)
+    monkeypatch.setattr(verl_check, "installed_version", lambda: verl_check.PIN)
+    monkeypatch.setattr(verl_check, "check_command", lambda cmd: verl_check.CommandVerdict(
         cmd.kind, verdict["accepted"], verdict["step"], verdict["error"], 0.3, cmd.line))
 
 
@@ -87,12 +87,12 @@ def test_a_valid_run_passes_both_checks(tmp_path, monkeypatch):
 
 
 def test_without_verl_whileais_rules_still_run(tmp_path, monkeypatch):
-    monkeypatch.setattr(verify, "available", lambda: False)
+    monkeypatch.setattr(verl_check, "available", lambda: False)
     script = run_dir(tmp_path, BY_NAME["lr-not-a-number"])
     code, out, err = cli("check", str(script))
     lines = err.splitlines()
     assert code == 2 and out == ""
-    assert lines[0] == f"error: {script}: not checked by verl: {verify.NEEDS}"
+    assert lines[0] == f"error: {script}: not checked by verl: {verl_check.NEEDS}"
     assert lines[1] == (f"error: {script}:4: main_ppo: actor_rollout_ref.actor.optim.lr=abc: 'abc' is not a "
                         "number; allowed: a number (verl's default 1e-06) (verl 0.9.1 lets it through: no "
                         "config check reads the learning rate; the optimizer fails at start-up) [type]")
@@ -102,7 +102,7 @@ def test_without_verl_whileais_rules_still_run(tmp_path, monkeypatch):
 def test_data_files_are_read_beside_the_script_or_from_an_earlier_step(tmp_path, monkeypatch):
     """The SFT run: convert.py writes data/sft.parquet before the trainer reads it; the prompts
     file must be in the folder."""
-    monkeypatch.setattr(verify, "available", lambda: False)
+    monkeypatch.setattr(verl_check, "available", lambda: False)
     script = tmp_path / "run.sh"
     script.write_text((FIXTURES / "runs" / "sft" / "run.sh").read_text())
     code, _, err = cli("check", str(script))
@@ -114,19 +114,19 @@ def test_data_files_are_read_beside_the_script_or_from_an_earlier_step(tmp_path,
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "prompts.parquet").write_bytes(b"")
     code, _, err = cli("check", str(script))
-    assert code == 2 and err.splitlines() == [f"error: {script}: not checked by verl: {verify.NEEDS}"]
+    assert code == 2 and err.splitlines() == [f"error: {script}: not checked by verl: {verl_check.NEEDS}"]
 
 
 def test_pwd_paths_are_the_run_folder(tmp_path, monkeypatch):
     """whileai's own run.sh names its files as $PWD/data/... (it cds to its folder first)."""
-    monkeypatch.setattr(verify, "available", lambda: False)
+    monkeypatch.setattr(verl_check, "available", lambda: False)
     variant = {**BY_NAME["grpo-base"], "overrides": [
         o.replace("=data/", "=$PWD/data/") for o in BY_NAME["grpo-base"]["overrides"]]}
     script = run_dir(tmp_path, variant)
     script.write_text(script.read_text().replace("'", ""))  # $PWD expands, as bash expands it
     assert "$PWD/data/train.parquet" in script.read_text()
     code, _, err = cli("check", str(script))
-    assert err.splitlines() == [f"error: {script}: not checked by verl: {verify.NEEDS}"]
+    assert err.splitlines() == [f"error: {script}: not checked by verl: {verl_check.NEEDS}"]
     (tmp_path / "data" / "test.parquet").unlink()
     code, _, err = cli("check", str(script))
     assert code == 2 and err.splitlines()[1].startswith(
@@ -135,14 +135,14 @@ def test_pwd_paths_are_the_run_folder(tmp_path, monkeypatch):
 
 
 def test_another_config_is_named_not_checked(tmp_path, monkeypatch):
-    monkeypatch.setattr(verify, "available", lambda: False)
+    monkeypatch.setattr(verl_check, "available", lambda: False)
     script = tmp_path / "run.sh"
     script.write_text("python3 -m verl.trainer.main_ppo --config-name='ppo_megatron_trainer.yaml' \\\n"
                       "  actor_rollout_ref.actor.megatron.tensor_model_parallel_size=8\n")
     code, out, err = cli("check", str(script))
     assert out.splitlines() == [f"warning: {script}:1: main_ppo: whileai's own rules know verl's "
                                 "ppo_trainer; --config-name=ppo_megatron_trainer is not checked by them"]
-    assert err.splitlines() == [f"error: {script}: not checked by verl: {verify.NEEDS}"]
+    assert err.splitlines() == [f"error: {script}: not checked by verl: {verl_check.NEEDS}"]
 
 
 @pytest.mark.slow
@@ -152,12 +152,12 @@ def test_live_verl_accepts_and_whileai_refuses(tmp_path):
     import subprocess
     import sys
 
-    python = sys.executable if verify.available() else os.environ.get("WHILEAI_VERL_PYTHON")
+    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
     if python is None:
         pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set")
     script = run_dir(tmp_path, BY_NAME["lr-not-a-number"])
-    code = ("import sys; from pathlib import Path; from whileai.targets.verl import verify; "
-            f"[print(level, line) for level, line in verify.check(Path({str(script)!r}), 'auto')]")
+    code = ("import sys; from pathlib import Path; from whileai.targets.verl import check as verl_check; "
+            f"[print(level, line) for level, line in verl_check.check(Path({str(script)!r}), 'auto')]")
     done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=600,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     lines = done.stdout.splitlines()

@@ -15,7 +15,8 @@ import pytest
 
 from whileai.errors import SpecError
 from whileai.spec.load import load_spec, replace_run
-from whileai.targets.verl import data, verify
+from whileai.targets.verl import check as verl_check
+from whileai.targets.verl import data
 
 ROOT = Path(__file__).resolve().parents[3]
 OWN = ROOT / "examples" / "own-data" / "grpo.toml"
@@ -124,7 +125,7 @@ def test_grpo_on_own_data_needs_a_reward():
 def test_live_verl_reads_the_rows(tmp_path):
     """verl's RLHFDataset loader (datasets' json, rl_dataset.py:175-176) reads the rows; the SFT
     step writes parquet with verl's pandas; verl's own gsm8k scorer is chosen by data_source."""
-    python = sys.executable if verify.available() else os.environ.get("WHILEAI_VERL_PYTHON")
+    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
     if python is None:
         pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set")
     plan = data.rows(load_spec(ROOT / "examples" / "sft.toml"))
@@ -147,7 +148,7 @@ def test_live_verl_reads_the_rows(tmp_path):
 
 def test_the_data_rules_and_check_import_no_verl_torch_or_pyarrow():
     code = ("import sys, whileai.targets.verl.data, whileai.targets.verl.lax, "
-            "whileai.targets.verl.verify; "
+            "whileai.targets.verl.check; "
             "heavy = [m for m in ('verl', 'torch', 'pyarrow', 'pandas', 'datasets') if m in sys.modules]; "
             "assert not heavy, heavy")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
@@ -159,7 +160,7 @@ def test_the_data_rules_and_check_import_no_verl_torch_or_pyarrow():
 def test_live_mixed_field_types_still_load(tmp_path):
     """Tasks whose fields change type between rows (an int answer, then a text one): verl's JSON
     loader reads the RL rows, and SFT's parquet step works (pyarrow takes one type a column)."""
-    python = sys.executable if verify.available() else os.environ.get("WHILEAI_VERL_PYTHON")
+    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
     if python is None:
         pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set")
     tasks = [{"prompt": "2+3?", "answer": 5}, {"prompt": "Capital of France?", "answer": "Paris"}] * 5

@@ -12,7 +12,7 @@ from helpers import EXAMPLES, ROOT
 from typer.testing import CliRunner
 
 from whileai.cli.app import app
-from whileai.targets.verl import verify
+from whileai.targets.verl import check as verl_check
 
 
 def cli(*args: str) -> tuple[int, str]:
@@ -51,7 +51,7 @@ def test_opsd_and_cpu_are_one_line_each():
     assert code == 2 and "Traceback" not in out
 
 
-@pytest.mark.skipif(verify.available(), reason="verl is installed: the check runs")
+@pytest.mark.skipif(verl_check.available(), reason="verl is installed: the check runs")
 def test_check_without_verl_says_how_to_get_it(tmp_path: Path):
     code, out = cli("compile", str(EXAMPLES / "grpo.toml"), "-b", "verl", "-o", str(tmp_path / "g"),
                     "--check")

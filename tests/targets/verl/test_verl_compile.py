@@ -149,6 +149,11 @@ def test_check_is_claimed_by_verl_not_trl(tmp_path: Path):
     claimed = [n for n in registry.names() if registry.get(n).claims(tmp_path)]
     assert claimed == ["verl"]
     (tmp_path / "run.sh").write_text("#!/bin/bash\ntrl grpo --config config.yaml\n")
+    assert [n for n in registry.names() if registry.get(n).claims(tmp_path)] == []  # no one's layout
+    (tmp_path / "config.yaml").write_text("max_steps: 1\n")  # TRL's own mark: its config
+    assert [n for n in registry.names() if registry.get(n).claims(tmp_path)] == ["trl"]
+    (tmp_path / "run.sh").unlink()
+    (tmp_path / "config.yaml").unlink()  # an empty folder: TRL's check says what is missing
     assert [n for n in registry.names() if registry.get(n).claims(tmp_path)] == ["trl"]
 
 

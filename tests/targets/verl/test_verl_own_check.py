@@ -20,7 +20,7 @@ import pytest
 import tomllib
 
 from whileai.errors import SpecError
-from whileai.targets.verl import verify
+from whileai.targets.verl import check as verl_check
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "verl"
@@ -49,7 +49,7 @@ def test_fixture_is_current():
     for v in LAX["variants"]:
         assert (v["kind"], v["overrides"]) == (sent[v["name"]]["kind"], sent[v["name"]]["overrides"]), \
             f"{v['name']}: {REGENERATE}"
-    assert LAX["meta"]["verl"] == verify.PIN
+    assert LAX["meta"]["verl"] == verl_check.PIN
 
 
 @pytest.mark.parametrize("variant", LAX["variants"], ids=lambda v: v["name"])
@@ -88,24 +88,24 @@ def test_compiled_runs_that_whileai_writes_pass_verl():
 
 def test_claims_a_run_sh_with_a_verl_command(tmp_path):
     runs = FIXTURES / "runs"
-    assert verify.claims(runs / "grpo" / "run.sh") and verify.claims(runs / "sft")
+    assert verl_check.claims(runs / "grpo" / "run.sh") and verl_check.claims(runs / "sft")
     other = tmp_path / "run.sh"
     other.write_text("#!/bin/sh\npython3 train.py\n")
-    assert not verify.claims(other) and not verify.claims(tmp_path)
-    assert not verify.claims(ROOT / "examples" / "grpo.toml")
+    assert not verl_check.claims(other) and not verl_check.claims(tmp_path)
+    assert not verl_check.claims(ROOT / "examples" / "grpo.toml")
 
 
 def test_without_verl_nothing_is_reported_checked(monkeypatch):
-    monkeypatch.setattr(verify, "available", lambda: False)
-    lines = verify.check(FIXTURES / "runs" / "grpo", "auto")
+    monkeypatch.setattr(verl_check, "available", lambda: False)
+    lines = verl_check.check(FIXTURES / "runs" / "grpo", "auto")
     script = FIXTURES / "runs" / "grpo" / "run.sh"
-    assert lines[0] == ("error", f"{script}: not checked by verl: {verify.NEEDS}")
+    assert lines[0] == ("error", f"{script}: not checked by verl: {verl_check.NEEDS}")
     # whileai's own rules still run: the fixture's folder holds no data files
     assert [line.split(": ", 2)[1] for _, line in lines[1:]] == ["main_ppo", "main_ppo"]
     assert all("is not in the run folder" in line and "[data-file]" in line for _, line in lines[1:])
     with pytest.raises(SpecError, match="whileai\\[verl\\]"):
-        verify.verify([])
-    assert verify.check(FIXTURES / "runs" / "grpo", "rl")[0][0] == "error"
+        verl_check.verify([])
+    assert verl_check.check(FIXTURES / "runs" / "grpo", "rl")[0][0] == "error"
 
 
 def test_check_lines_name_the_command_and_verls_words(monkeypatch, tmp_path):
@@ -115,14 +115,14 @@ def test_check_lines_name_the_command_and_verls_words(monkeypatch, tmp_path):
 
     def fake(cmd):
         v = next(verdicts)
-        return verify.Verdict(cmd.kind, v["accepted"], v["step"], v["error"], 0.3, cmd.line)
+        return verl_check.CommandVerdict(cmd.kind, v["accepted"], v["step"], v["error"], 0.3, cmd.line)
 
-    monkeypatch.setattr(verify, "available", lambda: True)
-    monkeypatch.setattr(verify, "installed_version", lambda: verify.PIN)
-    monkeypatch.setattr(verify, "check_command", fake)
+    monkeypatch.setattr(verl_check, "available", lambda: True)
+    monkeypatch.setattr(verl_check, "installed_version", lambda: verl_check.PIN)
+    monkeypatch.setattr(verl_check, "check_command", fake)
     run = tmp_path / "run.sh"
     run.write_text((FIXTURES / "runs" / "sft" / "run.sh").read_text().replace("Qwen/Qwen3-8B", "$TEACHER"))
-    lines = verify.check(run, "auto")
+    lines = verl_check.check(run, "auto")
     assert lines[0] == ("warning", f"{run}:7: main_generation_server: $TEACHER is not set in the script "
                                    "or the environment: kept as written")
     assert lines[1] == ("error", f"{run}:7: main_generation_server: verl 0.9.1 refuses it at sampling: "
@@ -131,7 +131,7 @@ def test_check_lines_name_the_command_and_verls_words(monkeypatch, tmp_path):
 
 
 def _live_python() -> str | None:
-    if verify.available():
+    if verl_check.available():
         return sys.executable
     return os.environ.get("WHILEAI_VERL_PYTHON")
 
@@ -181,20 +181,20 @@ def test_verify_checks_each_compiled_run_sh_and_stops_at_the_first_refusal(monke
 
     def fake(cmd):
         v = next(verdicts)
-        return verify.Verdict(cmd.kind, v["accepted"], v["step"], v["error"], 0.3, cmd.line)
+        return verl_check.CommandVerdict(cmd.kind, v["accepted"], v["step"], v["error"], 0.3, cmd.line)
 
-    monkeypatch.setattr(verify, "available", lambda: True)
-    monkeypatch.setattr(verify, "installed_version", lambda: verify.PIN)
-    monkeypatch.setattr(verify, "check_command", fake)
+    monkeypatch.setattr(verl_check, "available", lambda: True)
+    monkeypatch.setattr(verl_check, "installed_version", lambda: verl_check.PIN)
+    monkeypatch.setattr(verl_check, "check_command", fake)
     text = (FIXTURES / "runs" / "grpo" / "run.sh").read_text()
     runs = [SimpleNamespace(files={"run.sh": text, "README.md": ""}, out=f"/out/{n}/run.sh", stages=())
             for n in ("a", "b", "c")]
-    got = verify.verify(runs)  # type: ignore[arg-type]
+    got = verl_check.verify(runs)  # type: ignore[arg-type]
     assert got[0] == (True, "checked: /out/a/run.sh:6: main_ppo: verl 0.9.1 accepts it (Hydra compose, "
                             "validate_config, the worker configs; 0.3 s)")
     assert got[1] == (False, "/out/b/run.sh:6: main_ppo: verl 0.9.1 refuses it at validate_config: "
                              "ValueError: train_batch_size (16) must be >= actor.ppo_mini_batch_size (32)")
     assert len(got) == 2
     with pytest.raises(SpecError, match="no run.sh"):
-        verify.verify([SimpleNamespace(files={"a.toml": ""}, out=None, stages=())])  # type: ignore[list-item]
-    assert verify.verify([]) == []  # compile --check asking before it writes: verl can check here
+        verl_check.verify([SimpleNamespace(files={"a.toml": ""}, out=None, stages=())])  # type: ignore[list-item]
+    assert verl_check.verify([]) == []  # compile --check asking before it writes: verl can check here

@@ -3,16 +3,23 @@ rules for an entry point (whileai.targets.prime_rl.loader), the renames people t
 integers TOML cannot hold.
 
 `check_document(doc, entry="rl")` returns the problems; `detect` says which entry point a
-hand-written file is for.
+hand-written file is for; `check_file` is `whileai check` on a prime-rl TOML written by hand: the
+pinned catalogue, the loader mirror's rules for its entry point, taskset argument typos, the notes
+the loader would log, and, for a file written for an older release, the `whileai migrate` line.
+
+    lines = check_file(Path("rl.toml"), "auto")   # [("ok" | "warning" | "error", text), ...]
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from whileai.catalogs.paths import get_path
 from whileai.catalogs.targets import Catalog, Problem
+from whileai.errors import SpecError, raw
 from whileai.targets.prime_rl import loader
 
 # path (or trailing key) in old configs → what it is now
@@ -141,3 +148,63 @@ def lax_notes(doc: dict[str, Any], entry: str = "rl") -> list[Problem]:
     finally:
         LAX_NOTES.reset(token)
     return list({(p.path, p.message): p for p in notes}.values())
+
+
+# (doc, entry) -> "looks written for prime-rl v0.7.0" or None; (text, entry) -> old key -> what it became
+OldRelease = tuple[Callable[[dict[str, Any], str], "str | None"], Callable[[str, str], dict[str, str]]]
+
+
+def check_file(config: Path, entry: str, older: OldRelease | None = None) -> list[tuple[str, str]]:
+    """What `whileai check` says of one file, in order: its warnings, then "ok" or its errors.
+    older: how to tell a file written for an older release and what became of its keys (the
+    migration's hint, given by the target: the migration stands above this module)."""
+    from whileai.spec.load import loads_toml, read_text
+
+    try:
+        doc = loads_toml(read_text(config, "config", 8 << 20, "TOML file"), where=str(config))
+    except SpecError as e:
+        return [("error", str(e))]
+    if not doc:  # nothing but blanks or comments: every default, which no one means to check
+        return [("error", str(SpecError("config", raw(f"{config} is an empty file"),
+                                        "a prime-rl TOML with the keys of a run")))]
+    if looks_like_spec(doc):
+        return [("error", str(SpecError("config", str(config), "a prime-rl TOML; this is a whileai "
+                                        "spec", hint=f"compile it: whileai compile {config}")))]
+    try:
+        kind, problems = detect(doc) if entry == "auto" else (entry, check_document(doc, entry=entry))
+    except SpecError as e:  # a loader rule that crashed (RuleCrash): one line, never skipped
+        return [("error", f"{config}: {e}")]
+    problems = [*problems, *taskset_typos(doc, kind)]
+    out = [("warning", f"{config}: {note}") for note in notes(doc, kind)]
+    if not problems:
+        return [*out, ("ok", f"{config} is a prime-rl {kind} config (uv run {kind} @ {config}) "
+                             "that passes the pinned schema and loader rules")]
+    guess = _guessed(kind, len(problems)) if entry == "auto" else ""
+    old_release_hint, moves = older or (lambda doc, kind: None, lambda text, kind: {})
+    if (old := old_release_hint(doc, kind)) is not None:
+        guess = f"; it {old}: run `whileai migrate {config}`"
+        became = moves(read_text(config, "config", 8 << 20, "TOML file"), kind)
+        problems = [_became(p, became, config) for p in problems]
+    out += [("error", f"{config}: {p}") for p in problems]
+    return [*out, ("error", f"{config} is not a valid prime-rl {kind} config{guess}")]
+
+
+def _guessed(kind: str, n: int) -> str:
+    """Why the file was checked as `kind` when no entry point accepts it, in plain words."""
+    from whileai.targets.prime_rl.loader.entries import ENTRIES
+
+    others = ", ".join(e for e in ENTRIES if e != kind)
+    return (f": the {n} problem{'s' if n != 1 else ''} above. No prime-rl entry point accepts it; "
+            f"it was checked as {kind} (`uv run {kind}`), whose top-level keys it matches best. "
+            f"Fix the lines above, or name the entry point it is for with --entry ({others})")
+
+
+def _became(problem: Problem, became: dict[str, str], config: Path) -> Problem:
+    """An old key's problem line says what became of it (a table: of its first key)."""
+    keys = [problem.path] if problem.path in became else [
+        k for k in became if k.startswith((problem.path + ".", problem.path + "["))]
+    if not keys:
+        return problem
+    what = became[keys[0]] if keys[0] == problem.path else f"{keys[0]}: {became[keys[0]]}"
+    said = "unknown key" if "did you mean" in problem.message else problem.message  # a guess, not the move
+    return Problem(problem.path, f"{said}; {what} -> run `whileai migrate {config}`")

@@ -11,31 +11,38 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 from shlex import quote
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tomli_w
 
 from whileai.catalogs import paths
 from whileai.catalogs import tasksets as tc
-from whileai.catalogs.targets import prime_rl
 from whileai.errors import SpecError, raw
 from whileai.rules.facts import Facts
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
 from whileai.targets import overrides as ov
-from whileai.targets.compiled import Compiled
-from whileai.targets.fieldmap import Fix, Row, To, apply, get_path
-from whileai.targets.prime_rl import costing, deploy, lax, plan, teacher
+from whileai.targets import registry
+from whileai.targets.compiled import Compiled, Fixed
+from whileai.targets.fieldmap import Applied, Fix, Row, To, apply, get_path
+from whileai.targets.pipeline import Emitted, Steps, compile_run, ignored, judged
+from whileai.targets.prime_rl import cost, deploy, lax, plan, teacher
 from whileai.targets.prime_rl import mixture as mix
+from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
 from whileai.targets.prime_rl.check import check_document, rename_hint
 from whileai.targets.prime_rl.fieldmap import OFF, rows
 from whileai.targets.prime_rl.pin import COMMIT, TARGET, VERSION
-from whileai.targets.prime_rl.plan import Plan
-from whileai.targets.story import Floor, Story, check_story, flat
+from whileai.targets.prime_rl.plan import CompilePlan
+from whileai.targets.story import Floor, Story, flat
 from whileai.tasksets import seats
 from whileai.version import __version__
 
-__all__ = ["COMMIT", "TARGET", "VERSION", "compile", "facts", "lone_groups", "method_facts"]
+if TYPE_CHECKING:
+    from whileai.cost.estimate import Cost
+    from whileai.rules.base import Finding
+
+__all__ = ["COMMIT", "TARGET", "VERSION", "PrimeRLSteps", "compile", "facts", "lone_groups", "method_facts",
+           "planned"]
 
 
 def method_facts(run: RunSpec) -> dict[str, Any]:
@@ -54,7 +61,7 @@ def method_facts(run: RunSpec) -> dict[str, Any]:
     }
 
 
-def facts(p: Plan, doc: dict[str, Any], got: tuple[int, int, int, int] | None,
+def facts(p: CompilePlan, doc: dict[str, Any], got: tuple[int, int, int, int] | None,
           ignored: Sequence[str] = (), set_by: Sequence[str] = ()) -> Facts:
     """What prime-rl will do, read from the compiled document (overrides included; got: its
     GPUs, deploy.gpus_of): the warning rules, the report's summary and the per-step spend use
@@ -114,7 +121,7 @@ def _touched(set_by: Sequence[str], *keys: str) -> bool:
 
 
 def lone_groups(doc: dict[str, Any]) -> tuple[str, ...]:
-    """The training sources that earn GRPO no credit (whileai.rules.sanity): prime-rl's `grpo`
+    """The training sources that earn GRPO no credit (whileai.targets.prime_rl.rules): prime-rl's `grpo`
     algorithm (a source's own `algo`, else orchestrator.algo, whose default is grpo) over groups of
     one (a source's own group_size, else orchestrator.group_size, default 1) of a taskset whose
     episode yields one trainable trace (whileai.tasksets.seats)."""
@@ -173,55 +180,98 @@ def _own_tasks(run: RunSpec) -> None:
 def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ()) -> Compiled:
     """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing.
 
-    One pass: the plan (whileai.targets.prime_rl.plan) is worked out once; the field map, the
-    overrides, the facts, the cost and the commands read it, and each of the report's lists is
-    built once, in its final form (targets.overrides.account).
+    One pass through the shared pipeline (whileai.targets.pipeline): the plan
+    (whileai.targets.prime_rl.plan) is worked out once; the field map, the overrides, the facts,
+    the cost and the commands read it, and each of the report's lists is built once, in its
+    final form (targets.overrides.account).
 
     extra: rows applied after the field map (a stage of a two-stage run: its run name, where its
     weights land); a key set twice keeps the later value, and the report shows that one."""
-    fname = name or f"{run.method.type}.toml"
-    _own_tasks(run)
-    p = plan.make(run, fname.removesuffix(".toml"))
-    applied = apply(rows(p), run, extra)
-    if run.overrides:
-        check_story(run, applied, _story(fname.removesuffix(".toml"), extra),
-                    off=OFF, floors=FLOORS)
-    doc = applied.doc
-    doc.setdefault("trainer", {})
-    catalog = prime_rl()
-    ov.apply_overrides(doc, run.overrides, catalog, hint=rename_hint)
-    if not p.serves:
-        doc.pop("inference", None)  # no inference nodes: no [inference] (its keys: ignored)
-    said = ov.account(applied, run.overrides, run, note=lax.override_note,  # a likely vLLM typo
-                      unwritten=None if p.serves else deploy.no_inference)
-    problems = check_document(doc, catalog)
-    for t in p.served:
-        if t.doc is not None:
-            problems += [x._replace(path=f"{t.file}: {x.path}")
-                         for x in check_document(t.doc, catalog, entry="inference")]
-    if problems:
-        x = problems[0]
-        raise SpecError(x.path or "config", raw("the compiled file"), f"prime-rl would reject "
-                        f"it: {x.message}", hint=_hint(x.path, x.message, doc, p))
-    commands = [c for t in p.served for c in teacher.commands(t)] + deploy.run_commands(p, fname)
-    set_by = [*run.overrides, *(r.path for r in extra if isinstance(r, (To, Fix)) and r.when(run)
-                                and not r.path.startswith("<"))]
-    got = deploy.gpus_of(doc)
-    held = dict(said.replaced)  # fields an override rewrote: the rules judge the file's value
-    known = replace(facts(p, doc, got, [i.field for i in said.ignores if i.field not in held], set_by),
-                    replaced=said.replaced)
-    text = _header(p, fname) + tomli_w.dumps(_ordered(doc))
-    files = {fname: text} | {t.file: t.text for t in p.served if t.file and t.text}
-    records = tuple(replace(t.record(), client=teacher.client(doc, t)) for t in p.served)
-    notes = tuple(t.note for t in p.served) + ((mixture.summary(run, p.entries, p.shares),)
-                                                 if run.sources else ())
-    return Compiled(
-        target="prime-rl", pin=TARGET, run=run, files=files, main=fname,
-        reads=said.reads, ignores=said.ignores, fixed=said.fixed,
-        warnings=mix.findings(run, known, method_facts, p.entries[1:]),
-        commands=tuple(commands), facts=known, cost=costing.estimate(p, doc, got),
-        notes=notes, teacher=records[0] if records else None, teachers=records, doc=doc, plan=p,
-    )
+    return planned(run, name=name, extra=extra)[0]
+
+
+def planned(run: RunSpec, *, name: str | None = None,
+            extra: Sequence[Row] = ()) -> tuple[Compiled, CompilePlan]:
+    """`compile`, with the plan it worked out (a two-stage run sizes the teachers' servers both
+    stages share from it: whileai.targets.prime_rl.stages)."""
+    steps = PrimeRLSteps(name or f"{run.method.type}.toml", extra)
+    return compile_run(registry.of(__name__), run, steps), steps.plan
+
+
+class PrimeRLSteps(Steps):
+    """prime-rl's steps (whileai.targets.pipeline): the plan first, then its field map; the
+    overrides against the pinned catalogue; the loader mirror on the final document."""
+
+    off = OFF
+
+    def __init__(self, fname: str, extra: Sequence[Row]) -> None:
+        self.fname, self.extra = fname, extra
+        self.floors = FLOORS
+
+    def refuse(self, run: RunSpec) -> None:
+        _own_tasks(run)
+        self.plan = plan.make(run, self.fname.removesuffix(".toml"))
+
+    def rows(self, run: RunSpec) -> Sequence[Row]:
+        return rows(self.plan)
+
+    def story(self) -> Story:
+        return _story(self.fname.removesuffix(".toml"), self.extra)
+
+    def document(self, applied: Applied) -> dict[str, Any]:
+        doc = applied.doc
+        doc.setdefault("trainer", {})
+        return doc
+
+    def keys(self) -> ov.OverrideKeys:
+        self.catalog = prime_rl_catalog()
+        return ov.SchemaKeys(self.catalog, hint=rename_hint)
+
+    def settle(self, doc: dict[str, Any], run: RunSpec) -> list[Fixed]:
+        if not self.plan.serves:
+            doc.pop("inference", None)  # no inference nodes: no [inference] (its keys: ignored)
+        return []
+
+    def note(self, path: str) -> str | None:
+        return lax.override_note(path)  # a likely vLLM typo
+
+    def unwritten(self, path: str) -> str | None:
+        return None if self.plan.serves else deploy.no_inference(path)
+
+    def check(self, doc: dict[str, Any], run: RunSpec, added: set[str]) -> None:
+        p = self.plan
+        problems = check_document(doc, self.catalog)
+        for t in p.served:
+            if t.doc is not None:
+                problems += [x._replace(path=f"{t.file}: {x.path}")
+                             for x in check_document(t.doc, self.catalog, entry="inference")]
+        if problems:
+            x = problems[0]
+            raise SpecError(x.path or "config", raw("the compiled file"), f"prime-rl would reject "
+                            f"it: {x.message}", hint=_hint(x.path, x.message, doc, p))
+
+    def emit(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Emitted:
+        p, fname = self.plan, self.fname
+        commands = [c for t in p.served for c in teacher.commands(t)] + deploy.run_commands(p, fname)
+        self.got = deploy.gpus_of(doc)
+        text = _header(p, fname) + tomli_w.dumps(_ordered(doc))
+        files = {fname: text} | {t.file: t.text for t in p.served if t.file and t.text}
+        records = tuple(replace(t.record(), client=teacher.client(doc, t)) for t in p.served)
+        notes = tuple(t.note for t in p.served) + ((mixture.summary(run, p.entries, p.shares),)
+                                                     if run.sources else ())
+        return Emitted(files=files, main=fname, commands=tuple(commands), notes=notes,
+                       teacher=records[0] if records else None, teachers=records)
+
+    def facts(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Facts:
+        set_by = [*run.overrides, *(r.path for r in self.extra if isinstance(r, (To, Fix))
+                                    and r.when(run) and not r.path.startswith("<"))]
+        return judged(facts(self.plan, doc, self.got, ignored(said), set_by), said)
+
+    def warnings(self, run: RunSpec, facts: Facts) -> tuple[Finding, ...]:
+        return mix.findings(run, facts, method_facts, self.plan.entries[1:])
+
+    def cost(self, doc: dict[str, Any], run: RunSpec, facts: Facts) -> Cost | None:
+        return cost.estimate(self.plan, doc, self.got)
 
 
 def _story(stem: str, extra: Sequence[Row]) -> Story:
@@ -247,7 +297,7 @@ FLOORS = [Floor(("seq_len", "inference.vllm.max_model_len"), _caps,
                 "prompt_tokens (or method.max_tokens)")]
 
 
-def _hint(path: str, message: str, doc: dict[str, Any], p: Plan) -> str:
+def _hint(path: str, message: str, doc: dict[str, Any], p: CompilePlan) -> str:
     """What the spec offers instead, for the problems a spec field answers."""
     if tp := deploy.tp_hint(p, path):
         return tp
@@ -262,7 +312,7 @@ def _hint(path: str, message: str, doc: dict[str, Any], p: Plan) -> str:
     return ""
 
 
-def _header(p: Plan, fname: str) -> str:
+def _header(p: CompilePlan, fname: str) -> str:
     run = p.run
     how = (f"uv run rl @ {quote(fname)} --dry-run (writes the sbatch script), then without "
            "--dry-run to submit" if p.on_slurm else f"uv run rl @ {quote(fname)}")

@@ -14,42 +14,22 @@ from shlex import quote
 from typing import TYPE_CHECKING, Any
 
 from whileai.cost import sizes
-from whileai.errors import SpecError
 from whileai.spec.layout import DEFAULT_GPUS_PER_NODE, Slurm
-from whileai.spec.run import RunSpec
 from whileai.targets.fieldmap import Drop, Fix, Row, To, const, get_path
+from whileai.targets.prime_rl import nodes
 
 if TYPE_CHECKING:
-    from whileai.targets.prime_rl.plan import Plan
+    from whileai.targets.prime_rl.plan import CompilePlan
 
 NO_INFERENCE = "inference_nodes = 0: no inference, so no rollouts (a trainer benchmark on fake data)"
 _ONE = "one node"
 
 
-def job_name(r: RunSpec) -> str:
-    if r.slurm is not None and r.slurm.job_name:
-        return r.slurm.job_name
-    base = r.taskset.split("/")[-1].split("@")[0]
-    return f"{r.method.type}-{base}"
-
-
-def engine_tp(r: RunSpec, size: sizes.Size | None) -> tuple[int, str]:
-    """GPUs per inference engine (vLLM tensor_parallel_size) and why (size: the student's)."""
-    if r.inference_tp is not None:
-        return r.inference_tp, "inference_tp"
-    if size is None:
-        return 1, (f"the size of {r.model} is unknown from its name: vLLM's default of one GPU "
-                   "per engine; set inference_tp if it needs more")
-    need = sizes.serve_gpus(size.total_b)
-    return need, (f"{size.text()}: {sizes.weights_gb(size.total_b):g} GB of bf16 weights plus KV "
-                  f"headroom take {need} GPU{'s' if need > 1 else ''} ({sizes.SERVE_FORMULA})")
-
-
-def _tp_written(p: Plan) -> bool:
+def _tp_written(p: CompilePlan) -> bool:
     return p.serves and p.run.inference_tp is None and (p.multi or p.engine[0] > 1)
 
 
-def rows(p: Plan) -> list[Row]:
+def rows(p: CompilePlan) -> list[Row]:
     """The deployment keys of the plan's layout: one node, or several through SLURM."""
     r, lay, one, several = p.run, p.layout, not p.multi, p.multi
     per_replica = (f"prime-rl counts inference nodes per replica: {lay.inference_nodes} "
@@ -98,7 +78,7 @@ def rows(p: Plan) -> list[Row]:
            note=f"prime-rl sets trainer.model.dp_replicate = {lay.trainer_nodes} / "
            f"{r.nodes_per_fsdp_group}"),
         # SLURM
-        Fix("slurm", {"job_name": job_name(r)}, "several nodes run through SLURM only "
+        Fix("slurm", {"job_name": nodes.job_name(r)}, "several nodes run through SLURM only "
             "(prime-rl: 'Must use SLURM for multi-node deployment'); add a [slurm] table for the "
             "partition, account and time", when=const(several and r.slurm is None)),
         *SLURM_ROWS,
@@ -107,12 +87,12 @@ def rows(p: Plan) -> list[Row]:
 
 SLURM_ROWS: list[Row] = [
     *[To(f"slurm.{key}", f"slurm.{key}") for key in Slurm.model_fields],
-    Fix("slurm.job_name", job_name, "slurm.job_name unset: the method and taskset",
+    Fix("slurm.job_name", nodes.job_name, "slurm.job_name unset: the method and taskset",
         when=lambda r: r.slurm is not None and r.slurm.job_name is None),
 ]
 
 
-def engine_rows(p: Plan) -> list[Row]:
+def engine_rows(p: CompilePlan) -> list[Row]:
     """The policy's inference engines: their width, and on several nodes how many."""
     tp, why = p.engine
     lay, several = p.layout, p.multi and p.serves
@@ -129,25 +109,12 @@ def engine_rows(p: Plan) -> list[Row]:
     ]
 
 
-def check(serves: bool, overrides: dict[str, Any]) -> None:
-    """What the target refuses before it writes: no inference without an explicit fake-data
-    benchmark. Engines that do not fit the GPUs are the loader mirror's to refuse
-    (whileai.targets.prime_rl.loader: inference-tensor-parallel, deployment-nodes), on the
-    compiled file as `whileai check` reads it; `tp_hint` says why the width was chosen."""
-    if not serves and not any(k.startswith("trainer.data.fake") for k in overrides):
-        raise SpecError("inference_nodes", 0, "at least 1: every method learns from rollouts "
-                        "the orchestrator gathers, which need inference nodes (prime-rl runs "
-                        "no orchestrator without them)", hint="for a trainer-only "
-                        "throughput benchmark on fake data, set it explicitly with "
-                        "--set trainer.data.fake.batch_size=N (prime-rl docs/scaling.md)")
-
-
 def no_inference(path: str) -> str | None:
     """Why a run without inference nodes has no `path` (a key of [inference]), else None."""
     return NO_INFERENCE if path.startswith("inference.") else None
 
 
-def tp_hint(p: Plan, path: str) -> str:
+def tp_hint(p: CompilePlan, path: str) -> str:
     """What the spec offers when the loader refuses the engine width whileai chose (the
     model's size), not one the spec or an override set."""
     if path not in ("deployment.num_infer_gpus", "inference.vllm.tensor_parallel_size") \
@@ -183,8 +150,8 @@ def gpus_of(doc: dict[str, Any]) -> tuple[int, int, int, int] | None:
     return train, infer, 1, per
 
 
-def facts(p: Plan, doc: dict[str, Any], got: tuple[int, int, int, int] | None) -> dict[str, Any]:
-    """What the scale rules (whileai.rules.scale) read, from the compiled document (got: its
+def facts(p: CompilePlan, doc: dict[str, Any], got: tuple[int, int, int, int] | None) -> dict[str, Any]:
+    """What the scale rules (whileai.targets.prime_rl.rules) read, from the compiled document (got: its
     GPUs, `gpus_of`) and the plan (the student's size)."""
     tp = get_path(doc, "inference.vllm.tensor_parallel_size", 1)
     size = p.sizes[p.run.model]
@@ -211,7 +178,7 @@ def layout_fact(doc: dict[str, Any], got: tuple[int, int, int, int] | None, teac
     return f"{nodes * per} GPUs on {nodes} nodes x {per} ({train // per} trainer, {what}){held}"
 
 
-def run_commands(p: Plan, fname: str) -> list[str]:
+def run_commands(p: CompilePlan, fname: str) -> list[str]:
     """How the run starts: locally, or through SLURM as the pin's launcher does it."""
     f = quote(fname)
     if not p.on_slurm:
@@ -223,5 +190,5 @@ def run_commands(p: Plan, fname: str) -> list[str]:
             f"{out}/<run name>/rl.sbatch)"]
 
 
-__all__ = ["check", "engine_rows", "engine_tp", "facts", "gpus_of", "job_name", "layout_fact",
-           "no_inference", "rows", "run_commands", "tp_hint"]
+__all__ = ["engine_rows", "facts", "gpus_of", "layout_fact", "no_inference", "rows", "run_commands",
+           "tp_hint"]

@@ -25,7 +25,7 @@ from whileai.targets.prime_rl.algo import algo_rows, renderer_rows
 from whileai.targets.prime_rl.pin import HARNESS_DAY
 
 if TYPE_CHECKING:
-    from whileai.targets.prime_rl.plan import Plan
+    from whileai.targets.prime_rl.plan import CompilePlan
 
 TRAIN = "orchestrator.train.source[0]"
 EVAL = "orchestrator.eval.source[0]"
@@ -73,7 +73,7 @@ def _eval_note(r: RunSpec) -> str:
 ALGO = algo_rows("orchestrator.algo")
 
 
-def _head(p: Plan) -> list[Row]:
+def _head(p: CompilePlan) -> list[Row]:
     first = p.entries[0]
     trained = any(tc.plugin_key(e.taskset) == tc.plugin_key(p.run.eval_taskset) for e in p.entries)
     return [
@@ -92,14 +92,14 @@ def _head(p: Plan) -> list[Row]:
     ]
 
 
-def _batch_note(p: Plan) -> str:
+def _batch_note(p: CompilePlan) -> str:
     per = f"{counted(p.prompts, 'prompts')} x {counted(p.samples, 'samples')}"
     if p.seats.traces == 1:
         return f"prime-rl counts rollouts: {per}"
     return f"prime-rl counts trainable traces, and {p.seats.how}: {per} x {p.seats.traces} seats"
 
 
-def _map(p: Plan) -> list[Row]:
+def _map(p: CompilePlan) -> list[Row]:
     sft_only = all(e.method.off_policy for e in p.entries)
     shared = any(t.mode == "share" for t in p.teachers)  # beside the policy on GPU 0 (teacher.py)
     return [
@@ -199,7 +199,7 @@ OFF = [
 ]
 
 
-def rows(p: Plan) -> list[Row]:
+def rows(p: CompilePlan) -> list[Row]:
     """The whole map for one run's plan: the run's rows with the per-run rows in their places."""
     return [*_head(p), *_sources(p.run), *_map(p), *mix.rows(p)]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from whileai.catalogs.targets import Catalog, Problem, lax_bool  # noqa: F401  (lax_bool: the loader's lax booleans)
-from whileai.catalogs.targets import prime_rl as catalog
 from whileai.errors import close_matches
+from whileai.targets.prime_rl.catalog import catalog
 
 
 def _vllm_tables(doc: dict[str, Any], entry: str) -> list[tuple[str, Any]]:

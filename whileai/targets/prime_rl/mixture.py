@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from whileai.catalogs import tasksets as tc
 from whileai.catalogs.paths import get_path
 from whileai.catalogs.targets import plugin_key
-from whileai.rules import research as rules
 from whileai.rules.base import Finding
 from whileai.rules.facts import Facts
 from whileai.spec import mixture
@@ -34,10 +33,12 @@ from whileai.spec.load import replace_run
 from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
 from whileai.targets.fieldmap import Drop, Fix, Row, To, const
+from whileai.targets.pipeline import warnings
 from whileai.targets.prime_rl.algo import algo_rows
+from whileai.targets.prime_rl.rules import RULES
 
 if TYPE_CHECKING:
-    from whileai.targets.prime_rl.plan import Plan
+    from whileai.targets.prime_rl.plan import CompilePlan
 
 HARNESS_NULL = "no agent harness: the taskset drives the episode (as in the pin's own configs)"
 RUNTIME = "always set the runtime: its default is a remote sandbox VM"
@@ -49,7 +50,7 @@ def train(i: int) -> str:
     return f"orchestrator.train.source[{i}]"
 
 
-def rows(p: Plan) -> list[Row]:
+def rows(p: CompilePlan) -> list[Row]:
     """The mixture's rows (extra training sources, their eval sources, source 0's ratio)."""
     run = p.run
     if not run.sources:
@@ -62,13 +63,13 @@ def rows(p: Plan) -> list[Row]:
     return out + _eval_rows(run, p.entries[1:])
 
 
-def _share(p: Plan, e: Entry) -> str:
+def _share(p: CompilePlan, e: Entry) -> str:
     unset = "unset: prime-rl's default 1.0; " if e.pos == 0 and p.run.ratio is None else ""
     return (f"{unset}about {p.shares[e.pos]:.0%} of each step's rollouts ({e.ratio:g} x "
             f"group size {e.method.samples}, normalized)")
 
 
-def _train_rows(p: Plan, e: Entry) -> list[Row]:
+def _train_rows(p: CompilePlan, e: Entry) -> list[Row]:
     t, f = train(e.pos), e.field
     out: list[Row] = [
         To(f"{f}name", f"{t}.name", const(e.name), note=mixture.name_reason(p.run, e)),
@@ -215,7 +216,7 @@ def findings(run: RunSpec, facts: Facts, method_facts: Any,
     (`extras`: whileai.spec.mixture's entries after the first) with a method of its own, named
     after the source (rules read its method, with the facts that depend on the method
     recomputed by `method_facts`; run-wide ones are said once)."""
-    found = list(rules.findings(run, facts))
+    found = list(warnings(run, facts, RULES))
     seen = {(w.rule, w.message) for w in found}
     for e in extras:
         if not e.own_method:
@@ -224,7 +225,7 @@ def findings(run: RunSpec, facts: Facts, method_facts: Any,
                           taskset_args=e.args, roles=e.roles, sources=[], ratio=None)
         own = replace(facts, **method_facts(one) | {"holdout": None, "holdouts": (),
                                                     "unchecked_tasksets": ()})
-        for w in rules.findings(one, own):
+        for w in warnings(one, own, RULES):
             if (w.rule, w.message) not in seen:
                 seen.add((w.rule, w.message))
                 found.append(replace(w, message=f"source {e.name!r} ({e.method.type}): {w.message}"))

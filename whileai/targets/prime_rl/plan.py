@@ -1,4 +1,4 @@
-"""What one prime-rl compile derives from the spec, worked out once: the `Plan`.
+"""What one prime-rl compile derives from the spec, worked out once: the `CompilePlan`.
 
 `make(run, stem)` first refuses what the target cannot plan (a teacher on the policy's port,
 a run with no inference and no fake data, an override of a value others derive from), then
@@ -17,7 +17,7 @@ mixture source's cap: its own method's).
     p = make(run, "opd")   # stem: the main file's name without .toml (teachers' files: <stem>.teacher*.toml)
     p.batch                # orchestrator.batch_size: prompts x samples x seats (traces)
     p.layout.multi         # several nodes (whileai.spec.layout)
-    p.served               # the teachers' servers the run starts beside it (teacher.Plan)
+    p.served               # the teachers' servers the run starts beside it (teacher.TeacherServer)
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from whileai.spec import mixture
 from whileai.spec.layout import Layout
 from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
-from whileai.targets.prime_rl import deploy, teacher
+from whileai.targets.prime_rl import nodes, teacher
 from whileai.targets.prime_rl.algo import TEACHER_TABLE
 from whileai.targets.prime_rl.teacher import POLICY_PORT
 from whileai.tasksets import seats
@@ -50,7 +50,7 @@ _SPEC = {"name": "model", "base_url": "url", "api_key_var": "api_key_env"}
 
 
 @dataclass(frozen=True)
-class Plan:
+class CompilePlan:
     """One compile's derived values (see the module); frozen: every later step reads it."""
 
     run: RunSpec
@@ -66,14 +66,14 @@ class Plan:
     max_tokens: int  # the longest source's completion cap (seq_len holds it)
     sizes: dict[str, Size | None]  # the student's and each teacher's, by model name
     engine: tuple[int, str]  # GPUs per inference engine (tensor_parallel_size) and why
-    teachers: tuple[teacher.Plan, ...]  # each frozen teacher's server, planned
+    teachers: tuple[teacher.TeacherServer, ...]  # each frozen teacher's server, planned
 
     @property
     def multi(self) -> bool:
         return self.layout.multi
 
     @property
-    def served(self) -> tuple[teacher.Plan, ...]:
+    def served(self) -> tuple[teacher.TeacherServer, ...]:
         """The teachers the run's files and commands serve: none without inference."""
         return self.teachers if self.serves else ()
 
@@ -83,7 +83,7 @@ class Plan:
         return sum(t.held or 0 for t in self.served)
 
 
-def make(run: RunSpec, stem: str) -> Plan:
+def make(run: RunSpec, stem: str) -> CompilePlan:
     """The plan of one compile of `run`, after the checks that refuse it (see the module)."""
     found = tuple(mixture.entries(run))
     teachers = mixture.teachers(run, found)
@@ -96,7 +96,7 @@ def make(run: RunSpec, stem: str) -> Plan:
         raise SpecError("gpus", run.gpus, "at least 2 for prime-rl on one node: rl gives inference "
                         "and the trainer GPUs of their own (1 + 1); TRL trains on one (-b trl)")
     serves = not lay.multi or lay.inference_nodes > 0
-    deploy.check(serves, run.overrides)
+    nodes.check(serves, run.overrides)
     _derived(run, found)
     shares = tuple(mixture.shares(run, found))
     per = seats.per_episode(run, entries=found, shares=shares)
@@ -104,10 +104,10 @@ def make(run: RunSpec, stem: str) -> Plan:
     on_slurm = lay.multi or run.slurm is not None
     planned = tuple(teacher.plans(run, stem, teachers, lay, on_slurm, known))
     _longer(run, found, [t for t in planned if t.mode != "endpoint"] if serves else [])
-    return Plan(run=run, layout=lay, serves=serves, on_slurm=on_slurm, entries=found,
+    return CompilePlan(run=run, layout=lay, serves=serves, on_slurm=on_slurm, entries=found,
                 shares=shares, seats=per, prompts=run.prompts, samples=run.method.samples,
                 batch=run.rollouts * per.traces, max_tokens=mixture.max_tokens(run, found),
-                sizes=known, engine=deploy.engine_tp(run, known[run.model]),
+                sizes=known, engine=nodes.engine_tp(run, known[run.model]),
                 teachers=planned)
 
 
@@ -161,4 +161,4 @@ def _show(value: Any) -> str:
     return str(value) if isinstance(value, int) else repr(value)
 
 
-__all__ = ["DERIVED", "Plan", "make"]
+__all__ = ["DERIVED", "CompilePlan", "make"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from whileai.catalogs.targets import prime_rl
+from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
 
 FALLBACK = "default"
 # Rules the renderers package states in its documentation for models its map leaves out.
@@ -56,7 +56,7 @@ class Choice(NamedTuple):
 
 
 def model_map() -> dict[str, str]:
-    found: dict[str, str] = prime_rl().top.get("x-prime-rl", {}).get("model_renderers", {})
+    found: dict[str, str] = prime_rl_catalog().top.get("x-prime-rl", {}).get("model_renderers", {})
     return found
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from whileai.catalogs.targets import Catalog, prime_rl
+from whileai.catalogs.targets import Catalog
 from whileai.targets.fieldmap import get_path, set_path
+from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
 from whileai.targets.prime_rl.loader.rl import SHARED, propagate, run_dir
 
 # the values a reader checks before spending GPU hours
@@ -39,7 +40,7 @@ class Resolved:
 
 def resolve(doc: dict[str, Any], catalog: Catalog | None = None) -> tuple[dict[str, Any], list[Resolved]]:
     """The document with shared fields copied down, and the final value of each key value."""
-    cat = catalog or prime_rl()
+    cat = catalog or prime_rl_catalog()
     out, _ = propagate(doc)
     origins: dict[str, str] = {}
     for shared, copies in SHARED:

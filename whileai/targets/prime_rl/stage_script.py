@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from shlex import quote
 from typing import Any
 
-from whileai.catalogs.targets import prime_rl
 from whileai.errors import SpecError, raw
 from whileai.targets.prime_rl import teacher
+from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
 from whileai.targets.prime_rl.check import check_document
-from whileai.targets.prime_rl.plan import Plan
+from whileai.targets.prime_rl.plan import CompilePlan
 
 WAIT_S = 1800  # prime-rl's ClientConfig.wait_for_ready_timeout default
 
@@ -42,7 +42,7 @@ WAIT_S = 1800  # prime-rl's ClientConfig.wait_for_ready_timeout default
 class Server:
     """One teacher server of a two-stage run."""
 
-    plan: teacher.Plan
+    plan: teacher.TeacherServer
     stages: set[int] = field(default_factory=set)
     file: str | None = None  # its `uv run inference` TOML, when it has one
     text: str | None = None
@@ -74,7 +74,7 @@ class Server:
                 f"{quote(self.plan.key_env)}")
 
 
-def teacher_servers(plans: tuple[Plan, Plan], stem: str) -> list[Server]:
+def teacher_servers(plans: tuple[CompilePlan, CompilePlan], stem: str) -> list[Server]:
     """The distinct teachers of both stages (their plans, as each stage's compile made them), in
     the order they start."""
     out: dict[tuple[str, str, int], Server] = {}
@@ -107,7 +107,7 @@ def teacher_servers(plans: tuple[Plan, Plan], stem: str) -> list[Server]:
         server.plan = server.plan.placed(file=server.file, doc=server.doc)
         server.text = teacher._text(run, server.plan, role)
         server.plan = server.plan._replace(text=server.text)
-        problems = check_document(server.doc, prime_rl(), entry="inference")
+        problems = check_document(server.doc, prime_rl_catalog(), entry="inference")
         if problems:
             raise SpecError(problems[0].path or "config", raw(server.file or "the teacher TOML"),
                             f"prime-rl's inference would reject it: {problems[0].message}")

@@ -21,6 +21,7 @@ from whileai.spec.run import RunSpec
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Fix, Row
 from whileai.targets.prime_rl import stage_script, teacher
+from whileai.targets.prime_rl.plan import CompilePlan
 from whileai.targets.stages import chain, first, folder, second
 
 
@@ -32,7 +33,7 @@ def compile_stages(run: RunSpec, stem: str) -> Compiled:
 
     one = first(run)
     names = [f"{stem}-{folder(1, run)}", f"{stem}-{folder(2, run)}"]
-    c1 = prime_rl.compile(one, name=f"{names[0]}.toml", extra=[
+    c1, p1 = prime_rl.planned(one, name=f"{names[0]}.toml", extra=[
         Fix("run.name", names[0], "a known run directory: the next stage reads its final weights"),
         Fix("weight_broadcast.type", "filesystem", "the final weights land on disk in Hugging Face "
             "format (broadcasts/step_<max_steps>); NCCL would keep them in memory"),
@@ -51,11 +52,11 @@ def compile_stages(run: RunSpec, stem: str) -> Compiled:
         Fix("tokenizer.name", run.model, "the original student's tokenizer (the hand-off also "
             "copies it beside the stage-1 weights, for inference)"),
     ]
-    c2 = prime_rl.compile(second(run), name=f"{names[1]}.toml", extra=base)
+    c2, p2 = prime_rl.planned(second(run), name=f"{names[1]}.toml", extra=base)
     handoff = (f"uv run python -c {shlex.quote(_COPY)} {shlex.quote(run.model)} {shlex.quote(weights)}"
                "  # stage 1's final weights -> stage 2's student")
-    servers = stage_script.teacher_servers((c1.plan, c2.plan), stem)
-    c1, c2 = (_served(c, servers, i) for i, c in enumerate((c1, c2), start=1))
+    servers = stage_script.teacher_servers((p1, p2), stem)
+    c1, c2 = (_served(c, p, servers, i) for i, (c, p) in enumerate(((c1, p1), (c2, p2)), start=1))
     rl = [[x for x in c.commands if x.startswith("uv run rl ")] for c in (c1, c2)]
     commands = [*(s.command() for s in servers if 1 in s.stages), *rl[0], handoff,
                 *(s.command() for s in servers if min(s.stages) == 2), *rl[1]]
@@ -78,7 +79,7 @@ _COPY = ("import os, sys; from transformers import AutoConfig, AutoTokenizer; a,
          "AutoTokenizer.from_pretrained(a).save_pretrained(b)")
 
 
-def _served(c: Compiled, servers: list[stage_script.Server], stage: int) -> Compiled:
+def _served(c: Compiled, made: CompilePlan, servers: list[stage_script.Server], stage: int) -> Compiled:
     """A stage as the two-stage run serves its teachers: the servers the script starts (one for a
     teacher both stages share, sized for the longer stage) in place of the stage's own, in its
     files, notes, run lines and teacher records too."""
@@ -89,7 +90,7 @@ def _served(c: Compiled, servers: list[stage_script.Server], stage: int) -> Comp
     files = {k: v for k, v in c.files.items() if k not in mine}
     said = {t.note: by[t.model, t.url].note for t in c.teachers}
     notes = tuple(_rename(said.get(n, n), renamed) for n in c.notes)
-    own = {line for p in c.plan.served for line in teacher.commands(p)}
+    own = {line for t in made.served for line in teacher.commands(t)}
     commands = (*(line for p in by.values() for line in teacher.commands(p)),
                 *(x for x in c.commands if x not in own))
     teachers = tuple(replace(t, file=p.file, serve=p.serve, max_model_len=p.max_model_len,

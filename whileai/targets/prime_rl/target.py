@@ -16,6 +16,9 @@ from whileai.targets.prime_rl.pin import TARGET as PIN
 from whileai.targets.prime_rl.rehearse.hook import REHEARSAL
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from whileai.rules.base import Rule
     from whileai.spec.endpoint import Endpoint
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
@@ -51,9 +54,10 @@ class PrimeRL:
         return path.suffix == ".toml" and not path.is_dir()
 
     def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
-        from whileai.targets.prime_rl.checkfile import check_file
+        from whileai.targets.prime_rl.check import check_file
+        from whileai.targets.prime_rl.migrate.hint import moves, old_release_hint
 
-        return check_file(path, entry)
+        return check_file(path, entry, older=(old_release_hint, moves))
 
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
         lay = run.layout
@@ -70,6 +74,11 @@ class PrimeRL:
         from whileai.targets.prime_rl.probe import probes
 
         return probes(run, stages, student)
+
+    def rules(self) -> Sequence[Rule]:
+        from whileai.targets.prime_rl.rules import RULES
+
+        return RULES
 
 
 TARGET = PrimeRL()

@@ -38,7 +38,7 @@ from whileai.spec.layout import Layout
 from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
 from whileai.targets.compiled import Teacher
-from whileai.targets.prime_rl.deploy import job_name
+from whileai.targets.prime_rl.nodes import job_name
 from whileai.targets.prime_rl.pin import TARGET
 from whileai.version import __version__
 
@@ -48,7 +48,7 @@ POLICY_PORT = 8000  # rl's inference server (its router); the engine behind it: 
 SCORE_ROOM = 1  # a scoring server's max_model_len beyond seq_len: the one token vLLM must generate
 
 
-class Plan(NamedTuple):
+class TeacherServer(NamedTuple):
     """One teacher's server (see the module): what every face reads of it."""
 
     model: str
@@ -75,13 +75,13 @@ class Plan(NamedTuple):
                              gpus=self.gpus, held_gpus=self.held, file=self.file, note=self.note,
                              serve=self.serve, max_model_len=self.max_model_len)
 
-    def placed(self, **changes: Any) -> Plan:
+    def placed(self, **changes: Any) -> TeacherServer:
         """This plan with `changes` (a file, a longer context), its serve line worked out again."""
         p = self._replace(**changes)
         return p._replace(serve=serve_line(p))
 
 
-def serve_line(p: Plan) -> str:
+def serve_line(p: TeacherServer) -> str:
     """The command that starts the server of `p`, without `&` or a comment: compile's run line,
     preflight's fix line and the rehearsal's stand-in are this line. An endpoint's is what to
     run on the host that serves it (from a prime-rl checkout)."""
@@ -98,7 +98,7 @@ def serve_line(p: Plan) -> str:
 CLIENT = ("headers", "headers_from_env", "admin_base_url", "skip_model_check", "wait_for_ready_timeout")
 
 
-def client(doc: dict[str, Any], p: Plan) -> dict[str, Any]:
+def client(doc: dict[str, Any], p: TeacherServer) -> dict[str, Any]:
     """How the compiled file (overrides included) has the run call the server of `p`: the
     client keys of the frozen-model table that names it (prime-rl's ClientConfig), set ones only."""
     o = doc.get("orchestrator") or {}
@@ -139,13 +139,13 @@ def _size_text(size: sizes.Size | None, need: int | None) -> str:
 
 
 def plans(run: RunSpec, stem: str, teachers: Sequence[tuple[str, Any, list[Entry]]], lay: Layout,
-          slurm: bool, known: Mapping[str, sizes.Size | None]) -> list[Plan]:
+          slurm: bool, known: Mapping[str, sizes.Size | None]) -> list[TeacherServer]:
     """One plan per distinct teacher of the run (`teachers`: whileai.spec.mixture.teachers; a
     mixture may have several, each source's OPD or SFT teacher), for its layout, on SLURM or not,
     with the models' sizes `known`. Only the first local teacher may share GPU 0; the others get
     GPUs of their own after the run's (and after earlier teachers'), files `<stem>.teacher.toml`,
     `<stem>.teacher-2.toml`, ..."""
-    out: list[Plan] = []
+    out: list[TeacherServer] = []
     where: dict[tuple[str, int], str] = {}
     for k, (field, t, users) in enumerate(teachers):
         at = host_port(t.url)
@@ -164,14 +164,14 @@ def plans(run: RunSpec, stem: str, teachers: Sequence[tuple[str, Any, list[Entry
 
 
 def _plan(run: RunSpec, field: str, t: Any, suffix: str, stem: str, max_tokens: int, *, role: str,
-          offset: int, share: bool, lay: Layout, slurm: bool, size: sizes.Size | None) -> Plan:
+          offset: int, share: bool, lay: Layout, slurm: bool, size: sizes.Size | None) -> TeacherServer:
     name, samples = f"{stem}.teacher{suffix}.toml", "SFT" in role
     need = sizes.serve_gpus(size.total_b) if size else None
     what = _size_text(size, need)
     host, port = host_port(t.url)
     mml = context(run.prompt_tokens, max_tokens, "OPD" in role)
     ctx = context_why(mml, run.prompt_tokens, "OPD" in role)
-    base = Plan(t.model, t.url, size, need, "endpoint", "", key_env=t.api_key_env, samples=samples,
+    base = TeacherServer(t.model, t.url, size, need, "endpoint", "", key_env=t.api_key_env, samples=samples,
                 port=port, max_model_len=mml)
     per = lay.gpus_per_node
     if host in LOCAL and slurm:
@@ -235,7 +235,7 @@ def _doc(run: RunSpec, t: Any, mml: int, port: int, tp: int, engines: int, suffi
     return doc
 
 
-def _text(run: RunSpec, p: Plan, role: str) -> str:
+def _text(run: RunSpec, p: TeacherServer, role: str) -> str:
     """The server's `uv run inference` TOML, headed by the serve line that runs it."""
     doc = p.doc or {}
     how = p.serve + ("  (submits a SLURM job; --dry-run writes the sbatch script only)"
@@ -245,7 +245,7 @@ def _text(run: RunSpec, p: Plan, role: str) -> str:
             ) + tomli_w.dumps(doc)
 
 
-def commands(p: Plan | None) -> list[str]:
+def commands(p: TeacherServer | None) -> list[str]:
     """What to run before rl, for the teacher: its serve line (an endpoint's as a comment)."""
     if p is None:
         return []
@@ -259,5 +259,5 @@ def commands(p: Plan | None) -> list[str]:
             f"{p.serve}"]
 
 
-__all__ = ["LOCAL", "POLICY_PORT", "SCORE_ROOM", "TEACHER_GPU_MEMORY", "Plan", "commands", "context",
+__all__ = ["LOCAL", "POLICY_PORT", "SCORE_ROOM", "TEACHER_GPU_MEMORY", "TeacherServer", "commands", "context",
            "host_port", "plans", "serve_line"]

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError, raw
+from whileai.targets.trl.pin import VERSION as PIN
 
-PIN = "1.16.0"
 COLUMNS = {"distillation": ["prompt"], "grpo": ["prompt"], "sdft": ["prompt", "privileged_context"],
            "sft": ["prompt", "completion"]}
 PROMPTS = "data"  # SFT: the prompts sample.py answers (whileai.targets.trl.fieldmap.DATA)

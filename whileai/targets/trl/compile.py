@@ -16,18 +16,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whileai.errors import SpecError, raw
 from whileai.report.text import render_text
-from whileai.rules import honoured
 from whileai.rules.facts import Facts
-from whileai.rules.research import findings
 from whileai.spec.run import OPSD, SFT, RunSpec
 from whileai.targets import overrides as ov
-from whileai.targets.compiled import Compiled, Read, counted
+from whileai.targets import registry
+from whileai.targets.compiled import Compiled, Ignore, counted
 from whileai.targets.fieldmap import Row, apply
-from whileai.targets.story import Floor, Story, check_story, flat
+from whileai.targets.pipeline import Emitted, Steps, compile_run, ignored, judged
+from whileai.targets.story import Floor, Story, flat
 from whileai.targets.trl import accelerate as accel
 from whileai.targets.trl import batch as trl_batch
 from whileai.targets.trl import catalog as trl_catalog
@@ -48,8 +48,12 @@ from whileai.targets.trl.fieldmap import (
 )
 from whileai.targets.trl.pin import TARGET
 from whileai.targets.trl.pin import VERSION as TRL_VERSION
+from whileai.targets.trl.rules import RULES
 from whileai.tasksets.builtin import for_run, rows, source
 from whileai.version import __version__
+
+if TYPE_CHECKING:
+    from whileai.cost.estimate import Cost
 
 OFFLINE_ENV = "HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRL_EXPERIMENTAL_SILENCE=1"
 
@@ -93,84 +97,117 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
         eval_interval=interval,
         eval_off=interval is None,
         eval_at_start=bool(doc.get("eval_on_start", False)),
-        divergence=honoured.trl_divergence(m.type, doc),
+        divergence=divergence(m.type, doc),
         divergence_how="set by overrides" if {"beta", "distillation_alpha"} & set(run.overrides)
         else "",
         ignored=tuple(ignored),  # no rule fires on these
     )
 
 
+def divergence(method_type: str, doc: dict[str, Any]) -> str | None:
+    """The objective TRL's compiled config trains (None: no distillation loss)."""
+    key = {"opd": "beta", "opsd": "distillation_alpha"}.get(method_type)
+    if key is None or not isinstance(doc.get(key), (int, float)):
+        return None
+    v = float(doc[key])
+    return "forward_kl" if v == 0.0 else "reverse_kl" if v == 1.0 else f"jsd:{v:g}"
+
+
 def compile(run: RunSpec, *, cpu: bool = False, out: str | None = None,
             extra: Sequence[Row] = ()) -> Compiled:
-    """Compile a run spec to a TRL run directory (relative name → text). Writes nothing.
+    """Compile a run spec to a TRL run directory (relative name → text). Writes nothing: one pass
+    through the shared pipeline (whileai.targets.pipeline) with TRL's steps.
 
     cpu: add `use_cpu: true` and `bf16: false` (TRL's configs default to bf16, which needs
     a GPU). out: the directory the files will be written to (only used in the commands).
     extra: rows applied after the field map, which win (a stage of a two-stage run: its student).
     """
-    if run.sources:
-        raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source "
-                        "for TRL: TRL has no per-source algorithms (one trainer, one method and one "
-                        "dataset per run); compile a mixture for prime-rl (-b prime-rl)")
-    spec, run, cpu_ignores = accel.for_cpu(run) if cpu else (run, run, [])
-    n = accel.processes(run)
-    if completions(run) % n:
-        raise SpecError("prompts", run.prompts, f"a step whose {completions(run)} completions split "
-                        f"evenly over the {n} training processes (one per GPU): TRL gives every "
-                        "process the same per_device_train_batch_size")
-    taskset = for_run(run)
-    key = privileged_key(run)
-    if key is not None and key not in taskset.fields:
-        raise SpecError("method.privileged", key, f"a field of every {taskset.name} task: "
-                        + (", ".join(taskset.fields) or "(none besides prompt)"))
-    if run.method.rewarded and not taskset.module and run.reward is None:
-        raise SpecError("reward", None, f"GRPO learns from a reward and {taskset.name} brings "
-                        "none whileai can score (only reverse-text does): name a function "
-                        "'module.function' that scores a completion (TRL's reward_funcs "
-                        "signature), e.g. reward = \"rewards.contains_answer\" beside the spec")
-    reward = trl_reward.locate(run) if run.method.rewarded and run.reward else None
-    cmd = command_name(run)
-    applied = apply(FIELD_MAP + (CPU_ROWS if cpu else []), run, extra)
-    if run.overrides:
-        check_story(run, applied, _story(cpu, extra), off=OFF, floors=FLOORS)
-    doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
-    ov.apply_overrides(doc, run.overrides, trl_catalog.catalog(cmd))
-    said = ov.account(applied._replace(ignores=cpu_ignores + list(applied.ignores)), run.overrides,
-                      run)
-    reads: list[Read] = list(said.reads)
-    ignores, fixed = said.ignores, said.fixed
-    _check_batch(doc, run)
-    sampled = sample_prompts(run, doc)
-    reads = [replace(r, value=sampled) if r.path == f"<{SAMPLE_PY} --prompts>" else r for r in reads]
+    spec, mapped, cpu_ignores = accel.for_cpu(run) if cpu else (run, run, [])
+    return compile_run(registry.of(__name__), mapped, TRLSteps(spec, cpu, out, extra, cpu_ignores))
 
-    files = {"config.yaml": _header(run, cmd) + dumps(doc)}
-    files[accel.FILE] = (f"# written by whileai {__version__} for accelerate: "
-                         f"{accel.readme(run, cpu)}\n\n" + dumps(accel.config(run, cpu)))
-    train, holdout = _data(run)
-    files["data/train.jsonl"] = train
-    files["data/test.jsonl"] = holdout
-    if run.method.rewarded and taskset.module and run.reward is None:
-        files[f"{taskset.module}.py"] = source(taskset)
-    if reward is not None:
-        reads = [r if r.field != "reward" else replace(r, note=reward.note()) for r in reads]
-        if reward.copy and reward.source is not None:
-            files[reward.copy] = reward.source
-    if run.method.type == "opsd":
-        files["train.py"] = _shipped("sdft.py")
-    if run.method.off_policy:
-        files[SAMPLE_PY] = _shipped("sample.py")
-    held = dict(said.replaced)  # fields an override rewrote: the rules judge the file's value
-    data = replace(facts(run, doc, [i.field for i in ignores if i.field not in held]),
-                   replaced=said.replaced)
-    path = reward.pythonpath if reward is not None else None
-    compiled = Compiled(
-        target="trl", pin=TARGET, run=spec, files=files, main="config.yaml",
-        reads=tuple(reads), ignores=tuple(ignores), fixed=tuple(fixed),
-        warnings=findings(run, data), commands=tuple(commands(run, out, path, sampled)), out=out,
-        facts=data, cost=trl_cost.estimate(run, doc), **_teacher_and_notes(run, doc), doc=doc,
-    )
-    files["README.md"] = _readme(compiled, path, sampled, cpu)
-    return compiled
+
+class TRLSteps(Steps):
+    """TRL's steps (whileai.targets.pipeline): refusals before the map, the overrides against the
+    pinned catalogue of the run's command, TRL's batch rules on the final config, and the run
+    directory's files."""
+
+    off, rules = OFF, RULES
+
+    def __init__(self, spec: RunSpec, cpu: bool, out: str | None, extra: Sequence[Row],
+                 before: Sequence[Ignore]) -> None:
+        self.spec, self.cpu, self.out, self.extra, self.before = spec, cpu, out, extra, before
+        self.floors = FLOORS
+
+    def refuse(self, run: RunSpec) -> None:
+        if run.sources:
+            raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source "
+                            "for TRL: TRL has no per-source algorithms (one trainer, one method and one "
+                            "dataset per run); compile a mixture for prime-rl (-b prime-rl)")
+        n = accel.processes(run)
+        if completions(run) % n:
+            raise SpecError("prompts", run.prompts, f"a step whose {completions(run)} completions "
+                            f"split evenly over the {n} training processes (one per GPU): TRL gives "
+                            "every process the same per_device_train_batch_size")
+        self.taskset = taskset = for_run(run)
+        key = privileged_key(run)
+        if key is not None and key not in taskset.fields:
+            raise SpecError("method.privileged", key, f"a field of every {taskset.name} task: "
+                            + (", ".join(taskset.fields) or "(none besides prompt)"))
+        if run.method.rewarded and not taskset.module and run.reward is None:
+            raise SpecError("reward", None, f"GRPO learns from a reward and {taskset.name} brings "
+                            "none whileai can score (only reverse-text does): name a function "
+                            "'module.function' that scores a completion (TRL's reward_funcs "
+                            "signature), e.g. reward = \"rewards.contains_answer\" beside the spec")
+        self.reward = trl_reward.locate(run) if run.method.rewarded and run.reward else None
+        self.cmd = command_name(run)
+
+    def rows(self, run: RunSpec) -> Sequence[Row]:
+        return FIELD_MAP + (CPU_ROWS if self.cpu else [])
+
+    def story(self) -> Story:
+        return _story(self.cpu, self.extra)
+
+    def keys(self) -> ov.OverrideKeys:
+        return ov.SchemaKeys(trl_catalog.catalog(self.cmd))
+
+    def check(self, doc: dict[str, Any], run: RunSpec, added: set[str]) -> None:
+        _check_batch(doc, run)
+
+    def emit(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Emitted:
+        cpu, reward, taskset = self.cpu, self.reward, self.taskset
+        self.sampled = sampled = sample_prompts(run, doc)
+        reads = [replace(r, value=sampled) if r.path == f"<{SAMPLE_PY} --prompts>" else r
+                 for r in said.reads]
+        files = {"config.yaml": _header(run, self.cmd) + dumps(doc)}
+        files[accel.FILE] = (f"# written by whileai {__version__} for accelerate: "
+                             f"{accel.readme(run, cpu)}\n\n" + dumps(accel.config(run, cpu)))
+        train, holdout = _data(run)
+        files["data/train.jsonl"] = train
+        files["data/test.jsonl"] = holdout
+        if run.method.rewarded and taskset.module and run.reward is None:
+            files[f"{taskset.module}.py"] = source(taskset)
+        if reward is not None:
+            reads = [r if r.field != "reward" else replace(r, note=reward.note()) for r in reads]
+            if reward.copy and reward.source is not None:
+                files[reward.copy] = reward.source
+        if run.method.type == "opsd":
+            files["train.py"] = _shipped("sdft.py")
+        if run.method.off_policy:
+            files[SAMPLE_PY] = _shipped("sample.py")
+        self.path = reward.pythonpath if reward is not None else None
+        return Emitted(files=files, main="config.yaml", reads=tuple(reads), spec=self.spec,
+                       commands=tuple(commands(run, self.out, self.path, sampled)),
+                       **_teacher_and_notes(run, doc))
+
+    def facts(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Facts:
+        return judged(facts(run, doc, ignored(said)), said)
+
+    def cost(self, doc: dict[str, Any], run: RunSpec, facts: Facts) -> Cost | None:
+        return trl_cost.estimate(run, doc)
+
+    def finish(self, compiled: Compiled) -> Compiled:
+        compiled.files["README.md"] = _readme(compiled, self.path, self.sampled, self.cpu)
+        return compiled
 
 
 def _story(cpu: bool, extra: Sequence[Row]) -> Story:
@@ -344,5 +381,5 @@ _SFT_NOTE = (
 )
 
 
-__all__ = ["TARGET", "TRL_VERSION", "command_name", "commands", "compile", "dumps", "facts",
+__all__ = ["TARGET", "TRL_VERSION", "TRLSteps", "command_name", "commands", "compile", "dumps", "facts",
            "sample_prompts"]

@@ -6,7 +6,6 @@ own parser (for `compile --check`) are imported when used.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,9 @@ from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.trl.pin import TARGET as PIN
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from whileai.rules.base import Rule
     from whileai.spec.endpoint import Endpoint
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
@@ -57,15 +59,11 @@ class TRL:
         return out
 
     def claims(self, path: Path) -> bool:
-        """A run directory (its config.yaml and its scripts), but not a verl run's: one whose
-        run.sh runs `-m verl.` (whileai.targets.verl claims those)."""
-        if not path.is_dir():
-            return False
-        try:
-            script = (path / "run.sh").read_text() if (path / "run.sh").is_file() else ""
-        except (OSError, UnicodeDecodeError):
-            return True
-        return not re.search(r"-m\s+[\"']?verl\.", script)
+        """A TRL run directory: a folder holding its config.yaml, or a folder with no run script of
+        its own (no config.yaml and no run.sh: TRL's check says what is missing). A folder whose
+        runs start from a run.sh and has no config.yaml is not TRL's layout; another target's
+        claim, or none, decides it."""
+        return path.is_dir() and ((path / "config.yaml").is_file() or not (path / "run.sh").exists())
 
     def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
         from whileai.errors import SpecError, raw
@@ -95,6 +93,11 @@ class TRL:
         from whileai.targets.trl.probe import probes
 
         return probes(run, stages, student)
+
+    def rules(self) -> Sequence[Rule]:
+        from whileai.targets.trl.rules import RULES
+
+        return RULES
 
 
 TARGET = TRL()

@@ -1,6 +1,6 @@
 """verl 0.9.1's Hydra keys, from the pinned catalogue schemas/verl-0.9.1.catalog.json.
 
-    lookup("actor_rollout_ref.actor.optim.lr")          # Entry(type="float", default=1e-06, ...)
+    lookup("actor_rollout_ref.actor.optim.lr")          # CatalogKey(type="float", default=1e-06, ...)
     lookup("optim.lr", job="sft_trainer")               # the SFT trainer's config
     suggest("trainer.total_training_step")              # "did you mean 'trainer.total_training_steps'?"
 
@@ -21,13 +21,13 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from whileai.catalogs.targets import Catalog, schemas_dir
+from whileai.targets.verl.pin import VERSION as PIN
 
-PIN = "0.9.1"
 FILE = f"verl-{PIN}.catalog.json"
 JOBS = ("main_ppo", "main_generation_server", "sft_trainer")
 
 
-class Entry(NamedTuple):
+class CatalogKey(NamedTuple):
     """One key of a verl job's composed config, as the catalogue states it."""
 
     key: str  # the key as asked (a teacher's own name kept)
@@ -55,7 +55,7 @@ def config_of(job: str) -> dict[str, Any]:
     return dict(document()["configs"][jobs[job]["config"]])
 
 
-def lookup(key: str, job: str = "main_ppo") -> Entry | None:
+def lookup(key: str, job: str = "main_ppo") -> CatalogKey | None:
     """The catalogue's entry for a Hydra key (a leading `+`, `++` or `~` ignored), or None."""
     key = key.lstrip("+~")
     conf = config_of(job)
@@ -63,16 +63,16 @@ def lookup(key: str, job: str = "main_ppo") -> Entry | None:
     canon = _templated(key, conf)
     if canon in keys:
         e = keys[canon]
-        return Entry(key, e["type"], e.get("default"), tuple(e.get("choices", ())),
+        return CatalogKey(key, e["type"], e.get("default"), tuple(e.get("choices", ())),
                      e.get("choices_from", ""), e.get("interpolation", ""),
                      "added" if e.get("added") else "yaml", e.get("dataclass", ""))
     read = {**conf["read"], **document()["jobs"][job]["read"]}
     at = next((r for r in read if key == r or key.startswith(r + ".")), None)
     if at is not None:  # a key verl reads (a map of them: each key below it)
-        return Entry(key, "Any", None, source=f"read at {read[at]}")
+        return CatalogKey(key, "Any", None, source=f"read at {read[at]}")
     templated = {p.removesuffix(".*") for p in conf["templates"]}  # their entries have keys
     if any(canon.startswith(m + ".") for m in conf["open"] if m not in templated):
-        return Entry(key, "Any", None, source="open")
+        return CatalogKey(key, "Any", None, source="open")
     return None
 
 

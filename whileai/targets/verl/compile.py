@@ -3,29 +3,34 @@ OPD (the teacher on verl's own GPU pool), or SFT on teacher samples as two verl 
 
 Pure: `compile(run)` returns every file's text and the report; nothing is imported from verl,
 torch or ray, and nothing is written. The field map (fieldmap.py) is the mapping; the hardware
-keys follow knobs.py's rules; verl's own check (verify.py) runs on the result with
+keys follow knobs.py's rules; verl's own check (check.py) runs on the result with
 `compile --check`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whileai.catalogs.paths import get_path, set_path
 from whileai.errors import SpecError, raw
 from whileai.rules.facts import Facts
-from whileai.rules.research import findings
 from whileai.spec.run import OPD, RunSpec
 from whileai.targets import overrides as ov
+from whileai.targets import registry
 from whileai.targets.compiled import Compiled, Fixed, counted
-from whileai.targets.fieldmap import apply
-from whileai.targets.story import check_story, flat
+from whileai.targets.fieldmap import Row, apply
+from whileai.targets.pipeline import Emitted, Steps, compile_run
+from whileai.targets.story import Story, flat
 from whileai.targets.verl import cost as verl_cost
 from whileai.targets.verl import data, knobs, readme, script, sets
 from whileai.targets.verl import fieldmap as fm
 from whileai.targets.verl.fieldmap import ARR, FIELD_MAP, LOSS, OFF, POOL, TEACHER, samples, test_rows
 from whileai.targets.verl.pin import TARGET
+
+if TYPE_CHECKING:
+    from whileai.cost.estimate import Cost
 
 OPSD_ISSUE = "https://github.com/volcengine/verl/issues/6827"
 
@@ -50,57 +55,92 @@ def refuse(run: RunSpec) -> None:
 
 
 def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
-    """Compile a run spec to a verl run directory (relative name -> text). Writes nothing."""
+    """Compile a run spec to a verl run directory (relative name -> text). Writes nothing: one
+    pass through the shared pipeline (whileai.targets.pipeline) with verl's steps (SFT on teacher
+    samples: whileai.targets.verl.sft's)."""
     refuse(run)
     if run.method.off_policy:
         from whileai.targets.verl import sft
 
         return sft.compile(run, out=out)
-    n = samples(run)
-    knobs.check_batch(run, n)
-    plan = data.rows(run)
-    train_rows = fm.rows(run)[0]
-    applied = apply(FIELD_MAP, run)
-    if run.overrides:
-        check_story(run, applied, _story, off=OFF)
-    doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
-    set_path(doc, "trainer.total_epochs", knobs.epochs(run.steps, run.prompts, train_rows))
-    fixed = [Fixed(path="trainer.total_epochs", value=doc["trainer"]["total_epochs"],
-                   reason=f"enough passes over the {train_rows} training rows for every step "
-                   "(verl stops at total_training_steps or total_epochs, whichever comes first)")]
-    added = sets.apply(doc, run, "main_ppo")
-    if isinstance(run.method, OPD):
-        fixed += teacher_pool(doc, run)
-    said = ov.account(applied._replace(fixed=applied.fixed + fixed), run.overrides, run)
-    env = script.environment(run)
-    keys = list(script.overrides_of(doc))
-    sets.lax_check([(("+" if k in added else "") + k, script.hydra(v)) for k, v in keys], "main_ppo", run)
-    what = f"{run.method.type.upper()} on {run.taskset}"
-    files = {name: text.decode() for name, text in plan.files.items()}
-    steps = ["\n".join(plan.steps)] if plan.steps else []  # gsm8k: verl's preprocessing first
-    files["run.sh"] = script.run_sh(run, what, [*steps, script.command(
-        "python3 -m verl.trainer.main_ppo", (script.word(k, v, k in added) for k, v in keys),
-        ' "$@"')], env)
-    if knobs.nodes(run) > 1:
-        files[script.RUNTIME_ENV], files[script.SLURM] = script.runtime_env(), script.slurm(run)
-    facts_ = facts(run, doc, [i.field for i in said.ignores])
-    pool = _int(get_path(doc, "distillation.n_gpus_per_node", None)) if isinstance(run.method, OPD) else None
-    every = facts_.eval_interval
-    rollouts, how = verl_cost.evals(run, facts_.steps or run.steps, test_rows(run), every,
-                                    bool(facts_.eval_at_start))
-    spend = verl_cost.estimate(run, steps=facts_.steps or run.steps, prompts=run.prompts, samples=n,
-                               max_tokens=facts_.max_tokens or run.method.max_tokens,
-                               eval_rollouts=rollouts, eval_how=how,
-                               pool=pool * _int(get_path(doc, "distillation.nnodes", 1)) if pool else None)
-    reads = [replace(r, note=f"{r.note}; {plan.source}") if r.path == "data.train_files" else r
-             for r in said.reads]
-    compiled = Compiled(
-        target="verl", pin=TARGET, run=run, files=files, main="run.sh", reads=tuple(reads),
-        ignores=said.ignores, fixed=said.fixed, warnings=findings(run, facts_),
-        commands=tuple(script.commands(run, out)), out=out, facts=facts_, cost=spend,
-        doc=doc, **verl_cost.teacher(run, pool))
-    files["README.md"] = readme.readme(compiled)
-    return compiled
+    return compile_run(registry.of(__name__), run, VerlSteps(out))
+
+
+class VerlSteps(Steps):
+    """verl's steps for `main_ppo` (whileai.targets.pipeline): the batch rules and the data plan
+    before the map, the epochs before the overrides, the overrides against the composed config
+    (sets.HydraKeys), an OPD teacher's pool after them, whileai's rules where verl is lax on the
+    final command line."""
+
+    off = OFF
+
+    def __init__(self, out: str | None) -> None:
+        self.out = out
+
+    def refuse(self, run: RunSpec) -> None:
+        self.n = samples(run)
+        knobs.check_batch(run, self.n)
+        self.plan = data.rows(run)
+
+    def rows(self, run: RunSpec) -> Sequence[Row]:
+        return FIELD_MAP
+
+    def story(self) -> Story:
+        return _story
+
+    def derive(self, doc: dict[str, Any], run: RunSpec) -> list[Fixed]:
+        train_rows = fm.rows(run)[0]
+        set_path(doc, "trainer.total_epochs", knobs.epochs(run.steps, run.prompts, train_rows))
+        return [Fixed(path="trainer.total_epochs", value=doc["trainer"]["total_epochs"],
+                      reason=f"enough passes over the {train_rows} training rows for every step "
+                      "(verl stops at total_training_steps or total_epochs, whichever comes first)")]
+
+    def keys(self) -> ov.OverrideKeys:
+        return sets.HydraKeys("main_ppo")
+
+    def settle(self, doc: dict[str, Any], run: RunSpec) -> list[Fixed]:
+        return teacher_pool(doc, run) if isinstance(run.method, OPD) else []
+
+    def check(self, doc: dict[str, Any], run: RunSpec, added: set[str]) -> None:
+        self.env = script.environment(run)
+        self.words = words = list(script.overrides_of(doc))
+        sets.lax_check([(("+" if k in added else "") + k, script.hydra(v)) for k, v in words],
+                       "main_ppo", run)
+        self.added = added
+
+    def emit(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Emitted:
+        plan, added = self.plan, self.added
+        what = f"{run.method.type.upper()} on {run.taskset}"
+        files = {name: text.decode() for name, text in plan.files.items()}
+        steps = ["\n".join(plan.steps)] if plan.steps else []  # gsm8k: verl's preprocessing first
+        files["run.sh"] = script.run_sh(run, what, [*steps, script.command(
+            "python3 -m verl.trainer.main_ppo",
+            (script.word(k, v, k in added) for k, v in self.words), ' "$@"')], self.env)
+        if knobs.nodes(run) > 1:
+            files[script.RUNTIME_ENV], files[script.SLURM] = script.runtime_env(), script.slurm(run)
+        self.pool = (_int(get_path(doc, "distillation.n_gpus_per_node", None))
+                     if isinstance(run.method, OPD) else None)
+        reads = [replace(r, note=f"{r.note}; {plan.source}") if r.path == "data.train_files" else r
+                 for r in said.reads]
+        return Emitted(files=files, main="run.sh", reads=tuple(reads),
+                       commands=tuple(script.commands(run, self.out)),
+                       **verl_cost.teacher(run, self.pool))
+
+    def facts(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Facts:
+        return facts(run, doc, [i.field for i in said.ignores])
+
+    def cost(self, doc: dict[str, Any], run: RunSpec, facts: Facts) -> Cost | None:
+        pool = self.pool
+        rollouts, how = verl_cost.evals(run, facts.steps or run.steps, test_rows(run),
+                                        facts.eval_interval, bool(facts.eval_at_start))
+        return verl_cost.estimate(
+            run, steps=facts.steps or run.steps, prompts=run.prompts, samples=self.n,
+            max_tokens=facts.max_tokens or run.method.max_tokens, eval_rollouts=rollouts,
+            eval_how=how, pool=pool * _int(get_path(doc, "distillation.nnodes", 1)) if pool else None)
+
+    def finish(self, compiled: Compiled) -> Compiled:
+        compiled.files["README.md"] = readme.readme(compiled)
+        return compiled
 
 
 def teacher_pool(doc: dict[str, Any], run: RunSpec) -> list[Fixed]:

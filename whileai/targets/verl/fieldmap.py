@@ -16,6 +16,7 @@ from whileai.spec.run import OPD, RunSpec
 from whileai.targets.fieldmap import Drop, Fix, Off, Row, To
 from whileai.targets.verl import knobs
 from whileai.targets.verl.data import HERE, REWARD, TEST, TRAIN
+from whileai.targets.verl.pin import VERSION
 from whileai.tasksets import builtin
 
 ARR = "actor_rollout_ref"
@@ -127,7 +128,7 @@ FIELD_MAP: list[Row] = [
        "advantage is the teacher's negative KL (trainer/distillation/losses.py:283)"),
     To("taskset", "data.train_files", lambda r: HERE + files(r)[0], when=lambda r: r.data is None,
        note=lambda r: "verl's own gsm8k rows: run.sh runs its examples/data_preprocess/gsm8k.py at "
-       "v0.9.1 first (verl's built-in gsm8k reward)" if gsm8k(r) else
+       f"v{VERSION} first (verl's built-in gsm8k reward)" if gsm8k(r) else
        f"{r.taskset} generated locally as verl's rows (rl_dataset.py reads JSON lines)"),
     Drop("taskset", "a label only: the tasks come from data", when=lambda r: r.data is not None),
     To("data", "data.train_files", lambda r: HERE + TRAIN if r.data else None,

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from whileai.targets.verl import catalog
+from whileai.targets.verl.pin import VERSION
 from whileai.targets.verl.values import parse_value
 
 
@@ -28,7 +29,7 @@ class Refusal(NamedTuple):
 
     def line(self) -> str:
         return (f"{self.key}={self.value}: {self.message}; allowed: {self.allowed} "
-                f"(verl 0.9.1 {self.verl}) [{self.rule}]")
+                f"(verl {VERSION} {self.verl}) [{self.rule}]")
 
 
 class Job:

@@ -26,6 +26,7 @@ from typing import Any
 from whileai.errors import SpecError, close_matches
 from whileai.targets.verl import catalog, gpus, runsh
 from whileai.targets.verl.job import Job, Refusal, launcher_gpus
+from whileai.targets.verl.pin import VERSION
 from whileai.targets.verl.values import INTERPOLATION, fits, kind, parse_value
 
 RULES = {
@@ -78,7 +79,7 @@ def first_error(overrides: Mapping[str, str], *, job: str, base: Path | None = N
     the verl target's compile calls on each job's final overrides (noqa: vulture reads this
     package without that caller where the target is not merged yet)."""
     for r in refusals(overrides, job=job, base=base, produced=produced, launcher=launcher):
-        raise SpecError(r.key, r.value, r.allowed, hint=f"{r.message}; verl 0.9.1 {r.verl}")
+        raise SpecError(r.key, r.value, r.allowed, hint=f"{r.message}; verl {VERSION} {r.verl}")
 
 
 def as_mapping(overrides: Collection[str]) -> dict[str, str]:

@@ -1,5 +1,5 @@
-"""The spec's overrides (`--set`, `[overrides]`) against verl 0.9.1's pinned catalogue: the one
-place compile meets them.
+"""The spec's overrides (`--set`, `[overrides]`) against verl 0.9.1's pinned catalogue: the adapter
+(`HydraKeys`) through which the shared override engine (whileai.targets.overrides) checks them.
 
 A key must be in the config the job composes (catalog.lookup: the YAML's keys, a map that takes
 any key, a teacher beside `teacher_model`, or a key verl's code reads without a YAML default,
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from whileai.catalogs.paths import set_path
 from whileai.errors import SpecError, raw
 from whileai.targets.verl import catalog, lax
 from whileai.targets.verl.pin import VERSION
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
 
 
-def check(job: str, key: str, value: Any) -> catalog.Entry:
+def check(job: str, key: str, value: Any) -> catalog.CatalogKey:
     """SpecError unless verl's config for `job` has `key` and `value` fits it; else its entry."""
     found = catalog.lookup(key, job)
     config = catalog.document()["jobs"][job]["config"]
@@ -41,22 +40,22 @@ def check(job: str, key: str, value: Any) -> catalog.Entry:
     return found
 
 
-def added(entry: catalog.Entry) -> bool:
+def added(entry: catalog.CatalogKey) -> bool:
     """Whether run.sh writes the key with `+` (Hydra refuses a plain override of a key the
     composed config lacks)."""
     return entry.source.startswith("read")
 
 
-def apply(doc: dict[str, Any], run: RunSpec, job: str, prefix: str = "") -> set[str]:
-    """Set the overrides (those under `prefix`, without it) in `doc`; the keys written with `+`."""
-    plus: set[str] = set()
-    for key, value in run.overrides.items():
-        if not key.startswith(prefix):
-            continue
-        if added(check(job, key[len(prefix):], value)):
-            plus.add(key)
-        set_path(doc, key, value)
-    return plus
+class HydraKeys:
+    """verl's catalogue adapter for the shared override engine (whileai.targets.overrides
+    .apply_overrides): one job's composed config; a key it lacks but verl's code reads is an
+    addition (`+key=`)."""
+
+    def __init__(self, job: str) -> None:
+        self.job = job
+
+    def check(self, path: str, value: Any) -> bool:
+        return added(check(self.job, path, value))
 
 
 def lax_check(pairs: list[tuple[str, str]], job: str, run: RunSpec, prefix: str = "") -> None:

@@ -9,22 +9,26 @@ the first job are `generate.<key>` in this map and in `--set`, the second's `sft
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whileai.errors import SpecError
 from whileai.rules.facts import Facts
-from whileai.rules.research import findings
 from whileai.spec.run import RunSpec
 from whileai.targets import overrides as ov
+from whileai.targets import registry
 from whileai.targets.compiled import Compiled, counted
 from whileai.targets.fieldmap import Drop, Fix, Row, To, apply
-from whileai.targets.story import check_story, flat
+from whileai.targets.pipeline import Emitted, Steps, compile_run
+from whileai.targets.story import Story, flat
 from whileai.targets.verl import cost as verl_cost
 from whileai.targets.verl import data, knobs, readme, script, sets
 from whileai.targets.verl.fieldmap import COMMON, HERE, OFF, gsm8k, test_rows, trainer_rows
 from whileai.targets.verl.fieldmap import files as files_of
-from whileai.targets.verl.pin import TARGET
+
+if TYPE_CHECKING:
+    from whileai.cost.estimate import Cost
 
 GEN, SFT = "generate.", "sft."
 JOBS = {"generate": "main_generation_server", "sft": "sft_trainer"}
@@ -114,74 +118,106 @@ SFT_MAP: list[Row] = [
 
 
 def compile(run: RunSpec, *, out: str | None = None) -> Compiled:
-    """SFT on teacher samples: convert, generate, convert, train."""
-    if knobs.nodes(run) > 1:
-        raise SpecError("nodes", run.nodes, "1 for verl's SFT on teacher samples: its sft_trainer "
-                        "runs under torchrun, which needs a launch on every node, while run.sh runs "
-                        "on one (the generation job alone would use Ray's cluster); set gpus on one "
-                        "node, or compile SFT for prime-rl's multi-node layout")
-    if run.prompts * run.method.samples % knobs.gpus(run):
-        raise SpecError("prompts", run.prompts, f"a number whose answers (prompts x samples) divide "
-                        f"by the {knobs.gpus(run)} GPUs: sft_trainer splits each batch evenly")
-    plan = data.rows(run)
-    applied = apply(SFT_MAP, run)
-    if run.overrides:
-        check_story(run, applied, lambda r: dict(flat(apply(SFT_MAP, r).doc)), off=OFF)
-    doc = {k: v for k, v in applied.doc.items() if not k.startswith("<")}
-    added = {f"{GEN}data.output_path"} | _overrides(doc, run)
-    said = ov.account(applied, run.overrides, run)
-    files = {k: v.decode() for k, v in plan.files.items() if k in (data.TRAIN, data.TEST)}
-    files["convert.py"] = resources.files("whileai.targets.verl").joinpath("convert.py").read_text()
-    n, per = knobs.nodes(run), knobs.gpus_per_node(run)
-    torchrun = f"torchrun --standalone --nnodes=1 --nproc_per_node={per}"
-    source = files_of(run)[0]  # gsm8k: verl's preprocessing (plan.steps) writes it first
-    blocks = [
-        *(["\n".join(plan.steps)] if gsm8k(run) else []),
-        f"python3 convert.py prompts {source} {PROMPTS} --rows {rows_needed(run)} --seed {run.seed}"
-        + (f" --holdout {files_of(run)[1]} --holdout-rows {test_rows(run)}" if run.eval.enabled else ""),
-        _job("python3 -m verl.trainer.main_generation_server", doc, "generate", added, run),
-        f"python3 convert.py messages {RESPONSES} {MESSAGES}"
-        + (f" --val {VALIDATION}" if run.eval.enabled else ""),
-        _job(f"{torchrun} -m verl.trainer.sft_trainer", doc, "sft", added, run)]
-    files["run.sh"] = script.run_sh(run, f"SFT on {run.method.teacher.model}'s answers "  # type: ignore[union-attr]
-                                    f"on {run.taskset}", blocks, script.environment(run))
-    sft = doc.get("sft", {})
-    steps = sft.get("trainer", {}).get("total_training_steps", run.steps)
-    every = sft.get("trainer", {}).get("test_freq", -1)
-    facts = Facts(estimator=run.method.LOSS, teacher_reads="text", model=sft.get("model", {}).get("path"),
-                  steps=steps, rollouts=sft.get("data", {}).get("train_batch_size"),
-                  prompts=run.prompts, samples_effective=run.method.samples,
-                  max_tokens=run.method.max_tokens, layout=f"{counted(knobs.gpus(run), 'GPUs')} on "
-                  f"{counted(n, 'nodes')} (the teacher's job, then sft_trainer)",
-                  weights=f"LoRA rank {run.lora_rank}" if run.lora else "full weights",
-                  asynchrony="off-policy: the teacher answers every prompt before training",
-                  learning_rate=sft.get("optim", {}).get("lr"), nodes=n,
-                  eval_interval=every if isinstance(every, int) and every > 0 else None,
-                  eval_off=not (isinstance(every, int) and every > 0), eval_at_start=False,
-                  ignored=tuple(i.field for i in said.ignores))
-    spend = verl_cost.estimate(run, steps=steps, prompts=run.prompts, samples=run.method.samples,
-                               max_tokens=run.method.max_tokens, eval_rollouts=0,
-                               eval_how="no validation", pool=None)
-    compiled = Compiled(target="verl", pin=TARGET, run=run, files=files, main="run.sh",
-                        reads=said.reads, ignores=said.ignores, fixed=said.fixed,
-                        warnings=findings(run, facts), commands=tuple(script.commands(run, out)),
-                        out=out, facts=facts, cost=spend, doc=doc, **verl_cost.teacher(run, None))
-    files["README.md"] = readme.readme(compiled)
-    return compiled
+    """SFT on teacher samples: convert, generate, convert, train (the shared pipeline,
+    whileai.targets.pipeline, with these steps)."""
+    return compile_run(registry.of(__name__), run, SFTSteps(out))
 
 
-def _overrides(doc: dict[str, Any], run: RunSpec) -> set[str]:
-    """`generate.<key>` to the generation job, `sft.<key>` to sft_trainer, each against its config."""
-    for key, value in run.overrides.items():
-        head, _, rest = key.partition(".")
-        if head not in JOBS or not rest:
-            raise SpecError(f"overrides.{key}", value, "a key under generate. (the generation job) "
-                            "or sft. (sft_trainer): verl's SFT on teacher samples is two jobs")
-    return {k for job, name in JOBS.items() for k in sets.apply(doc, run, name, f"{job}.")}
+class SFTSteps(Steps):
+    """verl's steps for SFT on teacher samples: two jobs, each override under its job's prefix
+    checked against that job's composed config (sets.HydraKeys)."""
+
+    off = OFF
+
+    def __init__(self, out: str | None) -> None:
+        self.out = out
+
+    def refuse(self, run: RunSpec) -> None:
+        if knobs.nodes(run) > 1:
+            raise SpecError("nodes", run.nodes, "1 for verl's SFT on teacher samples: its "
+                            "sft_trainer runs under torchrun, which needs a launch on every node, "
+                            "while run.sh runs on one (the generation job alone would use Ray's "
+                            "cluster); set gpus on one node, or compile SFT for prime-rl's "
+                            "multi-node layout")
+        if run.prompts * run.method.samples % knobs.gpus(run):
+            raise SpecError("prompts", run.prompts, f"a number whose answers (prompts x samples) "
+                            f"divide by the {knobs.gpus(run)} GPUs: sft_trainer splits each batch "
+                            "evenly")
+        self.plan = data.rows(run)
+
+    def rows(self, run: RunSpec) -> Sequence[Row]:
+        return SFT_MAP
+
+    def story(self) -> Story:
+        return lambda r: dict(flat(apply(SFT_MAP, r).doc))
+
+    def overrides(self, doc: dict[str, Any], run: RunSpec) -> set[str]:
+        """`generate.<key>` to the generation job, `sft.<key>` to sft_trainer, each against its
+        config."""
+        for key, value in run.overrides.items():
+            head, _, rest = key.partition(".")
+            if head not in JOBS or not rest:
+                raise SpecError(f"overrides.{key}", value, "a key under generate. (the generation "
+                                "job) or sft. (sft_trainer): verl's SFT on teacher samples is two jobs")
+        return {f"{GEN}data.output_path"} | {
+            k for job, name in JOBS.items()
+            for k in ov.apply_overrides(doc, run.overrides, sets.HydraKeys(name), prefix=f"{job}.")}
+
+    def check(self, doc: dict[str, Any], run: RunSpec, added: set[str]) -> None:
+        self.added = added
+        for job in ("generate", "sft"):  # whileai's rules where verl is lax, the generation job first
+            keys = list(script.overrides_of(doc.get(job, {})))
+            sets.lax_check([(("+" if f"{job}.{k}" in added else "") + k, script.hydra(v))
+                            for k, v in keys], JOBS[job], run, f"{job}.")
+
+    def emit(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Emitted:
+        plan, added = self.plan, self.added
+        files = {k: v.decode() for k, v in plan.files.items() if k in (data.TRAIN, data.TEST)}
+        files["convert.py"] = resources.files("whileai.targets.verl").joinpath("convert.py").read_text()
+        per = knobs.gpus_per_node(run)
+        torchrun = f"torchrun --standalone --nnodes=1 --nproc_per_node={per}"
+        source = files_of(run)[0]  # gsm8k: verl's preprocessing (plan.steps) writes it first
+        blocks = [
+            *(["\n".join(plan.steps)] if gsm8k(run) else []),
+            f"python3 convert.py prompts {source} {PROMPTS} --rows {rows_needed(run)} --seed {run.seed}"
+            + (f" --holdout {files_of(run)[1]} --holdout-rows {test_rows(run)}" if run.eval.enabled else ""),
+            _job("python3 -m verl.trainer.main_generation_server", doc, "generate", added),
+            f"python3 convert.py messages {RESPONSES} {MESSAGES}"
+            + (f" --val {VALIDATION}" if run.eval.enabled else ""),
+            _job(f"{torchrun} -m verl.trainer.sft_trainer", doc, "sft", added)]
+        files["run.sh"] = script.run_sh(run, f"SFT on {run.method.teacher.model}'s answers "  # type: ignore[union-attr]
+                                        f"on {run.taskset}", blocks, script.environment(run))
+        return Emitted(files=files, main="run.sh", commands=tuple(script.commands(run, self.out)),
+                       **verl_cost.teacher(run, None))
+
+    def facts(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Facts:
+        sft = doc.get("sft", {})
+        self.steps = steps = sft.get("trainer", {}).get("total_training_steps", run.steps)
+        every = sft.get("trainer", {}).get("test_freq", -1)
+        n = knobs.nodes(run)
+        return Facts(estimator=run.method.LOSS, teacher_reads="text",
+                     model=sft.get("model", {}).get("path"),
+                     steps=steps, rollouts=sft.get("data", {}).get("train_batch_size"),
+                     prompts=run.prompts, samples_effective=run.method.samples,
+                     max_tokens=run.method.max_tokens, layout=f"{counted(knobs.gpus(run), 'GPUs')} on "
+                     f"{counted(n, 'nodes')} (the teacher's job, then sft_trainer)",
+                     weights=f"LoRA rank {run.lora_rank}" if run.lora else "full weights",
+                     asynchrony="off-policy: the teacher answers every prompt before training",
+                     learning_rate=sft.get("optim", {}).get("lr"), nodes=n,
+                     eval_interval=every if isinstance(every, int) and every > 0 else None,
+                     eval_off=not (isinstance(every, int) and every > 0), eval_at_start=False,
+                     ignored=tuple(i.field for i in said.ignores))
+
+    def cost(self, doc: dict[str, Any], run: RunSpec, facts: Facts) -> Cost | None:
+        return verl_cost.estimate(run, steps=self.steps, prompts=run.prompts,
+                                  samples=run.method.samples, max_tokens=run.method.max_tokens,
+                                  eval_rollouts=0, eval_how="no validation", pool=None)
+
+    def finish(self, compiled: Compiled) -> Compiled:
+        compiled.files["README.md"] = readme.readme(compiled)
+        return compiled
 
 
-def _job(launcher: str, doc: dict[str, Any], job: str, added: set[str], run: RunSpec) -> str:
+def _job(launcher: str, doc: dict[str, Any], job: str, added: set[str]) -> str:
     keys = list(script.overrides_of(doc.get(job, {})))
-    sets.lax_check([(("+" if f"{job}.{k}" in added else "") + k, script.hydra(v)) for k, v in keys],
-                   JOBS[job], run, f"{job}.")
     return script.command(launcher, (script.word(k, v, f"{job}.{k}" in added) for k, v in keys))

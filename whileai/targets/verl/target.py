@@ -13,6 +13,9 @@ from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.verl.pin import TARGET as PIN
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from whileai.rules.base import Rule
     from whileai.spec.endpoint import Endpoint
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
@@ -35,17 +38,17 @@ class Verl:
 
     def verify(self, compiled: list[Compiled]) -> list[tuple[bool, str]]:
         """verl 0.9.1's own check of each compiled run.sh (verl imported there)."""
-        from whileai.targets.verl.verify import verify
+        from whileai.targets.verl.check import verify
 
         return verify(compiled)
 
     def claims(self, path: Path) -> bool:
-        from whileai.targets.verl.verify import claims
+        from whileai.targets.verl.check import claims
 
         return claims(path)
 
     def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
-        from whileai.targets.verl.verify import check
+        from whileai.targets.verl.check import check
 
         return check(path, entry)
 
@@ -60,6 +63,9 @@ class Verl:
         from whileai.targets.verl.probe import probes
 
         return probes(run, stages, student)
+
+    def rules(self) -> Sequence[Rule]:
+        return ()  # the shared rules only
 
 
 TARGET = Verl()

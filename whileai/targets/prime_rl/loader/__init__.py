@@ -13,16 +13,17 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from whileai.catalogs.targets import Catalog, Problem, prime_rl
-from whileai.targets.prime_rl.loader.entries import ENTRIES, Entry
+from whileai.catalogs.targets import Catalog, Problem
+from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
+from whileai.targets.prime_rl.loader.entries import ENTRIES, EntryPoint
 from whileai.targets.prime_rl.loader.view import STRICT, RuleSet, View
 
-__all__ = ["ENTRIES", "Entry", "check", "detect", "entry_catalog", "rule_sets"]
+__all__ = ["ENTRIES", "EntryPoint", "check", "detect", "entry_catalog", "rule_sets"]
 
 
 @cache
 def entry_catalog(entry: str) -> Catalog:
-    return prime_rl().rooted(entry)
+    return prime_rl_catalog().rooted(entry)
 
 
 def rules(doc: dict[str, Any], entry: str = "rl", catalog: Catalog | None = None) -> list[Problem]:

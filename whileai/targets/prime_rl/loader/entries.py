@@ -174,7 +174,7 @@ ENV_SERVER("env-configured", "env_server.py")(lambda e: None if orch.env_id(e) e
 Prepare = Callable[[dict[str, Any]], tuple[dict[str, Any], list[tuple[str, str]]]]
 
 
-class Entry(NamedTuple):
+class EntryPoint(NamedTuple):
     root: str  # x-prime-rl.roots key
     command: str
     rules: list[tuple[RuleSet, str, bool]]  # (rules, table, only when the table is present)
@@ -206,21 +206,21 @@ def _same(doc: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
 TRAINER_SETS = [(trainer.TRAINER, "", False), (trainer.TRAINER_ONLY, "", False),
                 (trainer.STEPS, "", False), (trainer.MODEL, "model", False),
                 (trainer.RESUME, "resume", True)]
-ENTRIES: dict[str, Entry] = {
-    "rl": Entry("rl", "uv run rl @ {file}", [
+ENTRIES: dict[str, EntryPoint] = {
+    "rl": EntryPoint("rl", "uv run rl @ {file}", [
         (rl.RL, "", False),
         *[(rules, f"trainer.{t}" if t else "trainer", False) for rules, t, _ in TRAINER_SETS],
         (orch.ORCH, "orchestrator", False), (trainer.RESUME, "orchestrator.resume", True),
         (trainer.RESUME, "resume", True), (INFERENCE, "inference", True)], _rl),
-    "sft": Entry("sft", "uv run sft @ {file}", [
+    "sft": EntryPoint("sft", "uv run sft @ {file}", [
         (SFT, "", False), (trainer.TRAINER, "", False), (trainer.STEPS, "", False),
         (trainer.MODEL, "model", False), (trainer.RESUME, "resume", True), (orch.EVAL, "eval", True),
         (INFERENCE, "inference", True)], _sft),
-    "evals": Entry("evals", "uv run evals @ {file}", [(EVALS, "", False), (orch.EVAL, "eval", True)],
+    "evals": EntryPoint("evals", "uv run evals @ {file}", [(EVALS, "", False), (orch.EVAL, "eval", True)],
                    _same),
-    "inference": Entry("inference", "uv run inference @ {file}", [(INFERENCE, "", False)], _same),
-    "orchestrator": Entry("orchestrator", "uv run orchestrator @ {file}",
+    "inference": EntryPoint("inference", "uv run inference @ {file}", [(INFERENCE, "", False)], _same),
+    "orchestrator": EntryPoint("orchestrator", "uv run orchestrator @ {file}",
                           [(orch.ORCH, "", False), (trainer.RESUME, "resume", True)], _same),
-    "trainer": Entry("trainer", "uv run trainer @ {file}", TRAINER_SETS, _same),
-    "env-server": Entry("env-server", "uv run env-server @ {file}", [(ENV_SERVER, "", False)], _same),
+    "trainer": EntryPoint("trainer", "uv run trainer @ {file}", TRAINER_SETS, _same),
+    "env-server": EntryPoint("env-server", "uv run env-server @ {file}", [(ENV_SERVER, "", False)], _same),
 }

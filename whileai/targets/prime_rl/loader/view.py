@@ -150,7 +150,7 @@ def dig(value: Any, segs: list[Seg]) -> Any:
     return value
 
 
-class Rule(NamedTuple):
+class LoaderRule(NamedTuple):
     id: str
     source: str  # the pinned validator it mirrors, or "whileai" for a deliberate addition
     check: Callable[[View], Found]
@@ -160,7 +160,7 @@ class RuleCrash(SpecError):
     """A loader rule raised: a whileai bug, said in one line naming the rule (exit 2), never
     skipped, the same for users and tests."""
 
-    def __init__(self, rule_set: str, rule: Rule, error: Exception) -> None:
+    def __init__(self, rule_set: str, rule: LoaderRule, error: Exception) -> None:
         self.rule = f"{rule_set}: {rule.id}"
         super().__init__("internal error", raw(
             f"whileai's mirror of the prime-rl loader rule '{self.rule}' ({rule.source}) raised "
@@ -173,11 +173,11 @@ class RuleSet:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.rules: list[Rule] = []
+        self.rules: list[LoaderRule] = []
 
     def __call__(self, rule_id: str, source: str) -> Callable[[Check], Check]:
         def register(fn: Check) -> Check:
-            self.rules.append(Rule(rule_id, source, fn))
+            self.rules.append(LoaderRule(rule_id, source, fn))
             return fn
         return register
 

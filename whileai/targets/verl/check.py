@@ -39,12 +39,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whileai.targets.verl.novllm import without_vllm
+from whileai.targets.verl.pin import VERSION as PIN
 from whileai.targets.verl.runsh import Command, mentions_verl, parse
 
 if TYPE_CHECKING:
     from whileai.targets.compiled import Compiled
 
-PIN = "0.9.1"
 NEEDS = (f"verl's own check needs verl=={PIN}: pip install 'whileai[verl]' (or run "
          "scripts/verl_check.py with a Python that has it, e.g. /work/envs/verl: see docs/verl.md)")
 CONFIGS = {"main_ppo": "ppo_trainer", "main_generation_server": "ppo_trainer",
@@ -52,7 +52,7 @@ CONFIGS = {"main_ppo": "ppo_trainer", "main_generation_server": "ppo_trainer",
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CommandVerdict:
     """verl's verdict on one command: accepted, or refused at `step` with verl's first line."""
 
     kind: str
@@ -79,21 +79,21 @@ def installed_version() -> str:
     return str(getattr(verl, "__version__", "unknown"))
 
 
-def check_command(cmd: Command) -> Verdict:
+def check_command(cmd: Command) -> CommandVerdict:
     """verl's own check of one parsed command of a run.sh."""
     if cmd.kind not in CONFIGS:
-        return Verdict(cmd.kind, False, "module", f"verl.{cmd.kind}: whileai checks "
+        return CommandVerdict(cmd.kind, False, "module", f"verl.{cmd.kind}: whileai checks "
                        f"{', '.join(CONFIGS)}", 0.0, cmd.line)
     path = cmd.option("--config-path")
     if path not in (None, "config"):
-        return Verdict(cmd.kind, False, "compose", f"--config-path={path}: only verl's own "
+        return CommandVerdict(cmd.kind, False, "compose", f"--config-path={path}: only verl's own "
                        "trainer/config is checked", 0.0, cmd.line)
     name = cmd.option("--config-name")
     v = check_overrides(cmd.kind, cmd.overrides, name.removesuffix(".yaml") if name else None)
-    return Verdict(v.kind, v.accepted, v.step, v.error, v.seconds, cmd.line)
+    return CommandVerdict(v.kind, v.accepted, v.step, v.error, v.seconds, cmd.line)
 
 
-def check_overrides(kind: str, overrides: Sequence[str], config_name: str | None = None) -> Verdict:
+def check_overrides(kind: str, overrides: Sequence[str], config_name: str | None = None) -> CommandVerdict:
     """Compose `kind`'s config with `overrides` and run verl's own checks; needs verl."""
     import verl
     from hydra import compose, initialize_config_dir
@@ -111,8 +111,8 @@ def check_overrides(kind: str, overrides: Sequence[str], config_name: str | None
                 done.append(step)
                 run()
         except Exception as e:  # verl's verdict, whatever it raises
-            return Verdict(kind, False, done[-1], _first_line(e), time.perf_counter() - start)
-    return Verdict(kind, True, done[-1], "", time.perf_counter() - start)
+            return CommandVerdict(kind, False, done[-1], _first_line(e), time.perf_counter() - start)
+    return CommandVerdict(kind, True, done[-1], "", time.perf_counter() - start)
 
 
 Steps = Iterator[tuple[str, Callable[[], object]]]
@@ -282,7 +282,7 @@ def verify(compiled: list[Compiled]) -> list[tuple[bool, str]]:
     return out
 
 
-def _checked(v: Verdict) -> str:
+def _checked(v: CommandVerdict) -> str:
     return {"main_ppo": "Hydra compose, validate_config, the worker configs",
             "main_generation_server": "Hydra compose, its main()'s checks, the rollout config",
             "sft_trainer": "Hydra compose, the engine, optimizer and checkpoint configs"}[v.kind]

@@ -1,9 +1,11 @@
-"""Warning rules about what TRL 1.16 really does with a spec's anchor and layout.
+"""TRL's own warning rules: what TRL 1.16 really does with a spec's anchor and layout. The shared
+rules (whileai.rules.research) run on every target; these run on TRL's compiled files only
+(`TRL.rules()`), and `whileai rules` and docs/rules.md list them after the shared ones
+(whileai.targets.registry.rules).
 
 They read the facts the TRL target states (whileai.targets.trl.compile.facts): `adapter_ema` (the
 EMA teacher is TRL's PEFT adapter EMA) and `strategy` (the accelerate layout of several
-processes). whileai.rules lists them with the research rules, so `whileai rules` and
-docs/rules.md show them too.
+processes).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ def _adapter_ema_sharded(run: RunSpec, f: Facts) -> str | None:
             "train full weights (lora = false), or anchor 'initial'")
 
 
-TRL_RULES: list[Rule] = [
+RULES: list[Rule] = [
     Rule("ema-lora-adapter", "OPSD on TRL with an EMA anchor and LoRA: the teacher is an EMA of "
          "the LoRA matrices, not of the student's weights",
          "TRL 1.16 trl/experimental/sdft/teacher_sync.py PEFTAdapterEMACallback (zero-initialised "
@@ -43,4 +45,4 @@ TRL_RULES: list[Rule] = [
          "huggingface/trl issue 6828", _adapter_ema_sharded),
 ]
 
-__all__ = ["TRL_RULES"]
+__all__ = ["RULES"]

@@ -1,8 +1,10 @@
-"""Sanity warnings: a compiled file that runs but cannot train what the spec asks for.
+"""prime-rl's own warning rules: the shared ones (whileai.rules.research) run on every target;
+these run on prime-rl's compiled files only (`PrimeRL.rules()`), and `whileai rules` and
+docs/rules.md list them after the shared ones (whileai.targets.registry.rules).
 
-They read the facts a target states about its compiled file (overrides included); like
-whileai.rules.scale, whileai.rules.research lists them with the research rules, so `whileai rules`
-and docs/rules.md show them too.
+Sanity, a compiled file that runs but cannot train what the spec asks for (`SANITY_RULES`), and
+scale, shared storage, SLURM defaults and engines too small for the student (`SCALE_RULES`). They
+read the facts compile states (whileai.targets.prime_rl.compile.facts, overrides included).
 
 `grpo-no-credit`: GRPO's credit is group-relative. prime-rl 559b447 scores a group's traces with
 `advantages = rewards - rewards.mean()` (orchestrator/algo/grpo.py:30), so a group of one episode
@@ -53,4 +55,43 @@ SANITY_RULES: list[Rule] = [
          "consecutive empty train batches)", _no_credit),
 ]
 
-__all__ = ["EMPTY_BATCHES", "SANITY_RULES"]
+
+
+def _shared_fs(run: RunSpec, f: Facts) -> str | None:
+    if not f.on_slurm or (f.nodes or 1) < 2:
+        return None
+    out = run.output_dir if f.output_dir is None else f.output_dir
+    where = ("" if str(out).startswith("/") else
+             " (a relative path resolves under the prime-rl checkout, which must be shared too)")
+    return (f"output_dir {out!r} must be on a filesystem every node sees{where}: the trainer "
+            "writes weights and checkpoints there that the inference nodes read")
+
+
+def _partition(run: RunSpec, f: Facts) -> str | None:
+    if f.on_slurm and f.slurm_partition is None:
+        return ("[slurm] has no partition: prime-rl submits to its default partition 'cluster'; "
+                "set slurm.partition to one your cluster has (sinfo lists them)")
+    return None
+
+
+def _engine(run: RunSpec, f: Facts) -> str | None:
+    tp, need = f.engine_tp, f.engine_need
+    if isinstance(tp, int) and isinstance(need, int) and tp < need:
+        return (f"inference engines of {tp} GPU{'s' if tp > 1 else ''} for {run.model}, whose bf16 "
+                f"weights plus KV headroom need {need}: vLLM may run out of memory at load")
+    return None
+
+
+SCALE_RULES: list[Rule] = [
+    Rule("shared-filesystem", "a multi-node SLURM run (its output_dir must be visible to every node)",
+         "prime-rl docs/scaling.md § SLURM (shared checkout and venv; the pin's SLURM overlays "
+         "write to /shared/...)", _shared_fs),
+    Rule("slurm-partition-default", "a SLURM run whose [slurm] table names no partition",
+         "prime-rl SlurmConfig.partition default 'cluster' (configs/shared.py)", _partition),
+    Rule("engine-too-small", "inference_tp below the GPUs the student's size needs",
+         "whileai.cost.sizes: bf16 weights plus KV headroom (docs/cost.md)", _engine),
+]
+
+RULES: list[Rule] = SANITY_RULES + SCALE_RULES
+
+__all__ = ["EMPTY_BATCHES", "RULES", "SANITY_RULES", "SCALE_RULES"]

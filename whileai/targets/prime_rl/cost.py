@@ -11,10 +11,10 @@ from whileai.cost import estimate as cost
 from whileai.spec.run import RunSpec
 
 if TYPE_CHECKING:
-    from whileai.targets.prime_rl.plan import Plan
+    from whileai.targets.prime_rl.plan import CompilePlan
 
 
-def estimate(p: Plan, doc: dict[str, Any], got: tuple[int, int, int, int] | None) -> cost.Cost | None:
+def estimate(p: CompilePlan, doc: dict[str, Any], got: tuple[int, int, int, int] | None) -> cost.Cost | None:
     """The estimate from the compiled document's batch and GPUs (got: deploy.gpus_of): one part
     per training source (a mixture's share of the rollouts each), each teacher where its plan
     serves it (its own GPUs, GPU 0 beside the policy, or elsewhere: not timed)."""
