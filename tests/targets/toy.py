@@ -9,13 +9,17 @@ with no change to any file of whileai.
 from __future__ import annotations
 
 import json
+from argparse import ArgumentParser, Namespace
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from whileai.spec.fields import spec_fields
 from whileai.spec.run import RunSpec
 from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Drop, Row, To, apply
+from whileai.targets.run import Call, ModalApp, Prepared
 
 READ = {"model": "model", "steps": "steps", "prompts": "batch.prompts", "method.type": "method",
         "method.samples": "batch.samples"}
@@ -35,6 +39,52 @@ def rows(run: RunSpec) -> list[Row]:
     return out
 
 
+class ToyLauncher:
+    """Paired arms of the toy: planned, dry-run and validated by the shared recipe
+    (whileai.cli.recipe.main("toy")); each arm's command is the compiled one, run here."""
+
+    revision = "0.0.1"
+    tag = "toy"
+    steps: int | None = None
+    options = Options()
+    app: ModalApp | None = None
+    tiny = False
+    validates = "the toy's own check: each arm's file is one line of JSON"
+    preflight = ""
+    env: dict[str, str] = {}
+
+    def add_options(self, ap: ArgumentParser) -> None:
+        return None
+
+    def require(self, validate: bool) -> None:
+        return None
+
+    def prepare(self, arms: Mapping[str, RunSpec], baseline: str, paths: list[str],
+                models: Callable[[RunSpec], dict[str, str]], a: Namespace) -> Prepared:
+        return Prepared(runs=dict(arms), subs=None, meta={}, paths=paths, reward=None)
+
+    def compile(self, name: str, run: RunSpec, subs: list[dict[str, Any]] | None) -> Compiled:
+        return TARGET.compile(run, name=f"{name.split('@')[0]}.json", out=None, options=Options())
+
+    def meta(self, base: RunSpec, prep: Prepared) -> dict[str, Any]:
+        return {"holdout": f"{base.taskset} ({base.eval.examples} tasks)", "metric": "none: a toy"}
+
+    def files(self, c: Compiled, name: str, baseline: RunSpec) -> dict[str, str]:
+        return {}
+
+    def call(self, c: Compiled, prep: Prepared) -> Call | None:
+        return None
+
+    def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],
+                 prep: Prepared) -> int:
+        bad = 0
+        for name, folder in dirs.items():
+            for level, line in TARGET.check(folder / compiled[name].main, "auto"):
+                bad += level == "error"
+                print(f"{name}: {level}: {line}")
+        return 1 if bad else 0
+
+
 class Toy:
     name = "toy"
     pin = "toy 0.0.1"
@@ -44,6 +94,7 @@ class Toy:
     rehearsable = False
     teachers_in_process = "the toy target has no teachers to probe"
     student_server = "score"
+    launcher = ToyLauncher()
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         applied = apply(rows(run), run)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+    from whileai.targets.run import Launcher
 
 
 class Shape(NamedTuple):
@@ -59,6 +60,12 @@ class Target(Protocol):
     rehearsable: bool  # `whileai rehearse` can run its own launcher on a CPU
     teachers_in_process: str  # "": teachers are servers preflight probes; else why they are not
     student_server: str  # how a student endpoint is called: "score" (prime-rl), "vllm-serve"
+
+    @property
+    def launcher(self) -> Launcher | None:
+        """How it runs paired arms (recipes/04-train/<target>/run.py, whileai.targets.run);
+        None: it has no paired-arms run. Imported when asked, so the registry stays light."""
+        ...
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         """The run (both stages of a two-stage run) compiled: pure, writes nothing. name: the

@@ -16,6 +16,7 @@ from whileai.targets.prime_rl.pin import TARGET as PIN
 if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+    from whileai.targets.run import Launcher
 
 
 class PrimeRL:
@@ -27,6 +28,12 @@ class PrimeRL:
     rehearsable = True
     teachers_in_process = ""  # teachers are servers the orchestrator calls over HTTP
     student_server = "score"  # a student endpoint is probed as prime-rl scores on it
+
+    @property
+    def launcher(self) -> Launcher:
+        from whileai.targets.prime_rl.launch import LAUNCHER
+
+        return LAUNCHER
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         if run.then is not None:

@@ -16,6 +16,7 @@ from whileai.targets.trl.pin import TARGET as PIN
 if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+    from whileai.targets.run import Launcher
 
 
 class TRL:
@@ -29,6 +30,12 @@ class TRL:
                            "sample.py for SFT): the URL is not queried; see the memory and model "
                            "checks")
     student_server = "vllm-serve"  # a student endpoint is TRL's `trl vllm-serve` server
+
+    @property
+    def launcher(self) -> Launcher:
+        from whileai.targets.trl.launch import LAUNCHER
+
+        return LAUNCHER
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         if run.then is not None:

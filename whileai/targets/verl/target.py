@@ -15,6 +15,7 @@ from whileai.targets.verl.pin import TARGET as PIN
 if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+    from whileai.targets.run import Launcher
 
 
 class Verl:
@@ -27,6 +28,12 @@ class Verl:
     teachers_in_process = ("verl serves the OPD teacher itself on its distillation pool, and SFT's "
                            "teacher in its generation job: the URL is not queried")
     student_server = "none"  # verl runs its own rollout engines; no student endpoint
+
+    @property
+    def launcher(self) -> Launcher:
+        from whileai.targets.verl.launch import LAUNCHER
+
+        return LAUNCHER
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         from whileai.targets.verl.compile import compile
