@@ -27,6 +27,7 @@ from whileai.launch.arms import Arms, load_arms
 from whileai.launch.executor import collect, launch
 from whileai.launch.local import LocalExecutor
 from whileai.launch.manifest import MANIFEST, Manifest, load_manifest
+from whileai.launch.recipe import arm_specs, compile_arms, local_executor, substituted, warmup
 from whileai.results.plot import AXES
 from whileai.targets.run import positive
 
@@ -473,68 +474,6 @@ def runnable(bundled: list[Path], target: str, cpu: bool, skipped: list[str]) ->
     return kept
 
 
-def warmup(a: argparse.Namespace) -> dict[str, int]:
-    """The tiny models' supervised warm-up steps: the teacher --warmup, the student a fifth."""
-    return {"teacher": a.warmup, "student": a.warmup // 5}
-
-
-def compile_arms(t: Target, L: Launcher, arms: Arms,
-                 a: argparse.Namespace) -> tuple[Prepared, dict[str, Compiled]]:
-    """The arms as the target runs them, their steps set (--steps, or --budget matched), each
-    repeat compiled with what the recipe adds, in the context of the others (the GRPO arm)."""
-    from whileai.api import compile
-    from whileai.cost.budget import check_matched, per_step
-    from whileai.launch.arms import match_budget, repeat, replace_run
-    from whileai.targets.compiled import in_context
-
-    def models(base: Any) -> dict[str, str]:
-        from whileai.launch import tiny
-
-        texts, pairs = tiny.task_texts(base)
-        return tiny.paths_in(tiny.cache_dir(tiny.cache_key(texts, pairs, warmup(a))))
-
-    paths = sorted({str(p.resolve().parent) for p in arms.paths.values()})
-    prep = L.prepare(arms.runs, arms.baseline, paths, models, a)
-    runs = prep.runs
-    if a.budget is not None:
-        runs = match_budget(runs, a.budget,
-                            lambda r: per_step(compile(r, t.name, cpu=L.options.cpu)))
-    elif a.steps:
-        runs = {n: replace_run(r, steps=a.steps) for n, r in runs.items()}
-    if prep.subs is not None:
-        for n, r in runs.items():
-            if r.steps != arms.runs[n].steps:
-                why = f"--budget {a.budget}" if a.budget else "CPU-sized (--steps)"
-                prep.subs.append({"arm": n, "field": "steps", "spec": arms.runs[n].steps,
-                                  "run": r.steps, "reason": why})
-    out = {n: L.compile(n, r, prep.subs) for n, r in repeat(runs, a.repeats).items()}
-    out = dict(zip(out, in_context(list(out.values()), list(out)), strict=True))  # the GRPO arm is here
-    check_matched(out, a.budget)
-    return prep, out
-
-
-def arm_specs(L: Launcher, compiled: Mapping[str, Compiled], prep: Prepared, baseline: Any) -> dict[str, Any]:
-    """Each arm's manifest spec: its files (and those the target adds), and how it runs here."""
-    from whileai.launch import arm_from_compiled, call_argv
-
-    specs = {}
-    for n, c in compiled.items():
-        call = L.call(c, prep)
-        s = arm_from_compiled(n, c, argv=call_argv(call.function, **call.kwargs) if call else None)
-        if extra := L.files(c, n, baseline):  # scored as the pairs are
-            s = s.model_copy(update={"files": dict(s.files) | extra})
-        specs[n] = s
-    return specs
-
-
-def substituted(subs: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], list[str]]:
-    """Substitutions grouped: (field, spec value, run value, reason) -> arms."""
-    out: dict[tuple[str, str, str, str], list[str]] = {}
-    for s in subs:
-        out.setdefault((s["field"], repr(s["spec"]), repr(s["run"]), s["reason"]), []).append(s["arm"])
-    return out
-
-
 def _say(L: Launcher) -> Callable[[str], None]:
     """Lines of the plan: on the console (rich, no markup) where arms run here, else print."""
     if L.app is not None:
@@ -547,15 +486,6 @@ def _console() -> Any:
     from rich.console import Console
 
     return Console()
-
-
-def local_executor(L: Launcher, jobs: int, paths: list[str]) -> LocalExecutor:
-    env = {}
-    if jobs > 1 and "OMP_NUM_THREADS" not in os.environ:  # arms share the cores
-        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // jobs))
-    if paths:  # the spec folders: a reward module named in a spec imports from there
-        env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [os.environ.get("PYTHONPATH")] if p])
-    return LocalExecutor(env=env)
 
 
 def _run_here(t: Target, L: Launcher, m: Manifest, compiled: Mapping[str, Compiled], prep: Prepared,
@@ -646,6 +576,6 @@ def rehearse_arms(arms: Mapping[str, Compiled], steps: int, timeout: float) -> i
 
 
 __all__ = ["EXAMPLES", "Parser", "add_arm_options", "arms_from_args", "axes", "budget", "bundled",
-           "compile_arms", "guarded", "main", "manifest_to_collect", "parser", "plan_lines",
+           "guarded", "main", "manifest_to_collect", "parser", "plan_lines",
            "print_results", "recipe_parser", "result_lines", "run_local", "runnable", "spec_paths",
            "write_comparison"]
