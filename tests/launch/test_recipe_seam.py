@@ -50,3 +50,11 @@ def test_results_name_each_targets_pinned_revision() -> None:
     v = versions()  # an installed library of a target's name (trl) reports its own version
     assert {n for n in registry.names() if registry.get(n).launcher is not None} <= set(v)
     assert v["prime-rl"].startswith("559b4477") and v["verl"] == "0.9.1"
+
+
+def test_trl_reads_back_the_record_its_scoring_wrote(tmp_path: Path) -> None:
+    from whileai.targets.run import write_metrics
+
+    write_metrics(tmp_path / "metrics.json", {"series": {"eval_reward": [[4, 0.5]]}, "per_task": {"t": 0.5}})
+    m = registry.get("trl").launcher.read_metrics(tmp_path)  # type: ignore[union-attr]
+    assert m.series == {"eval_reward": [(4, 0.5)]} and m.per_task == {"t": 0.5}

@@ -19,7 +19,7 @@ from whileai.spec.run import RunSpec
 from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Drop, Row, To, apply
-from whileai.targets.run import Call, ModalApp, Prepared
+from whileai.targets.run import Call, Metrics, ModalApp, Prepared
 
 READ = {"model": "model", "steps": "steps", "prompts": "batch.prompts", "method.type": "method",
         "method.samples": "batch.samples"}
@@ -83,6 +83,9 @@ class ToyLauncher:
                 bad += level == "error"
                 print(f"{name}: {level}: {line}")
         return 1 if bad else 0
+
+    def read_metrics(self, work: Path) -> Metrics:
+        return Metrics()  # the toy trains nothing and logs nothing
 
 
 class Toy:

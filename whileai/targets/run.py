@@ -267,6 +267,11 @@ class Launcher(Protocol):
         fails."""
         ...
 
+    def read_metrics(self, work: Path) -> Metrics:
+        """A finished arm's folder, its framework's own logs read into the record (series,
+        per-task holdout scores, what the logs say it spent); the job adds status and clocks."""
+        ...
+
 
 __all__ = ["PROGRESS", "Call", "Launcher", "Metrics", "ModalApp", "Point", "Prepared", "TrainJob",
            "describe_returncode", "error_record", "finished", "gpu_count", "positive", "read_metrics",

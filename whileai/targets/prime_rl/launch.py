@@ -107,8 +107,8 @@ def train_job(
             code = subprocess.run(rl_argv(cfg), cwd=work, stdout=log,
                                   stderr=subprocess.STDOUT).returncode
         rl_seconds = round(time.monotonic() - rl_start, 1)
-        series, per_task = collect_prime_rl(work)
-        usage, how = parse_usage(metric_lines(work))
+        read = LAUNCHER.read_metrics(work)
+        series, per_task, usage, how = read.series, read.per_task, read.usage, read.usage_source
         usage["train_seconds"], how["train_seconds"] = rl_seconds, "wall clock of `rl`"
         if (n := gpu_count(gpu)) is not None:
             usage["gpu_seconds"] = round(rl_seconds * n, 1)
@@ -225,6 +225,12 @@ class PrimeRLLauncher:
     def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],
                  prep: Prepared) -> int:
         return validate_offline(compiled)
+
+    def read_metrics(self, work: Path) -> Metrics:
+        """prime-rl's metrics.jsonl (trainer and orchestrator) and its last eval step's episodes."""
+        series, per_task = collect_prime_rl(work)
+        usage, how = parse_usage(metric_lines(work))
+        return Metrics(series=series, per_task=per_task, usage=usage, usage_source=how)
 
 
 LAUNCHER = PrimeRLLauncher()

@@ -24,7 +24,7 @@ from whileai.errors import SpecError
 from whileai.spec.load import replace_run
 from whileai.spec.run import RunSpec
 from whileai.targets.base import Options
-from whileai.targets.run import Call, ModalApp, Prepared, positive
+from whileai.targets.run import Call, Metrics, ModalApp, Prepared, positive, read_metrics
 from whileai.targets.trl.pin import VERSION
 from whileai.tasksets.builtin import BUILTIN, name_of
 
@@ -247,6 +247,11 @@ class TRLLauncher:
     def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],
                  prep: Prepared) -> int:
         return validate_dirs(dirs, prep.paths)
+
+    def read_metrics(self, work: Path) -> Metrics:
+        """The record eval.py returned, which the local runner wrote into the arm's folder (TRL's
+        logs hold no holdout score: eval.py scores every checkpoint itself)."""
+        return read_metrics(work / "metrics.json")
 
 
 LAUNCHER = TRLLauncher()

@@ -90,7 +90,8 @@ def train_verl_job(
         if code == 0 and scored:
             step = EVAL
             code = _bash(EVAL, work, work / EVAL_LOG, log)
-        series, per_task = read_run(work, scored=scored)
+        read = LAUNCHER.read_metrics(work)
+        series, per_task = read.series, read.per_task
         usage = {"train_seconds": train_seconds}
         how = {"train_seconds": "wall clock of `bash run.sh`"}
         if (n := gpu_count(gpu)) is not None:
@@ -197,6 +198,12 @@ class VerlLauncher:
     def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],
                  prep: Prepared) -> int:
         return validate_scripts(dirs)
+
+    def read_metrics(self, work: Path) -> Metrics:
+        """verl's file logger and its last validation dump; an arm with eval.sh (SFT) is scored
+        by that step's dump, at its last training step."""
+        series, per_task = read_run(work, scored=(work / EVAL).is_file())
+        return Metrics(series=series, per_task=per_task)
 
 
 LAUNCHER = VerlLauncher()
