@@ -14,8 +14,9 @@ from helpers import EXAMPLES
 from whileai.cost.budget import mismatch, parse_budget, per_step, steps_for
 from whileai.errors import SpecError
 from whileai.launch.arms import DEFAULT_PAIRS, comparisons, load_arms, match_budget, repeat, replace_run
-from whileai.launch.offline import Offline, task_texts
+from whileai.launch.tiny import task_texts
 from whileai.targets.prime_rl import compile as prime_rl
+from whileai.targets.trl.launch import Offline
 
 ROOT = Path(__file__).resolve().parents[2]
 MINE = ROOT / "tests" / "data" / "arms"

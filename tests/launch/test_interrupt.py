@@ -15,14 +15,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipes" / "04-train" / "trl" / "run.py"
 STAND_IN = """
-import importlib.util, sys
-spec = importlib.util.spec_from_file_location("recipe", {recipe!r})
-r = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(r)
-r.build_models = lambda need: None  # no tiny models: the stand-in arms need none
-r.needs_extras = lambda validate: None  # nor torch, TRL or the results extra
-r.call_argv = lambda target, **kw: [sys.executable, "-c", "import time; time.sleep(600)"]
-sys.exit(r.main(sys.argv[1:]))
+import runpy, sys
+import whileai.cli.recipe as r, whileai.launch as launch, whileai.targets.trl.launch as trl
+r.build_models = lambda *a: None  # no tiny models: the stand-in arms need none
+trl.needs_extras = lambda validate: None  # nor torch, TRL or the results extra
+launch.call_argv = lambda target, **kw: [sys.executable, "-c", "import time; time.sleep(600)"]
+sys.argv = [{recipe!r}, *sys.argv[1:]]
+runpy.run_path({recipe!r}, run_name="__main__")
 """
 
 
@@ -74,7 +73,7 @@ def test_ctrl_c_stops_the_arms_and_collect_then_refuses(tmp_path: Path) -> None:
 def test_collect_names_missing_arms_and_partial_marks_results(tmp_path: Path) -> None:
     from whileai.launch import load_manifest
     from whileai.launch.interrupt import EXIT_MISSING, EXIT_RUNNING, collect_gate, mark_partial
-    from whileai.launch.metrics import Metrics
+    from whileai.targets.run import Metrics
 
     p = recipe("--arms", "grpo,opd", "--steps", "2", "--holdout", "4", "--dry-run",
                "--out", str(tmp_path), "--tag", "t")

@@ -1,4 +1,4 @@
-"""LocalBackend with real subprocesses: done, crashed, killed, and a Python function."""
+"""LocalExecutor with real subprocesses: done, crashed, killed, and a Python function."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from whileai.launch import (
     EXIT_DONE,
     EXIT_RUNNING,
     ArmSpec,
-    LocalBackend,
+    LocalExecutor,
     call_argv,
     collect,
     launch,
@@ -65,7 +65,7 @@ def test_local_backend_end_to_end(tmp_path: Path) -> None:
     pytest.importorskip("numpy", reason="the results extra (pip install -e '.[results]'): results.json")
     out = tmp_path / "runs"
     m = plan(arms(tmp_path), "loc", out)
-    b = LocalBackend(env={"PYTHONPATH": str(Path(__file__).parent)})
+    b = LocalExecutor(env={"PYTHONPATH": str(Path(__file__).parent)})
     launch(m, b, log=lambda _: None)
     sleepy = Path(m.arms["sleepy"].dir)
     wait_until(lambda: (sleepy / "pid").exists())
@@ -78,7 +78,7 @@ def test_local_backend_end_to_end(tmp_path: Path) -> None:
 
     # collect from a fresh process' point of view: manifest from disk, a new backend object
     m = load_manifest(out)
-    assert collect(m, LocalBackend(), log=lambda _: None) == EXIT_DONE
+    assert collect(m, LocalExecutor(), log=lambda _: None) == EXIT_DONE
     st = {n: a.state for n, a in m.arms.items()}
     assert st == {"grpo": "done", "opd": "done", "crash": "failed", "sleepy": "failed",
                   "fn": "done"}
@@ -93,7 +93,7 @@ def test_local_backend_end_to_end(tmp_path: Path) -> None:
     # collect twice gives the same results.json
     first = write_results(out / "results.json", build(m)).read_bytes()
     m2 = load_manifest(out)
-    assert collect(m2, LocalBackend(), log=lambda _: None) == EXIT_DONE
+    assert collect(m2, LocalExecutor(), log=lambda _: None) == EXIT_DONE
     second = write_results(out / "results2.json", build(load_manifest(out))).read_bytes()
     assert first == second
     res = build(m2)
@@ -111,7 +111,7 @@ def test_relaunch_failed_runs_again(tmp_path: Path) -> None:
         "json.dump({'per_task': {'a': 1.0}}, open(os.environ['WHILEAI_METRICS'], 'w'))\n")
     m = plan({"grpo": ArmSpec(name="grpo", method="grpo", argv=[sys.executable, str(script)])},
              "r", tmp_path / "runs")
-    b = LocalBackend()
+    b = LocalExecutor()
     launch(m, b, log=lambda _: None)
     b.wait(30)
     assert collect(m, b, log=lambda _: None) == EXIT_DONE and m.arms["grpo"].state == "failed"
@@ -126,7 +126,7 @@ def test_metrics_then_nonzero_exit_is_failed_with_series(tmp_path: Path) -> None
             "open(os.environ['WHILEAI_METRICS'], 'w')); raise SystemExit(2)")
     m = plan({"a": ArmSpec(name="a", method="grpo", argv=[sys.executable, "-c", code])}, "x",
              tmp_path)
-    b = LocalBackend()
+    b = LocalExecutor()
     launch(m, b, log=lambda _: None)
     b.wait(30)
     collect(m, b, log=lambda _: None)
@@ -137,7 +137,7 @@ def test_metrics_then_nonzero_exit_is_failed_with_series(tmp_path: Path) -> None
 
 def test_missing_program_is_failed(tmp_path: Path) -> None:
     m = plan({"a": ArmSpec(name="a", method="grpo", argv=["/nonexistent/prog"])}, "x", tmp_path)
-    b = LocalBackend()
+    b = LocalExecutor()
     launch(m, b, log=lambda _: None)
     b.wait(30)
     collect(m, b, log=lambda _: None)

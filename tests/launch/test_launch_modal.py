@@ -1,4 +1,4 @@
-"""ModalBackend against fake modal objects: every outcome of FunctionCall.get(timeout=0)."""
+"""ModalExecutor against fake modal objects: every outcome of FunctionCall.get(timeout=0)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from whileai.launch.manifest import ArmRecord
 modal = pytest.importorskip("modal", reason="the modal extra (pip install -e '.[modal]')")
 mx = pytest.importorskip("modal.exception", reason="the modal extra (pip install -e '.[modal]')")
 
-from whileai.launch.modal_app import ModalBackend  # noqa: E402  (imports modal)
+from whileai.launch.modal_app import ModalExecutor  # noqa: E402  (imports modal)
 
 OK = {"status": "ok", "series": {"eval_reward": [[10, 0.6]]}, "per_task": {"a": 0.6},
       "returncode": 0, "seconds": 12.0, "gpu": "NVIDIA H100 x2"}
@@ -62,7 +62,7 @@ def poll_with(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, outcome: Any,
 
     monkeypatch.setattr(modal.FunctionCall, "from_id", staticmethod(from_id))
     monkeypatch.setattr(modal.Volume, "from_name", staticmethod(lambda *a, **k: FakeVolume(volume or {})))
-    out = ModalBackend().poll(arm(tmp_path))
+    out = ModalExecutor().poll(arm(tmp_path))
     assert seen == ["fc-123"]
     return out
 
@@ -123,10 +123,10 @@ def test_spawn_and_collect_through_fakes(monkeypatch: pytest.MonkeyPatch, tmp_pa
     m = plan({n: ArmSpec(name=n, method=n, files={"c.toml": n}, main="c.toml",
                          teacher="T" if n == "opd" else None, teacher_port=8001)
               for n in ("grpo", "opd")}, "tg", tmp_path)
-    launch(m, ModalBackend(), log=lambda _: None)
+    launch(m, ModalExecutor(), log=lambda _: None)
     assert [p["run_id"] for p in payloads] == ["tg-grpo", "tg-opd"]
     assert payloads[1]["teacher"] == "T" and payloads[1]["files"] == {"c.toml": "opd"}
-    assert collect(m, ModalBackend(), log=lambda _: None) == EXIT_DONE
+    assert collect(m, ModalExecutor(), log=lambda _: None) == EXIT_DONE
     assert m.arms["grpo"].state == "done" and m.arms["opd"].state == "failed"
     assert "OOM" in (m.arms["opd"].error or "")
 
@@ -135,18 +135,20 @@ def test_real_client_without_token_is_infra_not_failure(tmp_path: Path) -> None:
     """No fakes: the installed client without a token raises AuthError at once."""
     m = plan({"grpo": ArmSpec(name="grpo", method="grpo")}, "tg", tmp_path)
     with pytest.raises(InfraError):
-        launch(m, ModalBackend(), log=lambda _: None)
+        launch(m, ModalExecutor(), log=lambda _: None)
     a = m.arms["grpo"]
     a.handle, a.state, a.backend = "fc-doesnotexist", "pending", "modal"
-    assert collect(m, ModalBackend(), log=lambda _: None) == EXIT_INFRA
+    assert collect(m, ModalExecutor(), log=lambda _: None) == EXIT_INFRA
     assert m.arms["grpo"].state == "pending" and m.arms["grpo"].error is None
 
 
 def test_app_definition() -> None:
-    from whileai.launch import modal_app
+    from whileai.launch import modal_module
+    from whileai.targets.prime_rl.pin import COMMIT as PRIME_RL_COMMIT
 
+    modal_app = modal_module("prime-rl")
     assert modal_app.GPUS == ["H100:2", "H200:2", "A100-80GB:2"]
     assert modal_app.app.name == "whileai"
     assert isinstance(modal_app.train, modal.Function)
     assert isinstance(modal_app.validate, modal.Function)
-    assert modal_app.PRIME_RL_COMMIT[:12] in modal_app.IMAGE_LABEL
+    assert PRIME_RL_COMMIT[:12] in modal_app.IMAGE_LABEL

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from whileai.launch.metrics import parse_metrics_jsonl, read_metrics
-from whileai.launch.remote import teacher_argv, train_job, validate_job
+from whileai.targets.prime_rl.launch import teacher_argv, train_job, validate_job
+from whileai.targets.prime_rl.metrics import parse_metrics_jsonl
+from whileai.targets.run import read_metrics
 
 FAKE_UV = r'''#!PY
 import http.server, json, os, sys, pathlib

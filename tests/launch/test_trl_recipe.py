@@ -13,14 +13,15 @@ import pytest
 from helpers import needs
 
 from whileai.launch import load_manifest
-from whileai.launch.trl_eval import _BAR, PROGRESS, log_series, task_ids, train_and_evaluate, usage
+from whileai.targets.trl.eval import _BAR, PROGRESS, task_ids, train_and_evaluate
+from whileai.targets.trl.metrics import log_series, usage
 
 ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "recipes" / "04-train" / "trl" / "run.py"
 MINE = ROOT / "tests" / "data" / "arms"
 SFT_ARM = ROOT / "tests" / "data" / "arms-sft" / "off-policy.toml"
 HEAVY = ("torch", "transformers", "trl", "datasets", "numpy", "scipy", "matplotlib")
-EVAL = "whileai.launch.trl_eval:train_and_evaluate"
+EVAL = "whileai.targets.trl.eval:train_and_evaluate"
 
 
 def run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:

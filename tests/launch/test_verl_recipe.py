@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from whileai.launch import load_manifest
-from whileai.launch.remote_verl import train_verl_job
-from whileai.launch.verl_metrics import parse_val_dump, parse_verl_jsonl, task_id
+from whileai.targets.verl.launch import train_verl_job
+from whileai.targets.verl.metrics import parse_val_dump, parse_verl_jsonl, task_id
 from whileai.targets.verl.runsh import parse
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,9 +166,9 @@ def test_the_sft_arm_is_scored_by_its_eval_step_at_its_last_step(tmp_path: Path)
 
 
 def test_a_full_weight_sft_arm_is_scored_without_an_adapter() -> None:
-    from whileai.launch.verl_eval import eval_files
     from whileai.spec.load import load_spec, replace_run
     from whileai.targets.verl.compile import compile as verl
+    from whileai.targets.verl.eval import eval_files
 
     c = verl(replace_run(load_spec(ROOT / "examples" / "sft.toml"), lora=False))
     files = eval_files(c, "sft@2")
@@ -182,10 +182,15 @@ def test_a_full_weight_sft_arm_is_scored_without_an_adapter() -> None:
 
 def test_the_modal_app_for_verl_is_its_own() -> None:
     pytest.importorskip("modal")
-    from whileai.launch import modal_verl
+    from whileai.launch import modal_module
 
-    assert modal_verl.VERL_APP == "whileai-verl" and modal_verl.backend().app_name == "whileai-verl"
-    assert "verl[vllm,flash-attn-cu130torch211]==0.9.1" in modal_verl.IMAGE_LABEL
+    modal_verl = modal_module("verl")
+    try:
+        assert modal_verl.APP_NAME == "whileai-verl" and modal_verl.ModalExecutor().app_name == "whileai-verl"
+        assert "verl[vllm,flash-attn-cu130torch211]==0.9.1" in modal_verl.IMAGE_LABEL
+        assert not hasattr(modal_verl, "validate")  # verl's app has no CPU dry run
+    finally:
+        modal_module("prime-rl")  # the module as every other test imports it
 
 
 def test_an_own_data_sft_arm_without_a_reward_is_scored_with_the_baselines(tmp_path: Path) -> None:

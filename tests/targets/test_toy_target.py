@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 
 import whileai as wai
 from whileai.cli.app import app
+from whileai.cli.recipe import main as recipe
+from whileai.launch import load_manifest
 from whileai.spec.load import load_spec
 from whileai.targets import registry
 from whileai.targets.compiled import Compiled
@@ -130,3 +132,40 @@ def test_its_own_rule_is_listed_after_the_shared_ones_while_registered() -> None
     registry._LOADED.pop("toy")
     assert "toy-long-run" not in [r.id for r in registry.rules()]
     registry.register(TARGET)
+
+
+def test_the_paired_arms_recipe_plans_dry_runs_and_validates_it(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The one recipe (recipes/04-train/<target>/run.py is `main(target)`) over the toy's launcher."""
+    code = recipe("toy", "Paired toy arms.", ["--dry-run", "--out", str(tmp_path), "--repeats", "2"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    m = load_manifest(tmp_path / "toy")
+    assert sorted(m.arms) == ["grpo", "grpo@2", "opd", "opd@2", "opsd", "opsd@2", "sft", "sft@2"]
+    assert m.meta["baseline"] == "grpo" and m.meta["metric"] == "none: a toy"
+    assert m.arms["opd"].spec.argv == ["toy-train", "opd.json"] and m.arms["opd"].spec.target == "toy"
+    assert json.loads((tmp_path / "toy" / "opd@2" / "opd.json").read_text())["method"] == "opd"
+    assert f"opd: {tmp_path / 'toy' / 'opd' / 'opd.json'} [planned]" in out
+    assert "compared: opd vs grpo, opsd vs grpo, sft vs grpo, opd vs sft" in out
+    assert f"toy config: {tmp_path / 'toy' / 'grpo' / 'grpo.json'}" in out  # the reports
+    code = recipe("toy", None, ["--validate", "--out", str(tmp_path), "--arms", "grpo,opd"])
+    out = capsys.readouterr().out
+    assert code == 0 and f"opd: ok: {tmp_path / 'toy' / 'opd' / 'opd.json'} is one line of JSON" in out
+    (tmp_path / "toy" / "grpo" / "grpo.json").write_text("{}\n{}\n")  # the check reads the folder
+    assert TARGET.launcher.validate({"grpo": tmp_path / "toy" / "grpo"},
+                                    {"grpo": wai.compile(load_spec(SPEC), "toy")}, None) == 1  # type: ignore[arg-type]
+    code = recipe("toy", None, ["--collect", "--out", str(tmp_path), "--tag", "none"])
+    assert code == 2 and "error: --tag: 'none' is not allowed" in capsys.readouterr().err
+
+
+def test_a_target_without_a_launcher_says_so_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    class NoRun(type(TARGET)):  # type: ignore[misc]
+        name = "toy-norun"
+        launcher = None
+
+    undo = registry.register(NoRun())
+    try:
+        assert recipe("toy-norun", None, ["--dry-run"]) == 2
+    finally:
+        undo()
+    assert capsys.readouterr().err == "error: toy-norun has no paired-arms run (its target has no launcher)\n"

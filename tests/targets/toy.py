@@ -9,7 +9,10 @@ a check, the machine it needs and what preflight probes (nothing). Registered at
 from __future__ import annotations
 
 import json
+from argparse import ArgumentParser, Namespace
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from whileai.rules.base import Rule
 from whileai.spec.endpoint import Endpoint
@@ -19,6 +22,7 @@ from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Drop, Row, To, apply
 from whileai.targets.probe import Probe
+from whileai.targets.run import Call, Metrics, ModalApp, Prepared
 
 READ = {"model": "model", "steps": "steps", "prompts": "batch.prompts", "method.type": "method",
         "method.samples": "batch.samples"}
@@ -41,6 +45,53 @@ def rows(run: RunSpec) -> list[Row]:
 # the toy target's own warning rule: listed by `whileai rules` after the shared ones while registered
 RULES = [Rule("toy-long-run", "a toy run of more than 1000 steps", "tests/targets/toy.py",
               lambda run, facts: "the toy target trains nothing for long" if run.steps > 1000 else None)]
+class ToyLauncher:
+    """Paired arms of the toy: planned, dry-run and validated by the shared recipe
+    (whileai.cli.recipe.main("toy")); each arm's command is the compiled one, run here."""
+
+    revision = "0.0.1"
+    tag = "toy"
+    steps: int | None = None
+    options = Options()
+    app: ModalApp | None = None
+    tiny = False
+    validates = "the toy's own check: each arm's file is one line of JSON"
+    preflight = ""
+    env: dict[str, str] = {}
+
+    def add_options(self, ap: ArgumentParser) -> None:
+        return None
+
+    def require(self, validate: bool) -> None:
+        return None
+
+    def prepare(self, arms: Mapping[str, RunSpec], baseline: str, paths: list[str],
+                models: Callable[[RunSpec], dict[str, str]], a: Namespace) -> Prepared:
+        return Prepared(runs=dict(arms), subs=None, meta={}, paths=paths, reward=None)
+
+    def compile(self, name: str, run: RunSpec, subs: list[dict[str, Any]] | None) -> Compiled:
+        return TARGET.compile(run, name=f"{name.split('@')[0]}.json", out=None, options=Options())
+
+    def meta(self, base: RunSpec, prep: Prepared) -> dict[str, Any]:
+        return {"holdout": f"{base.taskset} ({base.eval.examples} tasks)", "metric": "none: a toy"}
+
+    def files(self, c: Compiled, name: str, baseline: RunSpec) -> dict[str, str]:
+        return {}
+
+    def call(self, c: Compiled, prep: Prepared) -> Call | None:
+        return None
+
+    def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],
+                 prep: Prepared) -> int:
+        bad = 0
+        for name, folder in dirs.items():
+            for level, line in TARGET.check(folder / compiled[name].main, "auto"):
+                bad += level == "error"
+                print(f"{name}: {level}: {line}")
+        return 1 if bad else 0
+
+    def read_metrics(self, work: Path) -> Metrics:
+        return Metrics()  # the toy trains nothing and logs nothing
 
 
 class Toy:
@@ -49,8 +100,9 @@ class Toy:
     shape = Shape(".json", "the toy target writes JSON")
     options: dict[str, str] = {}
     refuses = {"cpu": "the toy target has no trainer"}
-    rehearsal = None  # `whileai rehearse -b toy`: not rehearsable, in one line
-    migration = None  # `whileai migrate -b toy`: nothing to migrate, in one line
+    rehearsal = None  # `whileai rehearse -t toy`: not rehearsable, in one line
+    migration = None  # `whileai migrate -t toy`: nothing to migrate, in one line
+    launcher = ToyLauncher()  # paired arms through the one recipe (whileai.cli.recipe.main("toy"))
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         applied = apply(rows(run), run)

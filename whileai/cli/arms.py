@@ -37,11 +37,12 @@ def arms_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
 ) -> None:
     """Plan paired arms from spec files: the fairness checks, budgets and pairs compared."""
+    from whileai.cli.recipe import runnable
     from whileai.errors import SpecError
 
     skipped: list[str] = []
     try:
-        chosen = specs or _runnable(_bundled(), target, cpu, skipped)
+        chosen = specs or runnable(_bundled(), target, cpu, skipped)
         plan = make_plan(chosen, baseline, pair or [], repeats, budget, target, cpu, out)
         plan["skipped"] = skipped
     except SpecError as e:
@@ -80,29 +81,6 @@ def _bundled() -> list[Path]:
             return found
     raise SpecError("SPEC", raw("none given"), "spec files, one per arm (the default, a clone's "
                     "examples/*.toml, is neither beside this install nor in this folder)")
-
-
-def _runnable(bundled: list[Path], target: str, cpu: bool, skipped: list[str]) -> list[Path]:
-    """The bundled arms the target can run. A method the target refuses (verl 0.9.1 has no OPSD)
-    drops that arm with its one-line reason in `skipped`; a spec the user names is never dropped:
-    its refusal is the command's error."""
-    from whileai.api import compile
-    from whileai.errors import SpecError
-    from whileai.spec.load import load_spec
-    from whileai.targets import registry
-
-    registry.get(target)  # an unknown target: one line, before any arm is compiled
-    kept = []
-    for p in bundled:
-        try:
-            compile(load_spec(p), target, cpu=cpu)
-        except SpecError as e:
-            if e.field != "method.type":
-                raise
-            skipped.append(f"bundled arm {p.name} skipped: {e}")
-            continue
-        kept.append(p)
-    return kept
 
 
 def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats: int,

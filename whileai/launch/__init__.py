@@ -1,10 +1,10 @@
 """Launch paired arms and collect what they report.
 
     m = plan({"grpo": c_grpo, "opd": c_opd}, tag="rt-1", out_dir="runs/rt-1")
-    launch(m, LocalBackend())            # or backend("modal") after `modal deploy`
-    code = collect(m, backend)           # 3 while any arm runs, 0 when none does
+    launch(m, LocalExecutor())           # or executor("modal", target="verl") after `modal deploy`
+    code = collect(m, ex)                # 3 while any arm runs, 0 when none does
 
-modal is never imported here; `backend("modal")` imports `whileai.launch.modal_app` on demand.
+modal is never imported here; `executor("modal")` imports `whileai.launch.modal_app` on demand.
 """
 
 from __future__ import annotations
@@ -12,18 +12,18 @@ from __future__ import annotations
 from typing import Any
 
 from whileai.errors import SpecError
-from whileai.launch.backend import (
+from whileai.launch.executor import (
     EXIT_DONE,
     EXIT_INFRA,
     EXIT_RUNNING,
-    Backend,
+    Executor,
     InfraError,
     Outcome,
     collect,
     launch,
     summary,
 )
-from whileai.launch.local import LocalBackend
+from whileai.launch.local import LocalExecutor
 from whileai.launch.manifest import (
     ArmRecord,
     ArmSpec,
@@ -32,24 +32,31 @@ from whileai.launch.manifest import (
     load_manifest,
     plan,
 )
-from whileai.launch.metrics import Metrics, read_metrics, write_metrics
 from whileai.launch.runner import call_argv
+from whileai.targets.run import Metrics, read_metrics, write_metrics
 
 
-def backend(name: str, **kwargs: object) -> Backend:
-    """'local' or 'modal' (the latter imports modal)."""
+def executor(name: str, *, target: str = "prime-rl", **kwargs: object) -> Executor:
+    """'local' or 'modal' (the latter imports modal, and builds `target`'s app)."""
     if name == "local":
-        return LocalBackend(**kwargs)  # type: ignore[arg-type]
+        return LocalExecutor(**kwargs)  # type: ignore[arg-type]
     if name == "modal":
-        return modal_module().ModalBackend(**kwargs)  # type: ignore[no-any-return]
-    raise ValueError(f"unknown backend {name!r}; expected 'local' or 'modal'")
+        return modal_module(target).ModalExecutor(**kwargs)  # type: ignore[no-any-return]
+    raise ValueError(f"unknown executor {name!r}; expected 'local' or 'modal'")
 
 
-def modal_module() -> Any:
-    """`whileai.launch.modal_app`, or one clear error where the modal extra is not installed."""
+def modal_module(target: str = "prime-rl") -> Any:
+    """`whileai.launch.modal_app` built for `target`'s Modal app, or one clear error where the
+    modal extra is not installed."""
+    import importlib
+    import os
+    import sys
+
+    os.environ["WHILEAI_MODAL_TARGET"] = target
     try:
-        import importlib
-
+        app = sys.modules.get("whileai.launch.modal_app")
+        if app is not None and app.TARGET != target:  # built for another target: build it afresh
+            del sys.modules["whileai.launch.modal_app"]
         app = importlib.import_module("whileai.launch.modal_app")
     except ModuleNotFoundError as e:
         if e.name != "modal" and not (e.name or "").startswith("modal."):
@@ -61,7 +68,8 @@ def modal_module() -> Any:
 
 
 __all__ = [
-    "EXIT_DONE", "EXIT_INFRA", "EXIT_RUNNING", "ArmRecord", "ArmSpec", "Backend", "InfraError",
-    "LocalBackend", "Manifest", "Metrics", "Outcome", "arm_from_compiled", "backend", "call_argv",
-    "collect", "launch", "load_manifest", "modal_module", "plan", "read_metrics", "summary", "write_metrics",
+    "EXIT_DONE", "EXIT_INFRA", "EXIT_RUNNING", "ArmRecord", "ArmSpec", "Executor", "InfraError",
+    "LocalExecutor", "Manifest", "Metrics", "Outcome", "arm_from_compiled", "call_argv", "collect",
+    "executor", "launch", "load_manifest", "modal_module", "plan", "read_metrics", "summary",
+    "write_metrics",
 ]

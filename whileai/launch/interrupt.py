@@ -2,7 +2,7 @@
 
 Ctrl-C while local arms train: every arm this process started is stopped (its whole process
 group), set back to `planned` in the manifest (saved atomically, so a rerun starts it again),
-and the recipe prints one line. Arms spawned on a remote backend cannot be stopped from here:
+and the recipe prints one line. Arms spawned on a remote executor cannot be stopped from here:
 they are listed with the command that stops them.
 
 `--collect` refuses to write a comparison while a planned arm never ran or one still runs
@@ -16,7 +16,7 @@ from typing import Any
 from whileai.launch.manifest import Manifest
 
 EXIT_INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
-EXIT_RUNNING = 3  # as whileai.launch.backend: an arm still runs
+EXIT_RUNNING = 3  # as whileai.launch.executor: an arm still runs
 EXIT_MISSING = 5  # an arm of the plan never ran (never launched, or stopped by Ctrl-C)
 STOPPED = "stopped by Ctrl-C before it finished; a rerun of the recipe starts it again"
 
@@ -30,7 +30,7 @@ class Interrupted(Exception):  # noqa: N818  (it is what happened, not an error 
 
 
 def stop_local(m: Manifest, be: Any) -> Interrupted:
-    """Stop the arms `be` (a LocalBackend) started; back to planned; the manifest saved."""
+    """Stop the arms `be` (a LocalExecutor) started; back to planned; the manifest saved."""
     dirs = set(be.stop()) if hasattr(be, "stop") else set()
     stopped = []
     for arm in m.arms.values():

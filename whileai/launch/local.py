@@ -1,4 +1,4 @@
-"""Local-subprocess backend: each arm runs its argv in its own folder, detached.
+"""The local executor: each arm runs its argv in its own folder, detached.
 
 State comes only from files (pids get reused and zombies linger): a run is done when
 `metrics.json` exists, crashed when `exit_code` exists without it, pending otherwise.
@@ -12,21 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from whileai.launch.backend import Outcome
+from whileai.launch.executor import Outcome
 from whileai.launch.manifest import ArmRecord
-from whileai.launch.metrics import read_metrics
-from whileai.launch.runner import (
-    CHILD_METRICS,
-    EXIT_CODE,
-    LOG,
-    METRICS,
-    PID,
-    describe_returncode,
-    tail,
-)
+from whileai.launch.runner import CHILD_METRICS, EXIT_CODE, LOG, METRICS, PID
+from whileai.targets.run import describe_returncode, read_metrics, tail
 
 
-class LocalBackend:
+class LocalExecutor:
     """Runs arms as subprocesses on this machine; a later process can collect them."""
 
     name = "local"

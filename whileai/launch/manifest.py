@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from whileai.launch.metrics import Metrics, atomic_write_text
+from whileai.files.atomic import atomic_write as atomic_write_text
+from whileai.targets.run import Metrics
 
 if TYPE_CHECKING:
     from whileai.targets.compiled import Compiled
@@ -76,7 +77,7 @@ class ArmRecord(BaseModel):
     spec: ArmSpec
     run_id: str
     dir: str = Field(description="The arm's folder (absolute).")
-    backend: str | None = None
+    backend: str | None = Field(default=None, description="The executor it was spawned on: local, modal.")
     handle: str | None = Field(default=None, description="Local run folder or Modal call id.")
     state: State = "planned"
     attempts: int = 0

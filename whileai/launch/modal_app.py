@@ -1,12 +1,18 @@
-"""The Modal app and backend: the only module that imports modal.
+"""The Modal app and executor: the only module that imports modal. One app per target, built
+from what the target's launcher says (whileai.targets.run.ModalApp: its image, its container
+job); the container entry asks the target what to run.
 
 Import it only on the path that launches (`import whileai` and `whileai.launch` never do); a
-deployable app needs its functions at module level, so modal is imported at the top here.
+deployable app needs its functions at module level, so modal is imported at the top here, and
+the target is read from the environment when the module is imported (the image carries it into
+the container):
 
-    modal deploy -m whileai.launch.modal_app      # once per change of image or code
-    # then launch(manifest, ModalBackend()); later, collect(manifest, ModalBackend())
+    modal deploy -m whileai.launch.modal_app                            # prime-rl's app, "whileai"
+    WHILEAI_MODAL_TARGET=verl modal deploy -m whileai.launch.modal_app  # verl's, "whileai-verl"
+    # then launch(manifest, ModalExecutor()); later, collect(manifest, ModalExecutor())
 
-Environment at deploy time: WHILEAI_MODAL_APP (app name, "whileai"), WHILEAI_MODAL_VOLUME
+Environment at deploy time: WHILEAI_MODAL_TARGET (the target, "prime-rl"), WHILEAI_MODAL_APP
+(prime-rl's app name, "whileai"; verl's is WHILEAI_VERL_APP, "whileai-verl"), WHILEAI_MODAL_VOLUME
 ("whileai-runs"), WHILEAI_MODAL_GPUS (fallback list, "H100:2,H200:2,A100-80GB:2"),
 WHILEAI_MODAL_TIMEOUT (seconds per attempt, 43200), WHILEAI_MODAL_SECRETS (comma-separated
 Modal secret names, e.g. "huggingface,wandb"; none by default).
@@ -24,30 +30,34 @@ from typing import Any
 import modal
 import modal.exception as mx
 
-from whileai.launch.backend import InfraError, Outcome
-from whileai.launch.manifest import ArmRecord, Manifest
-from whileai.launch.metrics import Metrics
-from whileai.launch.remote import PRIME_RL_DIR, job_payload
-from whileai.targets.prime_rl.pin import COMMIT as PRIME_RL_COMMIT
+from whileai.errors import SpecError
+from whileai.launch.executor import InfraError, Outcome
+from whileai.launch.manifest import SLIM_MARK, ArmRecord, Manifest
+from whileai.targets import registry
+from whileai.targets.run import Metrics, ModalApp
 
-APP_NAME = os.environ.get("WHILEAI_MODAL_APP", "whileai")
+TARGET = os.environ.get("WHILEAI_MODAL_TARGET", "prime-rl")
 VOLUME_NAME = os.environ.get("WHILEAI_MODAL_VOLUME", "whileai-runs")
 GPUS = os.environ.get("WHILEAI_MODAL_GPUS", "H100:2,H200:2,A100-80GB:2").split(",")
 TIMEOUT = int(os.environ.get("WHILEAI_MODAL_TIMEOUT", "43200"))
 SECRETS = [s for s in os.environ.get("WHILEAI_MODAL_SECRETS", "").split(",") if s]
 MOUNT = "/runs"
-IMAGE_LABEL = f"debian_slim py3.12 + prime-rl@{PRIME_RL_COMMIT[:12]} (uv sync)"
 
-image = (
-    modal.Image.debian_slim(python_version="3.12")
-    .apt_install("git", "curl", "build-essential")
-    .pip_install("uv", "pydantic>=2.6,<3", "tomli-w>=1.0", "typer>=0.12", "rich>=13")
-    .run_commands(
-        f"git clone https://github.com/PrimeIntellect-ai/prime-rl.git {PRIME_RL_DIR}",
-        f"cd {PRIME_RL_DIR} && git checkout {PRIME_RL_COMMIT} && uv sync",
-    )
-    .add_local_python_source("whileai")
-)
+
+def _spec(name: str) -> ModalApp:
+    launcher = registry.get(name, "WHILEAI_MODAL_TARGET").launcher
+    if launcher is None or launcher.app is None:
+        raise SpecError("WHILEAI_MODAL_TARGET", name, "a target whose arms run on Modal",
+                        hint=f"{name} has no Modal app")
+    return launcher.app
+
+
+SPEC = _spec(TARGET)
+APP_NAME = SPEC.name
+IMAGE_LABEL = SPEC.label
+DEPLOY = f"WHILEAI_MODAL_TARGET={TARGET} modal deploy -m whileai.launch.modal_app"
+
+image = SPEC.image().env({"WHILEAI_MODAL_TARGET": TARGET}).add_local_python_source("whileai")
 volume = modal.Volume.from_name(VOLUME_NAME, create_if_missing=True)
 app = modal.App(APP_NAME, image=image)
 _secrets = [modal.Secret.from_name(s) for s in SECRETS]
@@ -65,22 +75,31 @@ def _gpu_name() -> str | None:
 
 @app.function(gpu=GPUS, timeout=TIMEOUT, volumes={MOUNT: volume}, secrets=_secrets)
 def train(job: dict[str, Any]) -> dict[str, Any]:
-    """One arm on 2 GPUs; returns its metrics record (status 'error' instead of raising)."""
+    """One arm on the container's GPUs, run by its target's container job; returns its metrics
+    record (status 'error' instead of raising)."""
     try:
-        from whileai.launch.remote import train_job
-
-        return train_job(job, Path(MOUNT) / job["run_id"], Path("/root/work"),
-                         commit=volume.commit, gpu=_gpu_name(), image=IMAGE_LABEL)
+        return SPEC.train(
+            job, Path(MOUNT) / job["run_id"], Path("/root/work"), commit=volume.commit,
+            gpu=_gpu_name(), image=IMAGE_LABEL)
     except Exception as e:
         return Metrics(status="error", error=f"{type(e).__name__}: {e}").model_dump(mode="json")
 
 
-@app.function(cpu=2, memory=4096, timeout=1800)
-def validate(job: dict[str, Any]) -> dict[str, Any]:
-    """`uv run rl @ cfg.toml --dry-run` in a CPU container."""
-    from whileai.launch.remote import validate_job
+if SPEC.check is not None:
+    @app.function(cpu=2, memory=4096, timeout=1800)
+    def validate(job: dict[str, Any]) -> dict[str, Any]:
+        """The target's own dry run of one arm's files in a CPU container."""
+        assert SPEC.check is not None
+        return SPEC.check(job, Path("/root/work"))
 
-    return validate_job(job, Path("/root/work"))
+
+def job_payload(arm: ArmRecord) -> dict[str, Any]:
+    """The JSON-able job for one arm: what the remote functions receive."""
+    s = arm.spec
+    files = {k: (Path(arm.dir) / k).read_text() if v.startswith(SLIM_MARK) else v
+             for k, v in s.files.items()}  # large files live in the arm's folder
+    return {"run_id": arm.run_id, "arm": s.name, "files": files, "main": s.main,
+            "teacher": s.teacher, "teacher_port": s.teacher_port}
 
 
 @contextmanager
@@ -93,7 +112,7 @@ def infra_errors() -> Iterator[None]:
 
 
 def validate_arms(m: Manifest) -> dict[str, dict[str, Any]]:
-    """Dry-run every arm's config with the real prime-rl loader (an ephemeral app run)."""
+    """Dry-run every arm's files with the target itself (an ephemeral app run)."""
     jobs = [job_payload(a) for a in m.arms.values()]
     with infra_errors(), modal.enable_output(), app.run():
         results = list(validate.map(jobs, return_exceptions=True))
@@ -106,7 +125,7 @@ def deploy() -> None:
         app.deploy()
 
 
-class ModalBackend:
+class ModalExecutor:
     """Spawns `train` on the deployed app; polls by call id; reads the volume when expired."""
 
     name = "modal"
@@ -121,8 +140,7 @@ class ModalBackend:
                 fn = modal.Function.from_name(self.app_name, "train")
                 return str(fn.spawn(job_payload(arm)).object_id)
         except mx.NotFoundError as e:
-            hint = "deploy first: modal deploy -m whileai.launch.modal_app"
-            raise RuntimeError(f"{e} ({hint})") from e
+            raise RuntimeError(f"{e} (deploy first: {DEPLOY})") from e
 
     def poll(self, arm: ArmRecord) -> Outcome:
         try:

@@ -15,36 +15,20 @@ import importlib
 import json
 import os
 import platform
-import signal
 import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
 
-from whileai.launch.metrics import Metrics, atomic_write_text, error_record, write_metrics
+from whileai.files.atomic import atomic_write as atomic_write_text
+from whileai.targets.run import Metrics, describe_returncode, error_record, tail, write_metrics
 
 CHILD_METRICS = "metrics.run.json"
 METRICS = "metrics.json"
 EXIT_CODE = "exit_code"
 LOG = "run.log"
 PID = "pid"
-
-
-def describe_returncode(code: int) -> str:
-    if code < 0:
-        try:
-            return f"killed by signal {-code} ({signal.Signals(-code).name})"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exited with code {code}"
-
-
-def tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
-    except OSError:
-        return ""
 
 
 def wrap(run_dir: Path, argv: list[str]) -> int:
@@ -96,7 +80,7 @@ def call(target: str, kwargs_json: str) -> int:
 
 
 def call_argv(target: str, **kwargs: object) -> list[str]:
-    """argv that runs `module:function(**kwargs)` in a subprocess (for LocalBackend arms)."""
+    """argv that runs `module:function(**kwargs)` in a subprocess (for LocalExecutor arms)."""
     return [sys.executable, "-m", "whileai.launch.runner", "call", target, json.dumps(kwargs)]
 
 

@@ -29,7 +29,12 @@ import shutil
 from collections.abc import Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from whileai.tasksets.builtin import name_of, rows
+
+if TYPE_CHECKING:
+    from whileai.spec.run import RunSpec
 
 PAD, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 CHAT_TEMPLATE = (
@@ -260,3 +265,21 @@ def cached(texts: Sequence[str], pairs: Sequence[Pair], warmup: dict[str, int], 
         if not (final / DONE).exists():
             raise
     return paths_in(final, sizes), True
+
+
+# how a built-in taskset's answer is written in a completion (for the supervised warm-up)
+ANSWER_FORMAT = {"reverse-text": "<reversed_text>\n{answer}\n</reversed_text>"}
+def task_texts(run: RunSpec) -> tuple[list[str], list[tuple[Any, str]]]:
+    """(texts for the tokenizer, (prompt, completion) pairs for the warm-up) from the run's tasks.
+    The warm-up writes each train task's `answer` (in the taskset's format); none without one."""
+    train, holdout = rows(run)
+    fmt = ANSWER_FORMAT.get(name_of(run.taskset), "{answer}") if run.data is None else "{answer}"
+    texts = ["<|im_start|>", "<|im_end|>", "system user assistant"]
+    for r in train + holdout:
+        p = r["prompt"]
+        texts += [p] if isinstance(p, str) else [str(msg.get("content", "")) for msg in p]
+        texts += [v for k, v in r.items() if k != "prompt" and isinstance(v, str)]
+        if isinstance(r.get("answer"), str):
+            texts.append(fmt.format(answer=r["answer"]))
+    pairs = [(r["prompt"], fmt.format(answer=r["answer"])) for r in train if isinstance(r.get("answer"), str)]
+    return texts, pairs

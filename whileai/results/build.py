@@ -17,8 +17,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from whileai.files.atomic import atomic_write as atomic_write_text
 from whileai.launch.manifest import ArmRecord, Manifest, load_manifest
-from whileai.launch.metrics import atomic_write_text
 from whileai.results import stats, truth
 from whileai.results.health import check
 from whileai.results.model import (
@@ -32,7 +32,7 @@ from whileai.results.model import (
     StatsInfo,
 )
 from whileai.results.spend import COMPARED, arm_budget, mismatches
-from whileai.targets.prime_rl.pin import COMMIT as PRIME_RL_COMMIT
+from whileai.targets import registry
 
 RULE_17 = ("docs/research.md R17: a single self-distillation or OPD number means little without a "
            "GRPO arm on the same holdout")
@@ -40,8 +40,12 @@ TOP = ("student", "teacher", "taskset", "holdout", "steps", "metric", "models")
 
 
 def versions(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """whileai and the installed libraries that matter, read from metadata (nothing imported)."""
-    out = {"python": platform.python_version(), "prime-rl": PRIME_RL_COMMIT}
+    """Each target's pinned revision (its launcher's, from the registry), then whileai and the
+    installed libraries that matter, read from metadata (nothing heavy imported)."""
+    out = {"python": platform.python_version()}
+    for name in registry.names():
+        if (launcher := registry.get(name).launcher) is not None:
+            out[name] = launcher.revision
     for pkg in ("whileai", "trl", "transformers", "torch", "modal", "numpy", "scipy"):
         try:
             out[pkg] = metadata.version(pkg)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from whileai.targets.options import Options
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from whileai.targets.compiled import Compiled
     from whileai.targets.hooks import Migrator, Rehearsal
     from whileai.targets.probe import Probe
+    from whileai.targets.run import Launcher
 
 
 class Shape(NamedTuple):
@@ -33,12 +36,6 @@ class Shape(NamedTuple):
 
     suffix: str | None
     why: str
-
-
-class Options(NamedTuple):
-    """Switches a face passes through to a target; each target says which it reads."""
-
-    cpu: bool = False  # train on the CPU (TRL's use_cpu); a GPU-only target refuses it
 
 
 class Checkout(NamedTuple):
@@ -72,6 +69,12 @@ class Target(Protocol):
     refuses: dict[str, str]  # the Options fields it does not read -> why (an error when set)
     rehearsal: Rehearsal | None  # `whileai rehearse`: its own launcher on a CPU; None: not rehearsable
     migration: Migrator | None  # `whileai migrate`: older files to the pin; None: nothing to migrate
+
+    @property
+    def launcher(self) -> Launcher | None:
+        """How it runs paired arms (recipes/04-train/<target>/run.py, whileai.targets.run);
+        None: it has no paired-arms run. Imported when asked, so the registry stays light."""
+        ...
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         """The run (both stages of a two-stage run) compiled: pure, writes nothing. name: the

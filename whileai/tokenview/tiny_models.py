@@ -22,7 +22,7 @@ def tiny_flags(spec: Path, flags: dict[str, Any], say: Any) -> dict[str, Any]:
     import time
 
     from whileai.launch import tiny
-    from whileai.launch.offline import task_texts
+    from whileai.launch.tiny import task_texts
     from whileai.spec.load import load_spec
 
     taken = [k for k in ("local_student", "student_endpoint", "local_teacher", "teacher_endpoint_text")

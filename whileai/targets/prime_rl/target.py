@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
     from whileai.targets.probe import Probe
+    from whileai.targets.run import Launcher
 
 REPO = "https://github.com/PrimeIntellect-ai/prime-rl"  # where `whileai preflight` says to clone it
 
@@ -35,6 +36,12 @@ class PrimeRL:
     refuses = {"cpu": "prime-rl trains and serves on GPUs"}
     rehearsal = REHEARSAL  # its own launcher on a CPU, stand-ins for servers and trainer (rehearse/)
     migration = MIGRATION  # a TOML for an older prime-rl release, carried to the pin (migrate/)
+
+    @property
+    def launcher(self) -> Launcher:
+        from whileai.targets.prime_rl.launch import LAUNCHER
+
+        return LAUNCHER
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         if run.then is not None:

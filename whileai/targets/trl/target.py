@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
     from whileai.targets.probe import Probe
+    from whileai.targets.run import Launcher
 
 
 class TRL:
@@ -30,6 +31,12 @@ class TRL:
     refuses: dict[str, str] = {}
     rehearsal = None  # not rehearsable
     migration = None  # nothing to migrate: whileai writes for one release
+
+    @property
+    def launcher(self) -> Launcher:
+        from whileai.targets.trl.launch import LAUNCHER
+
+        return LAUNCHER
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         if run.then is not None:

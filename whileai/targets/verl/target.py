@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
     from whileai.targets.probe import Probe
+    from whileai.targets.run import Launcher
 
 
 class Verl:
@@ -30,6 +31,12 @@ class Verl:
     refuses = {"cpu": "verl trains and samples on GPUs only (vLLM rollouts, FSDP with NCCL)"}
     rehearsal = None  # not rehearsable
     migration = None  # nothing to migrate: whileai writes for one release
+
+    @property
+    def launcher(self) -> Launcher:
+        from whileai.targets.verl.launch import LAUNCHER
+
+        return LAUNCHER
 
     def compile(self, run: RunSpec, *, name: str, out: str | None, options: Options) -> Compiled:
         from whileai.targets.verl.compile import compile

@@ -1,8 +1,9 @@
-"""The backend interface, and launch / collect over a manifest.
+"""The executor interface (where an arm runs: a local process or a Modal container), and
+launch / collect over a manifest.
 
-A backend does two things: `spawn(arm) -> handle` starts a run without waiting, and
+An executor does two things: `spawn(arm) -> handle` starts a run without waiting, and
 `poll(arm) -> Outcome` says, without waiting, whether it is pending, done (with its metrics)
-or failed (with the reason). A backend raises `InfraError` when it cannot tell (no token,
+or failed (with the reason). An executor raises `InfraError` when it cannot tell (no token,
 server unreachable): `collect` then stops and marks nothing failed.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from whileai.launch.manifest import ArmRecord, Manifest
-from whileai.launch.metrics import Metrics
+from whileai.targets.run import Metrics
 
 EXIT_DONE = 0
 EXIT_RUNNING = 3
@@ -22,7 +23,7 @@ EXIT_INFRA = 4
 
 
 class InfraError(RuntimeError):
-    """The backend could not be asked (auth, network). Never an arm's failure."""
+    """The executor could not be asked (auth, network). Never an arm's failure."""
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class Outcome:
         return cls("failed", m, m.error or "the run reported an error")
 
 
-class Backend(Protocol):
+class Executor(Protocol):
     name: str
 
     def spawn(self, arm: ArmRecord) -> str:
@@ -68,7 +69,7 @@ def _selected(m: Manifest, names: Iterable[str] | None) -> list[ArmRecord]:
 
 def launch(
     m: Manifest,
-    backend: Backend,
+    executor: Executor,
     *,
     arms: Iterable[str] | None = None,
     relaunch_failed: bool = False,
@@ -83,30 +84,30 @@ def launch(
         if arm.state in ("pending", "done") or (arm.state == "failed" and not relaunch_failed):
             log(f"{arm.spec.name}: {arm.state}, not spawned again")
             continue
-        handle = backend.spawn(arm)
-        arm.backend, arm.handle, arm.state = backend.name, handle, "pending"
+        handle = executor.spawn(arm)
+        arm.backend, arm.handle, arm.state = executor.name, handle, "pending"
         arm.attempts += 1
         arm.result, arm.error = None, None
         m.save()
-        log(f"{arm.spec.name}: spawned on {backend.name} as {handle} (attempt {arm.attempts})")
+        log(f"{arm.spec.name}: spawned on {executor.name} as {handle} (attempt {arm.attempts})")
     return m
 
 
-def collect(m: Manifest, backend: Backend, *, log: Log = _stderr) -> int:
+def collect(m: Manifest, executor: Executor, *, log: Log = _stderr) -> int:
     """Poll every pending arm once and record the outcome; save after each poll.
 
     Returns EXIT_RUNNING (3) while any arm is still pending, EXIT_DONE (0) when none is
-    (failed arms are reported, not hidden), EXIT_INFRA (4) when the backend could not be
+    (failed arms are reported, not hidden), EXIT_INFRA (4) when the executor could not be
     asked: then nothing is marked and a later collect picks up where this one stopped.
     """
     for arm in m.arms.values():
         if arm.state != "pending":
             continue
-        if arm.backend not in (None, backend.name):
-            log(f"{arm.spec.name}: launched on {arm.backend}, not polled by {backend.name}")
+        if arm.backend not in (None, executor.name):
+            log(f"{arm.spec.name}: launched on {arm.backend}, not polled by {executor.name}")
             continue
         try:
-            out = backend.poll(arm)
+            out = executor.poll(arm)
         except InfraError as e:
             m.save()
             log(f"infrastructure error, collect stopped (no arm marked): {e}")

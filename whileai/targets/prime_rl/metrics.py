@@ -1,17 +1,4 @@
-"""The metrics file every run writes, and the parser for prime-rl's own metric logs.
-
-A run, local or remote, ends by writing one JSON file (`metrics.json`) of this shape::
-
-    {"status": "ok",
-     "series": {"eval_reward": [[step, value], ...], "train_reward": [...], "teacher_kl": [...]},
-     "per_task": {"task_id": reward, ...},
-     "returncode": 0, "seconds": 812.4, "image": "...", "gpu": "H100:2", "error": null}
-
-`series` maps a metric to its per-step points, ascending by step; `per_task` holds the final
-holdout evaluation, one mean reward per task (the unit that paired comparisons pair on).
-A failed run writes the same record with `status = "error"` and `error` set, so a crash is
-data, not an exception (Modal re-raises a remote exception, and a `TimeoutError` from inside a
-run would read as "still running").
+"""prime-rl's own metric logs -> the metrics record every arm writes (whileai.targets.run.Metrics).
 
 prime-rl (pinned commit) logs JSON lines to `<output_dir>/<run.name>/metrics.jsonl` from both the
 trainer and the orchestrator (`{"step": n, "time": t, <key>: value, ...}`) and the episodes of
@@ -24,13 +11,9 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Literal, TypeGuard
+from typing import Any, TypeGuard
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from whileai.files.atomic import atomic_write as atomic_write_text  # one writer for every file
-
-Point = tuple[int, float]
+from whileai.targets.run import Point
 
 # prime-rl metric keys (src/prime_rl/orchestrator/metrics.py, trainer/rl/loss.py, train.py at the
 # pin): eval "eval/<env>/all/<agent>/avg@<k>" (or ".../reward/mean"), train
@@ -50,55 +33,6 @@ SERIES_KEYS: dict[str, tuple[re.Pattern[str], ...]] = {
 # totals, and per-step completion tokens of the batch that was trained on
 USAGE_KEYS = {"rollouts": "progress/total_rollouts", "sampled_tokens": "progress/output_tokens"}
 _TASK_KEYS = ("task_id", "example_id", "id", "name")
-
-
-class Metrics(BaseModel):
-    """What a run reports when it ends (the `metrics.json` file)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    status: Literal["ok", "error"] = Field(
-        default="ok", description="'error' when the run failed; `error` then says why."
-    )
-    series: dict[str, list[Point]] = Field(
-        default_factory=dict,
-        description="Per-step points [step, value] for eval_reward, train_reward, teacher_kl "
-        "(and any other metric the run chose to report), ascending by step.",
-    )
-    per_task: dict[str, float] = Field(
-        default_factory=dict,
-        description="Final holdout evaluation: mean reward per task id (the pairing unit).",
-    )
-    returncode: int | None = Field(default=None, description="Exit status of the run's process.")
-    seconds: float | None = Field(default=None, description="Wall-clock seconds of the run.")
-    image: str | None = Field(default=None, description="Container image or local interpreter.")
-    gpu: str | None = Field(default=None, description="GPU type and count the run got.")
-    error: str | None = Field(default=None, description="Why the run failed (status 'error').")
-    log_tail: str | None = Field(default=None, description="Last lines of the run's output.")
-    usage: dict[str, float] = Field(
-        default_factory=dict,
-        description="What the run spent, measured: any of rollouts, sampled_tokens, "
-        "teacher_tokens, train_seconds, cpu_seconds (the training process), gpu_seconds. "
-        "whileai.results.spend estimates what is missing and says so.",
-    )
-    usage_source: dict[str, str] = Field(
-        default_factory=dict, description="How each usage value was measured (log key, clock).")
-
-
-def error_record(error: str, **fields: Any) -> dict[str, Any]:
-    """The record a wrapped run returns instead of raising."""
-    return Metrics(status="error", error=error, **fields).model_dump(mode="json")
-
-
-def write_metrics(path: str | Path, metrics: Metrics | dict[str, Any]) -> Metrics:
-    """Validate and write a metrics file atomically; returns the validated record."""
-    m = metrics if isinstance(metrics, Metrics) else Metrics.model_validate(metrics)
-    atomic_write_text(Path(path), json.dumps(m.model_dump(mode="json"), indent=1) + "\n")
-    return m
-
-
-def read_metrics(path: str | Path) -> Metrics:
-    return Metrics.model_validate_json(Path(path).read_text(encoding="utf-8"))
 
 
 def _rows(lines: Iterable[str]) -> Iterator[tuple[int, dict[str, Any]]]:

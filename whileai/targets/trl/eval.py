@@ -1,8 +1,8 @@
 """Train a compiled TRL run directory with its own command, then score it on its holdout.
 
-    python -m whileai.launch.runner call whileai.launch.trl_eval:train_and_evaluate \\
+    python -m whileai.launch.runner call whileai.targets.trl.eval:train_and_evaluate \\
         '{"command": "trl grpo --config config.yaml"}'      # in the run dir; or, for arms:
-    argv = call_argv("whileai.launch.trl_eval:train_and_evaluate", command=" && ".join(c.commands))
+    argv = call_argv("whileai.targets.trl.eval:train_and_evaluate", command=" && ".join(c.commands))
 
 `train_and_evaluate` reads the run's config.yaml (model, output_dir, max_steps,
 max_completion_length, dataset_name), runs the command the compiler emitted (SFT's two, joined
@@ -43,22 +43,13 @@ from importlib import import_module
 from pathlib import Path
 from typing import IO, Any
 
-from whileai.launch.metrics import Point, atomic_write_text
+from whileai.files.atomic import atomic_write as atomic_write_text
+from whileai.targets.run import PROGRESS, Point
 from whileai.targets.trl.fieldmap import DATA
+from whileai.targets.trl.metrics import log_series, usage
 
-PROGRESS = "progress.json"
 # the trainer's own tqdm bar has no description: "\r 25%|██▌ | 1/4 [00:00<..."
 _BAR = re.compile(rb"\r\s*\d+%\|[^|\r\n]*\|\s*(\d+)/(\d+) \[")
-# log_history key → our series name, per trainer (TRL 1.16.0)
-SERIES = {
-    "grpo": {"reward": "train_reward", "loss": "train_loss", "entropy": "entropy"},
-    "distillation": {"loss": "teacher_kl", "entropy": "entropy"},
-    "sdft": {"self_distillation/distillation_loss": "teacher_kl", "loss": "train_loss"},
-    "sft": {"loss": "train_loss", "entropy": "entropy"},
-}
-LENGTH = "completions/mean_length"  # logged by all three trainers, per logged step
-
-
 def task_ids(n: int) -> list[str]:
     return [f"test-{i:04d}" for i in range(n)]
 
@@ -132,39 +123,6 @@ def evaluate(
     return dict(zip(task_ids(len(rows)), (float(s) for s in scores), strict=True))
 
 
-def log_series(log_history: list[dict[str, Any]], trainer: str) -> dict[str, list[Point]]:
-    """Per-step series from a Trainer's log_history (rows without 'step' are skipped)."""
-    out: dict[str, dict[int, float]] = {}
-    for row in log_history:
-        step = row.get("step")
-        for key, name in SERIES.get(trainer, {}).items():
-            value = row.get(key)
-            if isinstance(step, int) and isinstance(value, (int, float)):
-                out.setdefault(name, {})[step] = float(value)
-    return {name: sorted(points.items()) for name, points in out.items()}
-
-
-def usage(state: dict[str, Any], cfg: dict[str, Any]) -> tuple[dict[str, float], dict[str, str]]:
-    """Rollouts and sampled tokens from a trainer_state.json: completions per optimizer step
-    (per_device_train_batch_size x gradient_accumulation_steps, one process) x global_step, and
-    x the mean of the logged completions/mean_length."""
-    from whileai.targets.trl.batch import step_batch
-
-    per_step = step_batch(cfg, 1)
-    steps = int(state.get("global_step", 0))
-    lengths = [float(r[LENGTH]) for r in state.get("log_history", [])
-               if isinstance(r.get(LENGTH), (int, float)) and "step" in r]
-    where = f"per_device_train_batch_size x gradient_accumulation_steps = {per_step} per step"
-    out = {"rollouts": float(per_step * steps)}
-    how = {"rollouts": f"trainer_state global_step {steps} x {where}"}
-    if lengths:
-        mean = sum(lengths) / len(lengths)
-        out["sampled_tokens"] = round(mean * per_step * steps, 1)
-        how["sampled_tokens"] = (f"rollouts x mean logged {LENGTH} ({mean:.1f} tokens, "
-                                 f"{len(lengths)} log rows)")
-    return out, how
-
-
 _TEACHER_HOW = {"sampled_tokens": "the teacher's completions the student trained on "
                  "(<dataset_name>/train.jsonl), tokenized with the student's tokenizer"}
 
@@ -215,14 +173,6 @@ def _checkpoints(output_dir: Path) -> list[tuple[int, Path]]:
     found = [(int(p.name.split("-")[1]), p) for p in output_dir.glob("checkpoint-*")
              if p.name.split("-")[1].isdigit()]
     return sorted(found)
-
-
-def read_progress(run_dir: str | Path) -> dict[str, Any]:
-    """The run's `progress.json` ({phase, done, total}); {} before it exists."""
-    try:
-        return dict(json.loads((Path(run_dir) / PROGRESS).read_text(encoding="utf-8")))
-    except (OSError, ValueError):
-        return {}
 
 
 class _Progress:
@@ -316,5 +266,5 @@ def train_and_evaluate(
     return {"status": "ok", "series": series, "per_task": scores, "usage": spent, "usage_source": how}
 
 
-__all__ = ["PROGRESS", "evaluate", "log_series", "read_progress", "read_rows", "reward_function", "task_ids",
-           "train_and_evaluate", "usage"]
+__all__ = ["PROGRESS", "evaluate", "read_rows", "reward_function", "task_ids",
+           "train_and_evaluate"]

@@ -1,4 +1,4 @@
-"""verl 0.9.1's own logs → the metrics record every arm writes (whileai.launch.metrics.Metrics).
+"""verl 0.9.1's own logs → the metrics record every arm writes (whileai.targets.run.Metrics).
 
 Two things a verl run leaves, both from verl's code at the pin:
 
@@ -22,7 +22,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from whileai.launch.metrics import Point
+from whileai.targets.run import Point
+
+VAL_DIR = "outputs/val"  # trainer.validation_data_dir, under the folder its run.sh works in
+TRAIN_LOG, EVAL_LOG = "verl_train.jsonl", "verl_eval.jsonl"  # $VERL_FILE_LOGGER_PATH of each
 
 # verl metric keys at the pin: validation `val-core/<data_source>/<acc|reward>/mean@<n>`
 # (trainer_base.py _val_metrics_update; a data source may hold '/', e.g. openai/gsm8k), the
@@ -97,4 +100,22 @@ def parse_val_dump(folder: Path) -> tuple[int | None, dict[str, float]]:
     return step, {k: sum(v) / len(v) for k, v in sorted(scores.items())}
 
 
-__all__ = ["VERL_SERIES", "parse_val_dump", "parse_verl_jsonl", "task_id"]
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8", errors="replace").splitlines() if path.is_file() else []
+
+
+def read_run(work: Path, *, scored: bool) -> tuple[dict[str, list[tuple[int, float]]], dict[str, float]]:
+    """Series and per-task holdout scores of a finished verl arm folder. An arm scored by
+    eval.sh (SFT) gets its eval point at its last training step."""
+    series = parse_verl_jsonl(_lines(work / TRAIN_LOG))
+    if not scored:
+        return series, parse_val_dump(work / VAL_DIR)[1]
+    last = max((s for points in series.values() for s, _ in points), default=0)
+    evals = parse_verl_jsonl(_lines(work / EVAL_LOG)).get("eval_reward", [])
+    if evals:
+        series["eval_reward"] = [(last, evals[-1][1])]
+    return series, parse_val_dump(work / "eval" / VAL_DIR)[1]
+
+
+__all__ = ["EVAL_LOG", "TRAIN_LOG", "VAL_DIR", "VERL_SERIES", "parse_val_dump", "parse_verl_jsonl",
+           "read_run", "task_id"]

@@ -1,4 +1,5 @@
-"""What runs inside a Modal container, without modal: testable with a fake `uv` on PATH.
+"""prime-rl's paired arms: its Launcher (whileai.targets.run) and what runs inside its Modal
+container, without modal: testable with a fake `uv` on PATH.
 
 `train_job` serves the OPD teacher when there is one, runs `uv run rl @ cfg.toml`, parses
 prime-rl's metric logs into per-step series and writes `metrics.json` to the volume folder. It
@@ -9,38 +10,39 @@ never raises: failures come back as an error record, also written to the volume.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
+import sys
 import time
 import traceback
 import urllib.request
-from collections.abc import Callable
+from argparse import ArgumentParser, Namespace
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from whileai.launch.manifest import SLIM_MARK
-from whileai.launch.metrics import (
+from whileai.targets.base import Options
+from whileai.targets.prime_rl.metrics import collect_prime_rl, metric_lines, parse_usage
+from whileai.targets.prime_rl.pin import COMMIT
+from whileai.targets.run import (
+    Call,
     Metrics,
-    collect_prime_rl,
+    ModalApp,
+    Prepared,
+    describe_returncode,
     error_record,
-    metric_lines,
-    parse_usage,
-    read_metrics,
-    write_metrics,
+    finished,
+    gpu_count,
+    save,
+    tail,
+    write_files,
 )
-from whileai.launch.runner import describe_returncode, tail
+
+if TYPE_CHECKING:
+    from whileai.spec.run import RunSpec
+    from whileai.targets.compiled import Compiled
 
 PRIME_RL_DIR = "/opt/prime-rl"
 TEACHER_MEMORY = 0.4
-
-
-def job_payload(arm: Any) -> dict[str, Any]:
-    """The JSON-able job for one arm (an ArmRecord): what the remote functions receive."""
-    s = arm.spec
-    files = {k: (Path(arm.dir) / k).read_text() if v.startswith(SLIM_MARK) else v
-             for k, v in s.files.items()}  # large files live in the arm's folder
-    return {"run_id": arm.run_id, "arm": s.name, "files": files, "main": s.main,
-            "teacher": s.teacher, "teacher_port": s.teacher_port}
 
 
 def teacher_argv(model: str, port: int) -> list[str]:
@@ -69,34 +71,6 @@ def wait_for_models(port: int, timeout: float, proc: subprocess.Popen[bytes] | N
             pass
         time.sleep(0.5)
     raise RuntimeError(f"teacher server did not answer {url} within {timeout:.0f} s")
-
-
-def write_files(job: dict[str, Any], work: Path) -> Path:
-    """The job's files under `work` (sub-folders made); returns its main file's path."""
-    for name, text in job["files"].items():
-        (work / name).parent.mkdir(parents=True, exist_ok=True)
-        (work / name).write_text(text, encoding="utf-8")
-    return work / (job.get("main") or next(iter(job["files"])))
-
-
-def finished(out: Path) -> dict[str, Any] | None:
-    """The ok record an earlier attempt left at `out` (a preempted container's restart returns
-    it instead of training again); None when there is none."""
-    try:
-        prev = read_metrics(out) if out.exists() else None
-    except ValueError:
-        return None
-    return prev.model_dump(mode="json") if prev is not None and prev.status == "ok" else None
-
-
-def save(out: Path, record: dict[str, Any], commit: Callable[[], None]) -> dict[str, Any]:
-    """Write the record to the volume; a volume problem is added to its error, never raised."""
-    try:
-        write_metrics(out, record)
-        commit()
-    except Exception as e:
-        record["error"] = (record.get("error") or "") + f" (volume write failed: {e})"
-    return record
 
 
 def train_job(
@@ -133,8 +107,8 @@ def train_job(
             code = subprocess.run(rl_argv(cfg), cwd=work, stdout=log,
                                   stderr=subprocess.STDOUT).returncode
         rl_seconds = round(time.monotonic() - rl_start, 1)
-        series, per_task = collect_prime_rl(work)
-        usage, how = parse_usage(metric_lines(work))
+        read = LAUNCHER.read_metrics(work)
+        series, per_task, usage, how = read.series, read.per_task, read.usage, read.usage_source
         usage["train_seconds"], how["train_seconds"] = rl_seconds, "wall clock of `rl`"
         if (n := gpu_count(gpu)) is not None:
             usage["gpu_seconds"] = round(rl_seconds * n, 1)
@@ -160,12 +134,6 @@ def train_job(
     return save(out, record, commit)
 
 
-def gpu_count(label: str | None) -> int | None:
-    """'NVIDIA H100 80GB HBM3 x2' → 2 (the label _gpu_name gives); None when unknown."""
-    m = re.search(r" x(\d+)$", label or "")
-    return int(m.group(1)) if m else None
-
-
 def validate_job(job: dict[str, Any], work_root: Path) -> dict[str, Any]:
     """`uv run rl @ cfg.toml --dry-run`; returns {ok, returncode, output} and never raises."""
     try:
@@ -177,3 +145,92 @@ def validate_job(job: dict[str, Any], work_root: Path) -> dict[str, Any]:
     except Exception as e:
         return {"arm": job["arm"], "ok": False, "returncode": None,
                 "output": f"{type(e).__name__}: {e}"}
+
+
+def image() -> Any:
+    """prime-rl's image: its checkout at the pinned commit, `uv sync`ed (modal imported here)."""
+    import modal
+
+    return (
+        modal.Image.debian_slim(python_version="3.12")
+        .apt_install("git", "curl", "build-essential")
+        .pip_install("uv", "pydantic>=2.6,<3", "tomli-w>=1.0", "typer>=0.12", "rich>=13")
+        .run_commands(
+            f"git clone https://github.com/PrimeIntellect-ai/prime-rl.git {PRIME_RL_DIR}",
+            f"cd {PRIME_RL_DIR} && git checkout {COMMIT} && uv sync",
+        )
+    )
+
+
+def validate_offline(compiled: Mapping[str, Compiled]) -> int:
+    """The pinned schema and loader rules, then the values each process will really get."""
+    from whileai.spec.load import loads_toml
+    from whileai.targets.prime_rl.check import check_document
+    from whileai.targets.prime_rl.resolve import render, resolve
+
+    bad = 0
+    for name, c in compiled.items():
+        doc = loads_toml(c.text)
+        problems = check_document(doc)
+        bad += bool(problems)
+        print(f"\n{name}: {'REJECTED' if problems else 'ok'} ({c.pin})")
+        for p in problems:
+            print(f"  {p}", file=sys.stderr)
+        print(render(resolve(doc)[1]))
+    return 1 if bad else 0
+
+
+class PrimeRLLauncher:
+    """prime-rl's arms on Modal, 2 GPUs each: one TOML per arm, `uv run rl @ cfg.toml`, the OPD
+    teacher served in the same container."""
+
+    revision = COMMIT
+    tag = "rt"
+    steps: int | None = None
+    options = Options()
+    app: ModalApp | None = ModalApp(
+        name=os.environ.get("WHILEAI_MODAL_APP", "whileai"),
+        label=f"debian_slim py3.12 + prime-rl@{COMMIT[:12]} (uv sync)",
+        image=image, train=train_job, check=validate_job, note="")
+    tiny = False
+    validates = "dry-run each config (see --on)"
+    preflight = "deploy without `whileai preflight`'s probes of the arms' remote teachers"
+    env: dict[str, str] = {}
+
+    def add_options(self, ap: ArgumentParser) -> None:
+        return None
+
+    def require(self, validate: bool) -> None:
+        return None
+
+    def prepare(self, arms: Mapping[str, RunSpec], baseline: str, paths: list[str],
+                models: Callable[[RunSpec], dict[str, str]], a: Namespace) -> Prepared:
+        return Prepared(runs=dict(arms), subs=None, meta={}, paths=paths, reward=None)
+
+    def compile(self, name: str, run: RunSpec, subs: list[dict[str, Any]] | None) -> Compiled:
+        from whileai.targets.prime_rl.compile import compile
+
+        return compile(run, name=f"{name.split('@')[0]}.toml")
+
+    def meta(self, base: RunSpec, prep: Prepared) -> dict[str, Any]:
+        return {"holdout": f"{base.taskset} (eval split, {base.eval.examples} tasks)",
+                "metric": f"{base.taskset}'s own reward (its verifiers rubric)"}
+
+    def files(self, c: Compiled, name: str, baseline: RunSpec) -> dict[str, str]:
+        return {}
+
+    def call(self, c: Compiled, prep: Prepared) -> Call | None:
+        return None
+
+    def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],
+                 prep: Prepared) -> int:
+        return validate_offline(compiled)
+
+    def read_metrics(self, work: Path) -> Metrics:
+        """prime-rl's metrics.jsonl (trainer and orchestrator) and its last eval step's episodes."""
+        series, per_task = collect_prime_rl(work)
+        usage, how = parse_usage(metric_lines(work))
+        return Metrics(series=series, per_task=per_task, usage=usage, usage_source=how)
+
+
+LAUNCHER = PrimeRLLauncher()

@@ -1,0 +1,209 @@
+"""verl's paired arms: its Launcher (whileai.targets.run) and what runs inside its Modal
+container, without modal: testable with stand-in scripts.
+
+`train_verl_job` writes the arm's run folder (run.sh and the files beside it, as `whileai compile
+-b verl` wrote them), runs `bash run.sh` as written, then `bash eval.sh` where the arm has one
+(the SFT arm: its final model scored on the holdout by verl's own validation,
+whileai.targets.verl.eval), reads verl's own logs (whileai.targets.verl.metrics) and writes
+`metrics.json` to the volume folder. verl itself starts the OPD teacher on its own GPU pool, so
+nothing is served here. It never raises: a failure comes back as an error record, also written
+to the volume; a restarted (preempted) container that finds an ok `metrics.json` returns it
+without training again.
+
+The image is an assumption this machine cannot test (no GPU, no Modal token): CUDA 13.0 devel on
+Ubuntu 24.04 with Python 3.12, then `pip install "verl[vllm,flash-attn-cu130torch211]==0.9.1"`:
+the extras verl 0.9.1's own package metadata names (vLLM 0.24.0 on torch 2.11, flash-attn 2.8.3,
+which verl's FSDP workers import). WHILEAI_VERL_IMAGE names a registry image instead (one of
+verl's own, verlai/verl on Docker Hub); verl 0.9.1 is pip-installed on top with --no-deps.
+Environment at deploy time: as whileai.launch.modal_app, plus WHILEAI_VERL_APP ("whileai-verl").
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import traceback
+from argparse import ArgumentParser, Namespace
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from whileai.targets.base import Options
+from whileai.targets.run import (
+    Call,
+    Metrics,
+    ModalApp,
+    Prepared,
+    describe_returncode,
+    error_record,
+    finished,
+    gpu_count,
+    save,
+    tail,
+    write_files,
+)
+from whileai.targets.verl.metrics import EVAL_LOG, TRAIN_LOG, VAL_DIR, read_run
+from whileai.targets.verl.pin import TARGET, VERSION
+
+if TYPE_CHECKING:
+    from whileai.spec.run import RunSpec
+    from whileai.targets.compiled import Compiled
+
+REGISTRY = os.environ.get("WHILEAI_VERL_IMAGE")
+EXTRAS = f"verl[vllm,flash-attn-cu130torch211]=={VERSION}"
+IMAGE_LABEL = f"{REGISTRY} + {TARGET}" if REGISTRY else f"cuda 13.0 devel py3.12 + {EXTRAS}"
+
+EVAL = "eval.sh"  # the SFT arm's scoring step (whileai.targets.verl.eval)
+
+
+def _bash(script: str, work: Path, logger: Path, log: Path) -> int:
+    env = dict(os.environ, VERL_FILE_LOGGER_PATH=str(logger))
+    with open(log, "ab") as out:
+        return subprocess.run(["bash", script], cwd=work, stdout=out, stderr=subprocess.STDOUT,
+                              env=env).returncode
+
+
+def train_verl_job(
+    job: dict[str, Any],
+    volume_dir: Path,
+    work_root: Path,
+    *,
+    commit: Callable[[], None] = lambda: None,
+    gpu: str | None = None,
+    image: str | None = None,
+) -> dict[str, Any]:
+    """Run one verl arm; return (and write to `volume_dir/metrics.json`) its metrics record."""
+    out = volume_dir / "metrics.json"
+    if (prev := finished(out)) is not None:
+        return prev
+    start = time.monotonic()
+    work = work_root / job["run_id"]
+    log = work / "run.log"
+    try:
+        write_files(job, work)
+        code = _bash(job.get("main") or "run.sh", work, work / TRAIN_LOG, log)
+        train_seconds = round(time.monotonic() - start, 1)
+        scored = EVAL in job["files"]
+        step = "run.sh"
+        if code == 0 and scored:
+            step = EVAL
+            code = _bash(EVAL, work, work / EVAL_LOG, log)
+        read = LAUNCHER.read_metrics(work)
+        series, per_task = read.series, read.per_task
+        usage = {"train_seconds": train_seconds}
+        how = {"train_seconds": "wall clock of `bash run.sh`"}
+        if (n := gpu_count(gpu)) is not None:
+            usage["gpu_seconds"] = round(train_seconds * n, 1)
+            how["gpu_seconds"] = f"wall clock of `bash run.sh` x {n} GPUs held by the container"
+        m = Metrics(series=series, per_task=per_task, returncode=code, gpu=gpu, image=image,
+                    seconds=round(time.monotonic() - start, 1), usage=usage, usage_source=how)
+        if code != 0:
+            m = m.model_copy(update={"status": "error", "error": f"{step} {describe_returncode(code)}",
+                                     "log_tail": tail(log)})
+        elif not per_task:
+            m = m.model_copy(update={"status": "error", "log_tail": tail(log), "error": "verl wrote no "
+                                     f"holdout scores ({VAL_DIR}/<step>.jsonl): nothing to compare"})
+        record = m.model_dump(mode="json")
+    except Exception as e:
+        record = error_record(f"{type(e).__name__}: {e}", seconds=round(time.monotonic() - start, 1),
+                              gpu=gpu, image=image, log_tail=tail(log) or traceback.format_exc()[-4000:])
+    return save(out, record, commit)
+
+
+def image() -> Any:
+    """verl's image (modal imported here): CUDA 13.0 with verl's own extras, or WHILEAI_VERL_IMAGE."""
+    import modal
+
+    if REGISTRY:
+        return modal.Image.from_registry(REGISTRY).pip_install(TARGET, extra_options="--no-deps")
+    return (modal.Image.from_registry("nvidia/cuda:13.0.0-devel-ubuntu24.04", add_python="3.12")
+            .apt_install("git", "build-essential")
+            .pip_install(EXTRAS, "peft", "pyarrow", "pandas"))
+
+
+def validate_scripts(dirs: Mapping[str, Path]) -> int:
+    """verl's own check, then whileai's rules, of every run.sh the arms will run: 1 if any fails."""
+    from whileai.targets.verl.check import check
+
+    bad = 0
+    for name, folder in dirs.items():
+        for script in ("run.sh", "eval/run.sh"):
+            path = folder / script
+            if not path.is_file():
+                continue
+            lines = check(path, "auto")
+            failed = any(level == "error" for level, _ in lines)
+            bad += failed
+            print(f"\n{name}: {script}: {'REJECTED' if failed else 'ok'}")
+            for level, line in lines:
+                print(f"  {level}: {line}", file=sys.stderr if level == "error" else sys.stdout)
+            if not any(level != "ok" and "not checked by verl" not in line for level, line in lines):
+                print("  whileai's rules where verl is lax: nothing refused")
+    return 1 if bad else 0
+
+
+class VerlLauncher:
+    """verl's arms on Modal: each arm's run.sh as written (`bash run.sh`), what the recipe reads
+    back added as overrides, an SFT arm scored by eval.sh (whileai.targets.verl.eval)."""
+
+    revision = VERSION
+    tag = "verl"
+    steps: int | None = None
+    options = Options()
+    app: ModalApp | None = ModalApp(
+        name=os.environ.get("WHILEAI_VERL_APP", "whileai-verl"), label=IMAGE_LABEL, image=image,
+        train=train_verl_job, check=None,
+        note=f"image: {IMAGE_LABEL} (not built or run on this machine; WHILEAI_VERL_IMAGE names another)")
+    tiny = False
+    validates = "verl's own check and whileai's rules"
+    preflight = ""
+    env: dict[str, str] = {}
+
+    def add_options(self, ap: ArgumentParser) -> None:
+        return None
+
+    def require(self, validate: bool) -> None:
+        return None
+
+    def prepare(self, arms: Mapping[str, RunSpec], baseline: str, paths: list[str],
+                models: Callable[[RunSpec], dict[str, str]], a: Namespace) -> Prepared:
+        return Prepared(runs=dict(arms), subs=None, meta={"target": "verl"}, paths=paths, reward=None)
+
+    def compile(self, name: str, run: RunSpec, subs: list[dict[str, Any]] | None) -> Compiled:
+        """The spec with what the recipe needs from verl's logs, as overrides the report shows."""
+        from whileai.spec.load import replace_run
+        from whileai.targets.verl.compile import compile
+        from whileai.targets.verl.eval import recipe_overrides, sft_overrides
+
+        extra = sft_overrides() if run.method.type == "sft" else recipe_overrides(name)
+        return compile(replace_run(run, overrides=dict(run.overrides) | extra))
+
+    def meta(self, base: RunSpec, prep: Prepared) -> dict[str, Any]:
+        return {"holdout": f"{base.taskset} (eval split, {base.eval.examples} tasks)",
+                "metric": f"{base.taskset}'s own reward (reward.py, verl's validation: val-core mean@n)"}
+
+    def files(self, c: Compiled, name: str, baseline: RunSpec) -> dict[str, str]:
+        """An SFT arm's eval.sh and eval/: scored on the baseline's holdout, as the pairs are."""
+        if c.run.method.type != "sft":
+            return {}
+        from whileai.targets.verl.eval import eval_files
+
+        return eval_files(c, name, baseline)
+
+    def call(self, c: Compiled, prep: Prepared) -> Call | None:
+        return None
+
+    def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],
+                 prep: Prepared) -> int:
+        return validate_scripts(dirs)
+
+    def read_metrics(self, work: Path) -> Metrics:
+        """verl's file logger and its last validation dump; an arm with eval.sh (SFT) is scored
+        by that step's dump, at its last training step."""
+        series, per_task = read_run(work, scored=(work / EVAL).is_file())
+        return Metrics(series=series, per_task=per_task)
+
+
+LAUNCHER = VerlLauncher()
