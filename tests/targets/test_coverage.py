@@ -11,10 +11,11 @@ from helpers import STUDENT
 import whileai as wai
 from whileai.spec.fields import spec_fields
 from whileai.spec.run import METHODS, RunSpec
+from whileai.targets import registry
 
-BACKENDS = ["prime-rl", "trl", "verl"]
-MODULES = {"prime-rl": "whileai.targets.prime_rl.compile", "trl": "whileai.targets.trl.compile",
-           "verl": "whileai.targets.verl.compile"}
+# every registered target, and its compile module (the same role has the same file name in each)
+BACKENDS = list(registry.names())
+MODULES = {n: registry.TARGETS[n].rsplit(".", 1)[0] + ".compile" for n in BACKENDS}
 TASKS = Path(__file__).parents[1] / "data" / "tasks.jsonl"
 TEACHER = wai.Endpoint(url="http://localhost:8001/v1", model="PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL")
 

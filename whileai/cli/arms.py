@@ -18,6 +18,8 @@ from typing import Annotated, Any
 
 import typer
 
+from whileai.cli.params import TARGET
+
 
 def arms_cmd(
     specs: Annotated[list[Path] | None, typer.Argument(help="Spec files, one per arm (default: the "
@@ -29,9 +31,8 @@ def arms_cmd(
     repeats: Annotated[int, typer.Option(min=1, help="Runs per arm (seeds seed..seed+N-1).")] = 1,
     budget: Annotated[str | None, typer.Option(help="rollouts=N or tokens=N: steps set so every "
                       "arm spends the same.")] = None,
-    target: Annotated[str, typer.Option("--backend", "-b",
-                                        help="Target: prime-rl, trl or verl.")] = "prime-rl",
-    cpu: Annotated[bool, typer.Option(help="trl: a CPU run.")] = False,
+    target: Annotated[str, typer.Option(*TARGET.flags, help=TARGET.help)] = TARGET.default,
+    cpu: Annotated[bool, typer.Option(help="A CPU run, where the target can train on a CPU.")] = False,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the arms and a manifest "
                    "here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
