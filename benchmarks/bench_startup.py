@@ -5,7 +5,8 @@
 Reports medians of interleaved rounds:
   floor      a minimal pydantic program: import pydantic, define one BaseModel, validate once
   compile    `whileai compile examples/opsd.toml -o DIR`, a fresh DIR each time
-             (target: <= 1.5x the floor)
+             (target: <= 1.5x the floor, as the median of paired rounds: compile, then the floor)
+  compile-print  the same without -o (the report only)
   snippet    the seed snippet: three arms through the Python API, written to disk
   anchor     the same snippet with PyPI whileai==0.131 (the closest existing tool) in its own
              venv under benchmarks/.anchor-venv, "grpo" as a string (target: ours <= 0.6x it)
@@ -99,6 +100,8 @@ def main() -> None:
         "floor": [sys.executable, "-c", FLOOR],
         "compile": [sys.executable, "-m", "whileai", "compile", str(ROOT / "examples" / "opsd.toml"),
                     "-o", "out"],
+        "compile-print": [sys.executable, "-m", "whileai", "compile",  # without -o: the report only
+                          str(ROOT / "examples" / "opsd.toml")],
         "snippet": [sys.executable, "-c", SNIPPET.replace("GRPO", "wai.GRPO()")],
     }
     anchor = None if args.no_anchor else anchor_python(args.anchor_venv)
@@ -111,13 +114,21 @@ def main() -> None:
     for argv in cases.values():  # warm caches (.pyc, page cache)
         timed(argv, empty())
     samples: dict[str, list[float]] = {k: [] for k in cases}
+    order = ["compile", "floor", *[k for k in cases if k not in ("compile", "floor")]]
     for _ in range(args.rounds):
-        for name, argv in cases.items():
+        for name in order:
+            argv = cases[name]
             samples[name].append(timed(argv, empty()))
     med = {k: statistics.median(v) for k, v in samples.items()}
     for k, v in med.items():
         print(f"{k:8s} median {v * 1000:7.1f} ms  (min {min(samples[k]) * 1000:.1f}, n={args.rounds})")
-    print(f"compile / floor = {med['compile'] / med['floor']:.2f}  (target <= 1.5)")
+    print(f"compile / floor = {med['compile'] / med['floor']:.2f}  (ratio of medians; target <= 1.5)")
+    # as a person waits for it: each round runs compile, then the floor, in turn; the median of
+    # those paired ratios is the number the target is held to (a shared VM's noise hits both)
+    for case in ("compile", "compile-print"):
+        paired = [c / f for c, f in zip(samples[case], samples["floor"], strict=True)]
+        print(f"{case} / floor, median of {len(paired)} paired rounds = {statistics.median(paired):.2f}"
+              "  (target <= 1.5)")
     if "anchor" in med:
         print(f"snippet / anchor = {med['snippet'] / med['anchor']:.2f}  (target <= 0.6)")
     if args.instructions:

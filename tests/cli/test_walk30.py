@@ -53,7 +53,7 @@ def test_check_on_a_file_no_entry_point_accepts_says_so_plainly(tmp_path: Path) 
 
 
 def test_check_that_cannot_run_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`compile --check -b trl` without TRL: one line, exit 2, and no run folder left behind (it
+    """`compile --check -t trl` without TRL: one line, exit 2, and no run folder left behind (it
     wrote the run, then said it could not check it)."""
     monkeypatch.setitem(sys.modules, "trl", None)  # import trl raises ImportError, as uninstalled
     out = tmp_path / "run"
@@ -87,7 +87,7 @@ def test_migrate_on_a_file_already_at_the_pin_says_there_is_nothing_to_migrate(t
 
 
 def test_inspect_out_named_like_a_file_is_refused(tmp_path: Path) -> None:
-    """`inspect ... -o page.html` made a folder called page.html (as -b trl -o run.toml did)."""
+    """`inspect ... -o page.html` made a folder called page.html (as -t trl -o run.toml did)."""
     (tmp_path / "run").mkdir()
     code, _, err = cli("inspect", "--run", str(tmp_path / "run"), "-o", str(tmp_path / "page.html"))
     assert code == 2 and "a folder (inspect writes inspect.html and inspect.json into it)" in err

@@ -162,7 +162,7 @@ def whileai(*args: str) -> subprocess.CompletedProcess[str]:
 def test_arms_verb_plans_checks_and_writes_a_manifest(tmp_path: Path) -> None:
     mine = ("arms", *map(str, FOUR), "--baseline", "baseline", "--budget", "rollouts=4096", "--json")
     p = whileai(*mine)  # the user's own tasks and reward: prime-rl would train on others
-    assert p.returncode == 2 and p.stderr.startswith("error: data: ") and "-b trl" in p.stderr
+    assert p.returncode == 2 and p.stderr.startswith("error: data: ") and "-t trl" in p.stderr
     three = [str(f) for f in FOUR if f.stem != "self-distill"]  # its prime-rl override: not TRL's
     p = whileai("arms", *three, "--baseline", "baseline", "--budget", "rollouts=4096", "--json",
                 "-b", "trl")

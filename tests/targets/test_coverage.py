@@ -126,7 +126,7 @@ def test_prime_rl_refuses_own_tasks_it_would_not_train_on(field: str) -> None:
         for run in variants(kind):
             if getattr(run, field) is None or (field == "reward" and run.data):
                 continue
-            with pytest.raises(wai.SpecError, match=rf"^{field}: .*; prime-rl .* \(-b trl\)") as info:
+            with pytest.raises(wai.SpecError, match=rf"^{field}: .*; prime-rl .* \(-t trl\)") as info:
                 backend("prime-rl").compile(run)
             assert "verifiers environment" in str(info.value)
 

@@ -50,7 +50,7 @@ def test_prime_rl_refuses_data_and_reward_it_would_not_train_on() -> None:
     not the user's: each is refused naming the field and what prime-rl runs instead."""
     with pytest.raises(SpecError, match=r"^data: .*taskset package named by taskset \('my-qa'\)"):
         prime_rl.compile(run(wai.GRPO(), reward="m.f"))
-    with pytest.raises(SpecError, match=r"^reward: 'm\.f' is not allowed; .*rubric.*-b trl"):
+    with pytest.raises(SpecError, match=r"^reward: 'm\.f' is not allowed; .*rubric.*-t trl"):
         prime_rl.compile(run(wai.GRPO(), reward="m.f").model_copy(update={"data": None}))
 
 

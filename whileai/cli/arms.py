@@ -1,7 +1,7 @@
 """`whileai arms`: plan a paired comparison of spec files (registered in whileai.cli.app).
 
     whileai arms grpo.toml opd.toml mine.toml [--baseline grpo] [--pair opd:mine]
-                 [--repeats 3] [--budget rollouts=20480] [-b prime-rl|trl|verl] [--cpu] [-o DIR] [--json]
+                 [--repeats 3] [--budget rollouts=20480] [-t prime-rl|trl|verl] [--cpu] [-o DIR] [--json]
 
 Loads each spec as an arm (named by its file stem), refuses one that does not share the
 baseline's taskset, holdout and student, sets budget-matched steps, compiles every arm and

@@ -1,4 +1,4 @@
-"""`whileai migrate OLD.toml... [-b TARGET] [-o NEW.toml | -o DIR] [--from vX] [--force] [--allow-drops]`:
+"""`whileai migrate OLD.toml... [-t TARGET] [-o NEW.toml | -o DIR] [--from vX] [--force] [--allow-drops]`:
 through the target's `migration` hook (whileai.targets.hooks.Migrator; prime-rl's:
 targets/prime_rl/migrate/). A target without one: "nothing to migrate for <target>", one line,
 exit 0 (nothing is wrong; nothing is read or written)."""

@@ -1,4 +1,4 @@
-"""`whileai rehearse SPEC|RUN.toml [-b TARGET] [--steps 2] [--timeout S] [--keep DIR]`, and
+"""`whileai rehearse SPEC|RUN.toml [-t TARGET] [--steps 2] [--timeout S] [--keep DIR]`, and
 `whileai rehearse --setup DIR [SPEC]` (with a SPEC: its tasksets import too): the target's own
 launcher for N steps on a CPU, through its `rehearsal` hook (whileai.targets.hooks; prime-rl's:
 targets/prime_rl/rehearse/, docs/rehearse.md). A target without one: one line, exit 2.

@@ -70,7 +70,7 @@ def load_arms(
         if r.sources:
             raise SpecError("arms", str(paths[n]), "a spec of one training source: an arm is one "
                             "method on one taskset, compared with the others on one holdout (compile "
-                            "a mixture (sources) with `whileai compile -b prime-rl`)")
+                            "a mixture (sources) with `whileai compile -t prime-rl`)")
         if r.then is not None:
             raise SpecError("arms", str(paths[n]), "a one-stage spec: an arm trains one method "
                             "(compile a two-stage spec with `whileai compile`, which writes both "

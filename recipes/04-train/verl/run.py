@@ -11,7 +11,7 @@ verl's reason), each compared against the GRPO arm, and OPD against SFT.
                                                       # results.json + results.png in runs/<tag>/
     python recipes/04-train/verl/run.py my/grpo.toml my/opd.toml --steps 50 --tag mine
 
-Each arm folder is what `whileai compile -b verl` writes, with what the recipe adds, reported as
+Each arm folder is what `whileai compile -t verl` writes, with what the recipe adds, reported as
 overrides: `trainer.logger` gains "file" (verl's file logger, read back per step) and
 `trainer.validation_data_dir` keeps verl's holdout samples (the per-task scores pairs need). An
 SFT arm gets eval.sh (whileai.targets.verl.eval): verl's model merger, then verl's validation of

@@ -1,4 +1,4 @@
-"""`whileai compile -b verl`, `explain`, `--json`, `--check` and `whileai check` through the CLI."""
+"""`whileai compile -t verl`, `explain`, `--json`, `--check` and `whileai check` through the CLI."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`-b verl`: the run directory whileai writes for verl 0.9.1, read back as verl would receive it."""
+"""`-t verl`: the run directory whileai writes for verl 0.9.1, read back as verl would receive it."""
 
 from __future__ import annotations
 

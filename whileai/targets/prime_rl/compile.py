@@ -167,12 +167,12 @@ def _own_tasks(run: RunSpec) -> None:
     if run.data is not None:
         raise SpecError("data", run.data, f"prime-rl trains only on the rows of the taskset package "
                         f"named by taskset ({run.taskset!r}), never on a file, so this run would "
-                        f"not train on yours: compile for TRL (-b trl), which trains on the file, "
+                        f"not train on yours: compile for TRL (-t trl), which trains on the file, "
                         f"or package the rows as {env}, name it in taskset and leave data out")
     if run.reward is not None:
         raise SpecError("reward", run.reward, "prime-rl scores rollouts only with the rubric of the "
                         f"taskset package named by taskset ({run.taskset!r}), never with a function "
-                        f"of yours, so this run would not learn from it: compile for TRL (-b trl), "
+                        f"of yours, so this run would not learn from it: compile for TRL (-t trl), "
                         f"which calls it, or put it in the rubric of {env}, name that in taskset "
                         "and leave reward out")
 

@@ -94,7 +94,7 @@ def make(run: RunSpec, stem: str) -> CompilePlan:
     lay = run.layout
     if not lay.multi and lay.trainer_gpus < 1:
         raise SpecError("gpus", run.gpus, "at least 2 for prime-rl on one node: rl gives inference "
-                        "and the trainer GPUs of their own (1 + 1); TRL trains on one (-b trl)")
+                        "and the trainer GPUs of their own (1 + 1); TRL trains on one (-t trl)")
     serves = not lay.multi or lay.inference_nodes > 0
     nodes.check(serves, run.overrides)
     _derived(run, found)

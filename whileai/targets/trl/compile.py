@@ -142,7 +142,7 @@ class TRLSteps(Steps):
         if run.sources:
             raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source "
                             "for TRL: TRL has no per-source algorithms (one trainer, one method and one "
-                            "dataset per run); compile a mixture for prime-rl (-b prime-rl)")
+                            "dataset per run); compile a mixture for prime-rl (-t prime-rl)")
         n = accel.processes(run)
         if completions(run) % n:
             raise SpecError("prompts", run.prompts, f"a step whose {completions(run)} completions "

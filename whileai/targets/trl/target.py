@@ -82,7 +82,7 @@ class TRL:
         if not (path / "config.yaml").is_file():  # a folder, but no TRL run: say so before TRL
             return [("error", str(SpecError("config", raw(f"{path} is a folder without config.yaml"),
                                             "a prime-rl TOML or a TRL run directory that `whileai "
-                                            "compile -b trl -o DIR` wrote")))]
+                                            "compile -t trl -o DIR` wrote")))]
         try:
             problems = check_dir(path)
         except SpecError as e:

@@ -9,7 +9,7 @@ run after run.sh in the same container:
    model, with the LoRA adapter beside it in `lora_adapter/` when the arm trained one
    (model_merger/base_model_merger.py:311-408);
 2. `bash eval/run.sh`: the baseline arm's spec (its holdout rows and reward: what every pair
-   is scored with) compiled with `-b verl` as GRPO on this arm's model, LoRA and sampling, with
+   is scored with) compiled with `-t verl` as GRPO on this arm's model, LoRA and sampling, with
    `trainer.val_only=True`: verl loads that model (and adapter), scores the holdout exactly as
    the RL arms' validation does (trainer_base.py:438-448) and stops before any training step.
 

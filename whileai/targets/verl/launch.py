@@ -2,7 +2,7 @@
 container, without modal: testable with stand-in scripts.
 
 `train_verl_job` writes the arm's run folder (run.sh and the files beside it, as `whileai compile
--b verl` wrote them), runs `bash run.sh` as written, then `bash eval.sh` where the arm has one
+-t verl` wrote them), runs `bash run.sh` as written, then `bash eval.sh` where the arm has one
 (the SFT arm: its final model scored on the holdout by verl's own validation,
 whileai.targets.verl.eval), reads verl's own logs (whileai.targets.verl.metrics) and writes
 `metrics.json` to the volume folder. verl itself starts the OPD teacher on its own GPU pool, so
