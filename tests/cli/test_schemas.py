@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, get_args
@@ -18,7 +19,7 @@ import whileai as wai
 from whileai.cli.app import app
 from whileai.cli.schemas import SCHEMAS, dumps, generate
 from whileai.errors import SpecError
-from whileai.report.model import Report
+from whileai.report.document import Report
 from whileai.spec.load import build, load_spec, loads_toml
 from whileai.spec.run import RunSpec
 from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
@@ -93,12 +94,13 @@ def test_cli_prints_the_committed_schema(which: str) -> None:
 
 
 def test_results_schema_has_one_text() -> None:
-    """whileai.results writes the same text (python -m whileai.results) as gen_schemas.py."""
-    try:
-        from whileai.results.model import schema_text
-    except ImportError:
-        pytest.skip("whileai.results is not present yet")
-    assert dumps("results") == schema_text()
+    """`python -m whileai.results` writes the same text as gen_schemas.py (one generator)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "whileai.results"], capture_output=True, text=True,
+                         check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    assert out == dumps("results")
 
 
 def test_spec_patterns_never_reject_what_whileai_accepts() -> None:
