@@ -12,9 +12,9 @@ Usage:
   Compiled.reads / ignores / fixed. A backend that does not import is left out.
 - rules.md: the warning rules, their conditions and sources (whileai.targets.registry.rules(): the
   shared ones, then each target's).
-- inspect-json.md: every field of `whileai inspect`'s JSON (whileai/tokenview/model.py).
-- inspect-run-json.md: every field of `whileai inspect --run`'s JSON (whileai/tokenview/runmodel.py).
-- results.md: every field of results.json (whileai/results/model.py) and the collapse and
+- inspect-json.md: every field of `whileai inspect`'s JSON (whileai/tokenview/document.py).
+- inspect-run-json.md: every field of `whileai inspect --run`'s JSON (whileai/tokenview/rundocument.py).
+- results.md: every field of results.json (whileai/results/document.py) and the collapse and
   instability rules (whileai.results.health.RULES).
 - tasksets.md: the pinned taskset catalogue, the entry points `whileai check` knows, the renderer
   choice and one example compiled end to end (scripts/docs_tasksets.py).
@@ -331,7 +331,7 @@ def json_type(node: Node) -> str:
 
 def inspect_json_md() -> str:
     return _models_md("inspect", "InspectReport", [
-        STAMP.format(src="whileai/tokenview/model.py"), "# `whileai inspect` JSON\n\n",
+        STAMP.format(src="whileai/tokenview/document.py"), "# `whileai inspect` JSON\n\n",
         "Every field of `inspect.json` (JSON Schema: `schemas/inspect.schema.json`, also "
         "`whileai schema inspect`). What the page and the command show is described in "
         "[inspect.md](inspect.md).\n"])
@@ -339,7 +339,7 @@ def inspect_json_md() -> str:
 
 def inspect_run_json_md() -> str:
     return _models_md("inspect-run", "RunReport", [
-        STAMP.format(src="whileai/tokenview/runmodel.py"), "# `whileai inspect --run` JSON\n\n",
+        STAMP.format(src="whileai/tokenview/rundocument.py"), "# `whileai inspect --run` JSON\n\n",
         "Every field of `inspect-run.json` (JSON Schema: `schemas/inspect-run.schema.json`, also "
         "`whileai schema inspect-run`), read from prime-rl's token exports. What the page shows "
         "is described in [inspect.md](inspect.md#a-training-run-inspect---run).\n"])
@@ -364,11 +364,10 @@ RESULT_MODELS = ("Results", "ArmResult", "ArmBudget", "Quantity", "Health", "Del
 
 def results_md() -> str:
     from whileai.results.health import RULES
-    from whileai.results.model import json_schema
 
-    schema = json_schema()
+    schema = generate("results")
     defs = schema["$defs"] | {"Results": schema}
-    out = [STAMP.format(src="whileai/results/model.py and whileai/results/health.py"),
+    out = [STAMP.format(src="whileai/results/document.py and whileai/results/health.py"),
            "# results.json\n\n",
            "What the paired-arm recipes write when every arm has finished (`--collect`, or the end "
            "of a run): one record per arm (its config, per-step series, per-task rewards, budget and "

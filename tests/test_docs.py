@@ -75,8 +75,8 @@ def test_concepts_page_is_there_and_cites_its_sources() -> None:
 
 
 def test_results_page_lists_every_health_rule_and_field() -> None:
+    from whileai.results.document import Results
     from whileai.results.health import RULES
-    from whileai.results.model import Results
 
     text = (DOCS / "results.md").read_text(encoding="utf-8")
     for rule in RULES:

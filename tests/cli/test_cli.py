@@ -133,7 +133,7 @@ def test_compile_examples_writes_three_files(tmp_path: Path) -> None:
 def test_json_report_shape(tmp_path: Path) -> None:
     code, out, _ = run("compile", str(EXAMPLES / "opsd.toml"), "--json")
     data = json.loads(out)
-    assert data["backend"] == "prime-rl" and data["out"] is None
+    assert data["target"] == "prime-rl" and data["out"] is None
     reads = {(r["field"], r["path"]): r["value"] for r in data["reads"]}
     assert reads[("privileged", "orchestrator.algo.demo_key")] == "answer"
     assert reads[("prompts", "orchestrator.batch_size")] == 64

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, get_args
@@ -18,7 +19,7 @@ import whileai as wai
 from whileai.cli.app import app
 from whileai.cli.schemas import SCHEMAS, dumps, generate
 from whileai.errors import SpecError
-from whileai.report.model import Report
+from whileai.report.document import Report
 from whileai.spec.load import build, load_spec, loads_toml
 from whileai.spec.run import RunSpec
 from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
@@ -93,12 +94,13 @@ def test_cli_prints_the_committed_schema(which: str) -> None:
 
 
 def test_results_schema_has_one_text() -> None:
-    """whileai.results writes the same text (python -m whileai.results) as gen_schemas.py."""
-    try:
-        from whileai.results.model import schema_text
-    except ImportError:
-        pytest.skip("whileai.results is not present yet")
-    assert dumps("results") == schema_text()
+    """`python -m whileai.results` writes the same text as gen_schemas.py (one generator)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "whileai.results"], capture_output=True, text=True,
+                         check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    assert out == dumps("results")
 
 
 def test_spec_patterns_never_reject_what_whileai_accepts() -> None:
@@ -215,12 +217,17 @@ def test_every_report_matches_the_model_and_the_schema() -> None:
 
 
 def test_cli_json_report_validates() -> None:
+    """Several spec files: a JSON array of reports, in the order given; one: the report itself."""
     result = CliRunner().invoke(app, ["compile", *map(str, EXAMPLES[:3]), "--json"])
     assert result.exit_code == 0, result.output
     docs = json.loads(result.output)
-    assert len(docs) == 3
+    assert isinstance(docs, list) and len(docs) == 3
     for doc in docs:
         assert errors("report", doc) == []
+    one = CliRunner().invoke(app, ["compile", str(EXAMPLES[0]), "--json"])
+    assert one.exit_code == 0, one.output
+    doc = json.loads(one.output)
+    assert isinstance(doc, dict) and errors("report", doc) == [] and doc["main"] == docs[0]["main"]
 
 
 def test_report_schema_flags_a_changed_shape() -> None:
@@ -228,6 +235,19 @@ def test_report_schema_flags_a_changed_shape() -> None:
     assert errors("report", doc | {"extra": 1})
     assert errors("report", {k: v for k, v in doc.items() if k != "reads"})
     assert errors("report", doc | {"reads": [{"field": "steps", "path": "max_steps"}]})
+
+
+def test_report_is_version_2_and_refuses_version_1() -> None:
+    """Version 2 names the target `target` and the pin `pin`; version 1 (unversioned) said
+    `backend` and `target`: the schema tells them apart (docs/guide.md, "The --json report")."""
+    c = wai.compile(load_spec(EXAMPLES[0]))
+    doc = c.to_dict()
+    assert (doc["schema_version"], doc["target"], doc["pin"]) == (2, c.target, c.pin)
+    assert list(doc)[:3] == ["schema_version", "target", "pin"] and "backend" not in doc
+    old = {"backend": c.target, "target": c.pin} | {k: v for k, v in doc.items()
+                                                     if k not in ("schema_version", "target", "pin")}
+    assert errors("report", old)
+    assert errors("report", doc | {"schema_version": 1})
 
 
 def test_report_rows_are_the_records_a_compile_returns() -> None:

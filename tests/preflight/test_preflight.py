@@ -318,6 +318,7 @@ def test_cli_exit_codes_one_line_each_and_json(tok: Path, tmp_path: Path) -> Non
     assert good.stdout.splitlines()[0].startswith("ok   teacher org/teacher")
     data = json.loads(as_json.stdout)
     assert data["ok"] is True and {c["status"] for c in data["checks"]} <= {"ok", "skip"}
+    assert data["target"] == "prime-rl" and "backend" not in data
     down = runner.invoke(app, ["preflight", str(spec), "--timeout", "2"])  # the server is gone
     assert down.exit_code == 1 and "FAIL teacher" in down.stdout
     for args in (["--student-endpoint", "ftp://nowhere"], ["--timeout", "0"], ["--backend", "x"]):

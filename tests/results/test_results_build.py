@@ -8,8 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from whileai.cli.schemas import dumps
 from whileai.launch import ArmSpec, Manifest, Metrics, plan
-from whileai.results import build, plot, schema_text, write_results
+from whileai.results import build, plot, write_results
 from whileai.results.stats import noise_band, paired_delta
 
 np = pytest.importorskip("numpy", reason="the results extra (pip install -e '.[results]'): numpy")
@@ -110,7 +111,7 @@ def test_without_per_task_rewards(tmp_path: Path) -> None:
 
 
 def test_schema_file_is_current() -> None:
-    assert (ROOT / "schemas" / "results.schema.json").read_text() == schema_text()
+    assert (ROOT / "schemas" / "results.schema.json").read_text() == dumps("results")
 
 
 def test_plot_writes_png(tmp_path: Path) -> None:

@@ -67,7 +67,7 @@ def test_cli_compile_report_json_and_write(tmp_path: Path) -> None:
     assert "model -> model = " in out and "run (once written with -o):" in out
     code, out = cli("compile", str(SPEC), "-b", "toy", "--json")
     data = json.loads(out)
-    assert code == 0 and data["backend"] == "toy" and data["target"] == "toy 0.0.1"
+    assert code == 0 and data["target"] == "toy" and data["pin"] == "toy 0.0.1"
     assert json.loads(data["files"]["grpo.json"])["method"] == "grpo"
     dest = tmp_path / "run.json"
     code, out = cli("compile", str(SPEC), "-b", "toy", "-o", str(dest), "--plain", "--check")

@@ -22,7 +22,7 @@ from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Drop, Row, To, apply
 from whileai.targets.probe import Probe
-from whileai.targets.run import Call, Metrics, ModalApp, Prepared
+from whileai.targets.run import ArmCall, Metrics, ModalApp, Prepared
 
 READ = {"model": "model", "steps": "steps", "prompts": "batch.prompts", "method.type": "method",
         "method.samples": "batch.samples"}
@@ -78,7 +78,7 @@ class ToyLauncher:
     def files(self, c: Compiled, name: str, baseline: RunSpec) -> dict[str, str]:
         return {}
 
-    def call(self, c: Compiled, prep: Prepared) -> Call | None:
+    def call(self, c: Compiled, prep: Prepared) -> ArmCall | None:
         return None
 
     def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],

@@ -14,7 +14,7 @@ from whileai.cli.app import app
 from whileai.errors import SpecError
 from whileai.spec.load import load_spec
 from whileai.tokenview import data, stats
-from whileai.tokenview.model import (
+from whileai.tokenview.document import (
     Completion,
     Definitions,
     InspectReport,

@@ -17,9 +17,9 @@ from pin_exporter import load, micro_batch, pin
 from typer.testing import CliRunner
 
 from whileai.cli.app import app
+from whileai.cli.schemas import generate
 from whileai.errors import SpecError
 from whileai.tokenview import exports
-from whileai.tokenview.runmodel import json_schema
 from whileai.tokenview.runsummary import summarise
 
 
@@ -148,7 +148,7 @@ def test_cli_writes_page_and_json_that_match_the_schema(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["inspect", "--run", str(tmp_path / "outputs"), "-o", str(out)])
     assert r.exit_code == 0, r.output
     data = json.loads((out / "inspect-run.json").read_text())
-    jsonschema.Draft202012Validator(json_schema()).validate(data)
+    jsonschema.Draft202012Validator(generate("inspect-run")).validate(data)
     page = (out / "inspect-run.html").read_text()
     assert "written by whileai inspect" in page and "<script src" not in page and "<link" not in page
     assert data["reading"]["exports"].endswith("run-a/token_exports")

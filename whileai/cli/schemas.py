@@ -12,18 +12,14 @@ string; the spec's own validators appear as patterns taken from `whileai.spec.ru
 
 from __future__ import annotations
 
-import copy
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from whileai.schemadoc import Node, document, text
 from whileai.spec import endpoint as _endpoint
 from whileai.spec import methods as _methods
 from whileai.spec import run as _spec
-
-DRAFT = "https://json-schema.org/draft/2020-12/schema"
-Node = dict[str, Any]
 
 # which -> (file name, title)
 SCHEMAS: dict[str, tuple[str, str]] = {
@@ -33,8 +29,9 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "inspect": ("inspect.schema.json", "whileai inspect JSON"),
     "inspect-run": ("inspect-run.schema.json", "whileai inspect --run JSON"),
 }
-# results.json's schema belongs to whileai.results (its pydantic model and json_schema());
-# imported only when asked for, and taken verbatim so there is one generator.
+# Every document comes from its pydantic model through whileai.schemadoc.document (the one
+# generator); the spec and the report take the titles above, the others keep their model's name.
+# A model outside the spec is imported only when its schema is asked for.
 
 ENDPOINT_STRING = r"^vllm:[^@\s]+@\S+$"
 # field-level patterns: (model, field) -> regex, from the validators in whileai.spec.run/methods
@@ -56,16 +53,12 @@ def generate(which: str) -> Node:
     build: dict[str, Callable[[], Node]] = {"spec": spec_schema, "report": report_schema,
                                             "results": results_schema, "inspect": inspect_schema,
                                             "inspect-run": inspect_run_schema}
-    body = build[which]()
-    if which in ("results", "inspect", "inspect-run"):
-        return body
-    body.pop("title", None)
-    return {"$schema": DRAFT, "title": SCHEMAS[which][1]} | body
+    return build[which]()
 
 
 def dumps(which: str) -> str:
     """The committed text of a schema file (what `whileai schema <which>` prints)."""
-    return json.dumps(generate(which), indent=2) + "\n"
+    return text(generate(which))
 
 
 def write_all(directory: Path) -> list[Path]:
@@ -80,7 +73,7 @@ def write_all(directory: Path) -> list[Path]:
 
 # -- spec ----------------------------------------------------------------------------------
 def spec_schema() -> Node:
-    return _tomlify(_spec.RunSpec.model_json_schema(by_alias=True))
+    return document(_spec.RunSpec, title=SCHEMAS["spec"][1], edit=_tomlify)
 
 
 def _tomlify(schema: Node) -> Node:
@@ -123,10 +116,14 @@ def _walk(node: Any) -> Any:
 
 # -- report --------------------------------------------------------------------------------
 def report_schema() -> Node:
-    from whileai.report.model import Report
+    from whileai.report.document import Report
 
-    schema = Report.model_json_schema(by_alias=True)
-    spec = spec_schema()
+    return document(Report, title=SCHEMAS["report"][1], edit=_with_spec)
+
+
+def _with_spec(schema: Node) -> Node:
+    """The report's `spec` is the spec file's own schema (shaped for TOML), under $defs."""
+    spec = _tomlify(_spec.RunSpec.model_json_schema(by_alias=True))
     defs = schema.setdefault("$defs", {})
     defs.update(spec.pop("$defs"))
     defs["RunSpec"] = spec
@@ -136,23 +133,23 @@ def report_schema() -> Node:
 
 # -- results -------------------------------------------------------------------------------
 def results_schema() -> Node:
-    """whileai.results' own schema, unchanged: `whileai schema results`, gen_schemas.py and
+    """results.json's (whileai.results.document): `whileai schema results`, gen_schemas.py and
     `python -m whileai.results` all write the same text (a test holds them together)."""
-    from whileai.results.model import json_schema
+    from whileai.results.document import Results
 
-    return copy.deepcopy(json_schema())
+    return document(Results)
 
 
 # -- inspect -------------------------------------------------------------------------------
 def inspect_schema() -> Node:
-    """`whileai inspect`'s JSON, from its pydantic model (whileai.tokenview.model; pydantic only)."""
-    from whileai.tokenview.model import json_schema
+    """`whileai inspect`'s JSON, from its pydantic model (whileai.tokenview.document; pydantic only)."""
+    from whileai.tokenview.document import InspectReport
 
-    return json_schema()
+    return document(InspectReport)
 
 
 def inspect_run_schema() -> Node:
-    """`whileai inspect --run`'s JSON (whileai.tokenview.runmodel; pydantic only)."""
-    from whileai.tokenview.runmodel import json_schema
+    """`whileai inspect --run`'s JSON (whileai.tokenview.rundocument; pydantic only)."""
+    from whileai.tokenview.rundocument import RunReport
 
-    return json_schema()
+    return document(RunReport)

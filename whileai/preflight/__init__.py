@@ -7,7 +7,7 @@ run will touch, from what the spec already says (docs/preflight.md).
 
 What to probe is the target's answer (its `probes` hook: whileai.targets.probe, filled in by
 whileai/targets/<target>/probe.py); this package does the probing. One module per probe family:
-`http` (stdlib HTTP with a hard deadline), `endpoint` (a teacher or student server, probed the way
+`http` (stdlib HTTP with a hard deadline), `servers` (a teacher or student server, probed the way
 the target says the run calls it), `ready` (a client's wait for a server), `tokenize` and
 `tokens` (the server's /tokenize against the student's local tokenizer), `machine` (GPUs, disk,
 models, memory, the framework's checkout), `report` (the checks as data, one line each or JSON),

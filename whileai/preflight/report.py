@@ -48,7 +48,7 @@ def note(name: str, detail: str, seconds: float | None = None) -> Check:
 @dataclass
 class PreflightReport:
     spec: str
-    target: str  # the target's name (its JSON key is "backend", as -b/--backend)
+    target: str  # the target's name (its JSON key "target"; "backend" before the report's version 2)
     timeout: float
     checks: list[Check] = field(default_factory=list)
     seconds: float = 0.0  # the whole preflight, compiling the spec included
@@ -73,7 +73,7 @@ class PreflightReport:
         return [c.line() for c in self.checks] + [clean(self.summary())]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spec": clean(self.spec), "backend": self.target, "timeout": self.timeout,
+        return {"spec": clean(self.spec), "target": self.target, "timeout": self.timeout,
                 "seconds": round(self.seconds, 3), "probe_seconds": round(self.probe_seconds, 3),
                 "ok": not self.failed,
                 "checks": [c.to_dict() for c in self.checks]}

@@ -22,8 +22,8 @@ from typing import Any
 from whileai.cost import sizes
 from whileai.errors import SpecError
 from whileai.preflight import machine
-from whileai.preflight.endpoint import probe
 from whileai.preflight.report import Check, PreflightReport, fail, skip
+from whileai.preflight.servers import probe
 from whileai.preflight.tokens import Student
 from whileai.spec.run import RunSpec
 from whileai.targets.base import Machine as Needs

@@ -5,7 +5,7 @@
 - `render`: the rich tables a terminal gets, `whileai explain`, `methods` and `rules`;
 - `tables`: rich tables whose words all stay whole (else the rows as lines); `explain`: the
   rows of `whileai explain`, as plain lines or JSON;
-- `wrap`: folding lines with a hanging indent; `model`: the report JSON's pydantic model (its rows
+- `wrap`: folding lines with a hanging indent; `document`: the report JSON's pydantic model (its rows
   are the records, `whileai.rules.base.Finding` and `whileai.cost.estimate.Cost`).
 
 A Compiled is read by its fields only (its type is imported for type checking), so this room

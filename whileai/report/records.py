@@ -3,7 +3,7 @@ teacher is served. One type each, used at run time and as the `--json` report's 
 
 Each record is a frozen dataclass whose fields carry their description once: the targets build
 it, the text and rich reports read it, `to_dict()` is its `--json` form (the fields, in order),
-and `whileai.report.model.Report` takes it as a field type, so `schemas/report.schema.json` is
+and `whileai.report.document.Report` takes it as a field type, so `schemas/report.schema.json` is
 generated from these classes. The warnings (`whileai.rules.base.Finding`) and the cost estimate
 (`whileai.cost.estimate.Cost`) are records of the same kind, in the rooms below that build them.
 Pure: no pydantic model is built here (pydantic reads the annotations only for the schema).

@@ -10,7 +10,7 @@ numpy, scipy and matplotlib (the `results` extra) load only when statistics or t
 from __future__ import annotations
 
 from whileai.results.build import build, versions, write_results
-from whileai.results.model import Results, json_schema, schema_text
+from whileai.results.document import Results
 from whileai.results.plot import plot
 
-__all__ = ["Results", "build", "json_schema", "plot", "schema_text", "versions", "write_results"]
+__all__ = ["Results", "build", "plot", "versions", "write_results"]

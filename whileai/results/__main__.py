@@ -2,6 +2,7 @@
 
 import sys
 
-from whileai.results.model import schema_text
+from whileai.results.document import Results
+from whileai.schemadoc import document, text
 
-sys.stdout.write(schema_text())
+sys.stdout.write(text(document(Results)))

@@ -20,8 +20,7 @@ from typing import Any
 from whileai.files.atomic import atomic_write as atomic_write_text
 from whileai.launch.manifest import ArmRecord, Manifest, load_manifest
 from whileai.results import stats, truth
-from whileai.results.health import check
-from whileai.results.model import (
+from whileai.results.document import (
     ArmResult,
     BudgetInfo,
     ConfigInfo,
@@ -31,6 +30,7 @@ from whileai.results.model import (
     Results,
     StatsInfo,
 )
+from whileai.results.health import check
 from whileai.results.spend import COMPARED, arm_budget, mismatches
 from whileai.targets import registry
 

@@ -1,7 +1,7 @@
 """Collapse and instability in a run's per-step series: named findings, as data.
 
     check({"eval_reward": [(0, .1), (10, 0.), (20, 0.), (30, 0.), (40, 0.)]})
-    # [Finding(id="eval-reward-collapsed", series="eval_reward", step=10, collapse=True, ...)]
+    # [HealthFinding(id="eval-reward-collapsed", series="eval_reward", step=10, collapse=True, ...)]
 
 A finding with `collapse` true makes the comparison's verdict "collapsed" (not only "worse").
 The rules are a table (RULES) that docs/results.md lists. Pure: no numpy.
@@ -20,29 +20,29 @@ ENTROPY_FLOOR = 0.1  # entropy ending below this fraction of its first value has
 EPS = 1e-9
 
 
-class Rule(NamedTuple):
+class HealthRule(NamedTuple):
     id: str
     collapse: bool
     condition: str
 
 
-RULES: tuple[Rule, ...] = (
-    Rule("eval-reward-collapsed", True, "eval reward is constant over the last half of the run "
+RULES: tuple[HealthRule, ...] = (
+    HealthRule("eval-reward-collapsed", True, "eval reward is constant over the last half of the run "
          "(at least two evaluations) below its own earlier best: it fell (e.g. to 0) and stayed"),
-    Rule("eval-reward-flat", False, "eval reward is constant over the last half of the run and "
+    HealthRule("eval-reward-flat", False, "eval reward is constant over the last half of the run and "
          "never was higher: the arm may not have learned at all"),
-    Rule("non-finite", True, "a logged series (loss, KL, reward, entropy) holds NaN or infinity"),
-    Rule("diverged", True, f"a loss or KL ends at least {SPIKE:g}x above the median of its "
+    HealthRule("non-finite", True, "a logged series (loss, KL, reward, entropy) holds NaN or infinity"),
+    HealthRule("diverged", True, f"a loss or KL ends at least {SPIKE:g}x above the median of its "
          "earlier values (three or more)"),
-    Rule("spike", False, f"a loss or KL jumps at least {SPIKE:g}x above the median of its earlier "
+    HealthRule("spike", False, f"a loss or KL jumps at least {SPIKE:g}x above the median of its earlier "
          "values, then comes back"),
-    Rule("entropy-collapse", True, f"policy entropy ends below {ENTROPY_FLOOR:g} of its first "
+    HealthRule("entropy-collapse", True, f"policy entropy ends below {ENTROPY_FLOOR:g} of its first "
          "logged value"),
 )
 COLLAPSE = {r.id: r.collapse for r in RULES}
 
 
-class Finding(NamedTuple):
+class HealthFinding(NamedTuple):
     id: str
     series: str
     step: int | None
@@ -50,11 +50,11 @@ class Finding(NamedTuple):
     message: str
 
 
-def _finding(rule: str, series: str, step: int | None, message: str) -> Finding:
-    return Finding(rule, series, step, COLLAPSE[rule], message)
+def _finding(rule: str, series: str, step: int | None, message: str) -> HealthFinding:
+    return HealthFinding(rule, series, step, COLLAPSE[rule], message)
 
 
-def eval_flat(points: Sequence[Point]) -> Finding | None:
+def eval_flat(points: Sequence[Point]) -> HealthFinding | None:
     """Constant eval reward over the last half of the steps."""
     pts = [(s, v) for s, v in points if _finite(v)]
     if len(pts) < 3:
@@ -76,7 +76,7 @@ def eval_flat(points: Sequence[Point]) -> Finding | None:
                     "higher: did it learn?")
 
 
-def non_finite(name: str, points: Sequence[Point]) -> Finding | None:
+def non_finite(name: str, points: Sequence[Point]) -> HealthFinding | None:
     bad = [(s, v) for s, v in points if not _finite(v)]
     if not bad:
         return None
@@ -84,7 +84,7 @@ def non_finite(name: str, points: Sequence[Point]) -> Finding | None:
                     f"({len(bad)} of {len(points)} points not finite)")
 
 
-def jumps(name: str, points: Sequence[Point]) -> Finding | None:
+def jumps(name: str, points: Sequence[Point]) -> HealthFinding | None:
     """A loss or KL far above the median of its earlier magnitudes: spike, or diverged if it ends there."""
     pts = [(s, abs(v)) for s, v in points if _finite(v)]
     first: tuple[int, float, float] | None = None
@@ -103,7 +103,7 @@ def jumps(name: str, points: Sequence[Point]) -> Finding | None:
                     f"{value / typical:.0f}x its earlier median {typical:.3g}{tail}")
 
 
-def entropy(points: Sequence[Point]) -> Finding | None:
+def entropy(points: Sequence[Point]) -> HealthFinding | None:
     pts = [(s, v) for s, v in points if _finite(v)]
     if len(pts) < 2 or pts[0][1] <= EPS or pts[-1][1] >= ENTROPY_FLOOR * pts[0][1]:
         return None
@@ -111,9 +111,9 @@ def entropy(points: Sequence[Point]) -> Finding | None:
                     f"{pts[0][1]:.3g} (step {pts[0][0]}) to {pts[-1][1]:.3g} (step {pts[-1][0]})")
 
 
-def check(series: Mapping[str, Sequence[Point]]) -> list[Finding]:
+def check(series: Mapping[str, Sequence[Point]]) -> list[HealthFinding]:
     """Every finding for one run, in RULES order per series."""
-    out: list[Finding] = []
+    out: list[HealthFinding] = []
     for name, points in sorted(series.items()):
         found = [non_finite(name, points)]
         if name == "eval_reward":
@@ -130,4 +130,4 @@ def _finite(v: float | None) -> bool:
     return v is not None and math.isfinite(v)
 
 
-__all__ = ["COLLAPSE", "RULES", "Finding", "Rule", "check"]
+__all__ = ["COLLAPSE", "RULES", "HealthFinding", "HealthRule", "check"]

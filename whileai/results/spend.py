@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from whileai.cost.budget import RATIO
 from whileai.launch.manifest import ArmRecord
-from whileai.results.model import ArmBudget, Quantity
+from whileai.results.document import ArmBudget, Quantity
 
 QUANTITIES = ("rollouts", "sampled_tokens", "teacher_tokens", "device_seconds")
 COMPARED = ("rollouts", "sampled_tokens", "device_seconds")  # the 2x check (teacher: 0 for GRPO)

@@ -21,7 +21,7 @@ _PLANNED = re.compile(r"(\d+) tasks\)$")
 
 
 def reason(d: Any, alpha: float = 0.05) -> str:
-    """Why a comparison (a whileai.results.model.Delta) got its verdict, by VERDICT_RULE."""
+    """Why a comparison (a whileai.results.document.Delta) got its verdict, by VERDICT_RULE."""
     if d.verdict in ("collapsed", "baseline collapsed"):
         return f"{d.verdict}: {', '.join(d.collapsed)} collapsed (health), whatever the statistics say"
     if d.ci95 is None or d.delta is None:

@@ -1,7 +1,7 @@
 """What every warning rule is made of: a `Rule` (id, condition, citation, check) reads the run spec
 and the `Facts` a target reports (whileai.rules.facts), and yields a `Finding` (id, message,
 citation) or nothing. `Finding` is the report's warning record: one type, built here, rendered by
-whileai.report and typed in its JSON schema (whileai.report.model)."""
+whileai.report and typed in its JSON schema (whileai.report.document)."""
 
 from __future__ import annotations
 

@@ -21,6 +21,9 @@ from whileai.rules.base import Finding
 from whileai.rules.facts import Facts
 from whileai.spec.run import RunSpec
 
+REPORT_VERSION = 2  # the `--json` report's shape (whileai.report.document.Report, which checks it): 1
+# was unversioned, naming the target "backend" and the pin "target"; 2 says "target" and "pin"
+
 
 @dataclass(frozen=True)
 class Compiled:
@@ -93,8 +96,9 @@ class Compiled:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "backend": self.target,
-            "target": self.pin,
+            "schema_version": REPORT_VERSION,
+            "target": self.target,
+            "pin": self.pin,
             "out": self.out,
             "main": self.main,
             "summary": self.header(),

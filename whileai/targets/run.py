@@ -198,7 +198,7 @@ class ModalApp(NamedTuple):
     note: str  # a line the recipe prints before it deploys; "" for none
 
 
-class Call(NamedTuple):
+class ArmCall(NamedTuple):
     """A local arm's command: `module:function(**kwargs)` in the arm's folder, whose returned
     record is its metrics (whileai.launch.runner call)."""
 
@@ -257,7 +257,7 @@ class Launcher(Protocol):
         """Files an arm needs beside the compiled ones (verl's eval.sh for an SFT arm)."""
         ...
 
-    def call(self, c: Compiled, prep: Prepared) -> Call | None:
+    def call(self, c: Compiled, prep: Prepared) -> ArmCall | None:
         """How a local arm trains and is scored; None: the compiled command itself."""
         ...
 
@@ -273,6 +273,6 @@ class Launcher(Protocol):
         ...
 
 
-__all__ = ["PROGRESS", "Call", "Launcher", "Metrics", "ModalApp", "Point", "Prepared", "TrainJob",
+__all__ = ["PROGRESS", "ArmCall", "Launcher", "Metrics", "ModalApp", "Point", "Prepared", "TrainJob",
            "describe_returncode", "error_record", "finished", "gpu_count", "positive", "read_metrics",
            "read_progress", "save", "tail", "write_files", "write_metrics"]

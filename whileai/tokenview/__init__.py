@@ -8,17 +8,17 @@ every completion token is scored under the student and the teacher; the result i
 self-contained HTML page, the same numbers as JSON (`whileai schema inspect`) and a terminal
 summary. Modules:
 
-- `model`: the JSON's pydantic model (light: pydantic only);
+- `document`: the JSON document's pydantic models (light: pydantic only);
 - `adapters`: per method, who samples and what context the teacher sees;
 - `data`: which prompts, and the teacher's context (OPSD's privileged hint);
-- `local` (transformers, imported lazily) and `endpoint` (OpenAI-compatible servers, stdlib
+- `local` (transformers, imported lazily) and `remote` (OpenAI-compatible servers, stdlib
   HTTP): the two ways to generate and score;
 - `stats`: per-completion and overall statistics; `page`: the HTML; `run`: the pipeline;
   `summary`: the terminal summary.
 
 `whileai inspect --run OUTPUT_DIR` reads a prime-rl run's token exports instead (no model):
 `exports` (the pinned exporter's layout, streamed), `runsummary` (per-step statistics),
-`runmodel` (its JSON's model), `runpage` (the page) and `runapp` (the command).
+`rundocument` (its JSON document's models), `runpage` (the page) and `runapp` (the command).
 
 Nothing here is imported by `import whileai` or `whileai compile`; torch and transformers are
 imported only when a local model is loaded.

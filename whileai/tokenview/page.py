@@ -12,7 +12,7 @@ import json
 from importlib import resources
 from typing import Any
 
-from whileai.tokenview.model import InspectReport, Stats
+from whileai.tokenview.document import InspectReport, Stats
 
 MARKER = "written by whileai inspect"
 

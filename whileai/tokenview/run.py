@@ -17,7 +17,7 @@ from whileai.errors import SpecError
 from whileai.spec.run import RunSpec
 from whileai.tokenview import data, stats
 from whileai.tokenview.adapters import Adapter, adapter
-from whileai.tokenview.model import (
+from whileai.tokenview.document import (
     Alternative,
     Completion,
     Definitions,
@@ -62,7 +62,7 @@ def open_model(role: str, src: ModelSource, *, device: str = "auto", timeout: fl
 
         return LocalModel(src.local, flag=flag, device=device)
     if src.url and src.model:
-        from whileai.tokenview.endpoint import EndpointModel
+        from whileai.tokenview.remote import EndpointModel
 
         endpoint = EndpointModel(src.url, src.model, src.api_key_env, flag=flag, timeout=timeout)
         endpoint.check()

@@ -21,7 +21,7 @@ from rich.table import Table
 from whileai.errors import SpecError, missing_argument
 from whileai.tokenview.exports import parse_steps
 from whileai.tokenview.page import num, pct, shown
-from whileai.tokenview.runmodel import RunReport
+from whileai.tokenview.rundocument import RunReport
 from whileai.tokenview.runsummary import Decoder, ids_only, steps_text, summarise
 from whileai.tokenview.summary import hanging
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 
 from whileai.tokenview.page import MARKER, asset, esc, num, pct, shown
-from whileai.tokenview.runmodel import RunReport, StepStats
+from whileai.tokenview.rundocument import RunReport, StepStats
 
 COLOURS = ("#111827", "#dc2626", "#2563eb", "#059669", "#d97706", "#7c3aed", "#db2777", "#0891b2")
 CURVES = (("mean_signal", "mean signal"), ("top1_share_signal", "top 1% share of the signal"),

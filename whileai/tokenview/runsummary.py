@@ -4,7 +4,7 @@
 
 Memory: the values of the step being read (its signal and mismatch KL, for the top-1% shares),
 per-id totals (bounded by the vocabulary) and the shown step's first sequences; never the run.
-Pure Python; definitions are the field descriptions in whileai.tokenview.runmodel.
+Pure Python; definitions are the field descriptions in whileai.tokenview.rundocument.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from whileai.errors import SpecError
 from whileai.tokenview import exports
-from whileai.tokenview.runmodel import (
+from whileai.tokenview.rundocument import (
     SIGNALS,
     Reading,
     RunReport,

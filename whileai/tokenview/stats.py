@@ -1,7 +1,7 @@
 """Statistics of scored tokens: means, the top-1% share, by position, the most disagreed-with ids.
 
 Pure Python (no numpy), so the JSON can be rebuilt and checked anywhere. Definitions are the
-field descriptions in whileai.tokenview.model.
+field descriptions in whileai.tokenview.document.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from whileai.tokenview.model import Completion, Place, PositionBin, Stats, Token, TokenRow
+from whileai.tokenview.document import Completion, Place, PositionBin, Stats, Token, TokenRow
 
 TOP_SHARE = 0.01  # the "top 1%" of tokens
 MAX_BINS = 16

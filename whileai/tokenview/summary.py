@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from whileai.tokenview.model import InspectReport
+from whileai.tokenview.document import InspectReport
 from whileai.tokenview.page import num, pct, shown
 
 

@@ -338,7 +338,7 @@ def test_json_report_carries_cost_and_teacher(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from whileai.cli.app import app
-    from whileai.report.model import Report
+    from whileai.report.document import Report
 
     result = CliRunner().invoke(app, ["compile", str(SCALE / "opd-32b-8nodes.toml"), "--json"])
     assert result.exit_code == 0, result.output

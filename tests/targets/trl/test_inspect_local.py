@@ -14,8 +14,8 @@ from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 from whileai.cli.app import app
+from whileai.cli.schemas import generate
 from whileai.tokenview import adapters
-from whileai.tokenview.model import json_schema
 
 pytestmark = pytest.mark.trl
 ROOT = Path(__file__).resolve().parents[3]
@@ -54,7 +54,7 @@ def opd(tiny_models: dict[str, str],
 
 def test_opd_json_matches_an_independent_forward_pass(opd: Any, tiny_models: dict[str, str]) -> None:
     report, _, _ = opd
-    Draft202012Validator(json_schema()).validate(report)
+    Draft202012Validator(generate("inspect")).validate(report)
     assert len(report["completions"]) == 4
     checked = recheck(report, load(tiny_models["student"]), load(tiny_models["teacher"]), full=True)
     assert checked == report["overall"]["tokens"] > 0
@@ -99,7 +99,7 @@ def test_sft_the_teacher_samples_and_both_score(tiny_models: dict[str, str], tmp
                                    "--max-tokens", "6", "-o", str(tmp_path / "out"))
     assert code == 0, stderr
     report = read(tmp_path / "out")
-    Draft202012Validator(json_schema()).validate(report)
+    Draft202012Validator(generate("inspect")).validate(report)
     assert report["method"] == {"type": "sft", "sampler": "teacher",
                                 "teacher_context": adapters.ADAPTERS["sft"].teacher_context}
     assert "inspect: sft on reverse-text" in stdout

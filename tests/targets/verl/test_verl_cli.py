@@ -35,7 +35,7 @@ def test_json_names_the_target_and_its_pin():
     code, out = cli("compile", str(EXAMPLES / "grpo.toml"), "-b", "verl", "--json")
     assert code == 0, out
     doc = json.loads(out)
-    assert (doc["backend"], doc["target"], doc["main"]) == ("verl", "verl==0.9.1", "run.sh")
+    assert (doc["target"], doc["pin"], doc["main"]) == ("verl", "verl==0.9.1", "run.sh")
     assert any(r["path"] == "algorithm.adv_estimator" for r in doc["reads"])
 
 

@@ -24,7 +24,7 @@ from whileai.targets.base import Options
 from whileai.targets.prime_rl.metrics import collect_prime_rl, metric_lines, parse_usage
 from whileai.targets.prime_rl.pin import COMMIT
 from whileai.targets.run import (
-    Call,
+    ArmCall,
     Metrics,
     ModalApp,
     Prepared,
@@ -219,7 +219,7 @@ class PrimeRLLauncher:
     def files(self, c: Compiled, name: str, baseline: RunSpec) -> dict[str, str]:
         return {}
 
-    def call(self, c: Compiled, prep: Prepared) -> Call | None:
+    def call(self, c: Compiled, prep: Prepared) -> ArmCall | None:
         return None
 
     def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],

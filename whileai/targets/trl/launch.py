@@ -24,7 +24,7 @@ from whileai.errors import SpecError
 from whileai.spec.load import replace_run
 from whileai.spec.run import RunSpec
 from whileai.targets.base import Options
-from whileai.targets.run import Call, Metrics, ModalApp, Prepared, positive, read_metrics
+from whileai.targets.run import ArmCall, Metrics, ModalApp, Prepared, positive, read_metrics
 from whileai.targets.trl.pin import VERSION
 from whileai.tasksets.builtin import BUILTIN, name_of
 
@@ -238,10 +238,10 @@ class TRLLauncher:
     def files(self, c: Compiled, name: str, baseline: RunSpec) -> dict[str, str]:
         return {}
 
-    def call(self, c: Compiled, prep: Prepared) -> Call | None:
+    def call(self, c: Compiled, prep: Prepared) -> ArmCall | None:
         """eval.py: the arm's commands in order, as one shell line (SFT: the teacher samples,
         then trl sft trains), then its holdout scored."""
-        return Call(EVAL, {"command": " && ".join(c.commands), "taskset": c.run.taskset,
+        return ArmCall(EVAL, {"command": " && ".join(c.commands), "taskset": c.run.taskset,
                            "reward": prep.reward})
 
     def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from whileai.targets.base import Options
 from whileai.targets.run import (
-    Call,
+    ArmCall,
     Metrics,
     ModalApp,
     Prepared,
@@ -192,7 +192,7 @@ class VerlLauncher:
 
         return eval_files(c, name, baseline)
 
-    def call(self, c: Compiled, prep: Prepared) -> Call | None:
+    def call(self, c: Compiled, prep: Prepared) -> ArmCall | None:
         return None
 
     def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],

@@ -18,11 +18,11 @@ Per-token quantities, all on trained tokens (loss_mask true) of prime-rl's token
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import ConfigDict, Field
 
-from whileai.tokenview.model import _InspectModel, schema_of
+from whileai.tokenview.document import _InspectModel
 
 SCHEMA_ID = "https://whileai.dev/schemas/inspect-run.schema.json"
 SIGNALS = {
@@ -150,7 +150,4 @@ class RunReport(_InspectModel):
     timings: dict[str, float] = Field(description="Seconds: read (parse and statistics), total.")
     notes: list[str] = Field(default_factory=list, description="Caveats about this report.")
 
-
-def json_schema() -> dict[str, Any]:
-    return schema_of(RunReport)
 

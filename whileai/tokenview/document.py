@@ -33,7 +33,7 @@ FULL_KL = ("Σ_v p_sampler(v)·(log p_sampler(v) − log p_other(v)) over the fu
 
 
 class _InspectModel(BaseModel):
-    """Every object of inspect's JSON, and of inspect --run's (whileai.tokenview.runmodel): no
+    """Every object of inspect's JSON, and of inspect --run's (whileai.tokenview.rundocument): no
     key beyond those named."""
 
     model_config = ConfigDict(extra="forbid")
@@ -208,12 +208,4 @@ class InspectReport(_InspectModel):
     timings: dict[str, float] = Field(description="Seconds: load, generate, score, total.")
     notes: list[str] = Field(default_factory=list, description="Caveats about this report.")
 
-
-def schema_of(report: type[BaseModel]) -> dict[str, Any]:
-    """A report model's JSON Schema, with the draft it follows (this one and inspect --run's)."""
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **report.model_json_schema()}
-
-
-def json_schema() -> dict[str, Any]:
-    return schema_of(InspectReport)
 

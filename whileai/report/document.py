@@ -6,9 +6,14 @@ tests produce against both this model and that schema, so the contract cannot dr
 Its rows are the records the targets build, one type each (their fields and descriptions are the
 schema's): `Read`, `Ignore`, `Fixed` and `Teacher` (whileai.report.records), `Finding`
 (whileai.rules.base) and `Cost` (whileai.cost.estimate).
+
+Schema versions (`schema_version`, docs/guide.md "The --json report"): 1, unversioned, named the
+target `backend` and the pin `target`; 2 names them `target` and `pin` (one word per concept).
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,12 +24,14 @@ from whileai.spec.run import RunSpec
 
 
 class Report(BaseModel):
-    """What `whileai compile --json` prints for one spec (for several, a JSON array of these)."""
+    """What `whileai compile --json` prints for one spec file; for several, a JSON array of these."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    backend: str = Field(description="The backend that compiled the spec: prime-rl, trl or verl.")
-    target: str = Field(description="The pinned target, with its version or commit.")
+    schema_version: Literal[2] = Field(description="Version of this JSON's shape: 2 (version 1, "
+                                       "unversioned, named the target `backend` and the pin `target`).")
+    target: str = Field(description="The target that compiled the spec (`whileai --version` lists them).")
+    pin: str = Field(description="The framework and version or commit the files are written for.")
     out: str | None = Field(description="Where the main file was written; null when nothing was.")
     main: str = Field(description="Name of the main file in `files`.")
     summary: list[str] = Field(description="The report's header lines: method, model, GPUs, batch.")

@@ -10,7 +10,6 @@ the comparisons against the baseline, keyed by arm.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -204,11 +203,3 @@ class Results(_Model):
         default=None, description="Set only by `--collect --partial`: the planned arms left out "
         "(`missing`) and their states; null: every planned arm finished or failed.")
 
-
-def json_schema() -> dict[str, Any]:
-    schema = Results.model_json_schema()
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
-
-
-def schema_text() -> str:
-    return json.dumps(json_schema(), indent=2) + "\n"
