@@ -113,9 +113,9 @@ def test_arms_finds_the_examples_of_the_clone_it_runs_in(monkeypatch: pytest.Mon
                                                          tmp_path: Path) -> None:
     import shutil
 
-    from whileai.cli import recipe
+    from whileai.cli import pairs
 
-    monkeypatch.setattr(recipe, "EXAMPLES", tmp_path / "site-packages" / "examples")  # `pip install .`
+    monkeypatch.setattr(pairs, "EXAMPLES", tmp_path / "site-packages" / "examples")  # `pip install .`
     monkeypatch.chdir(tmp_path)
     code, _, err = cli("arms")
     assert code == 2 and err.startswith("error: SPEC: none given; spec files, one per arm"), err

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import whileai as wai
 from whileai.cli.app import app
-from whileai.cli.recipe import bundled
+from whileai.cli.pairs import bundled
 from whileai.errors import SpecError
 from whileai.spec.load import build, load_spec
 from whileai.targets.prime_rl.check import check_document

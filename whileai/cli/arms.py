@@ -55,7 +55,7 @@ def arms_cmd(
         return
     import textwrap
 
-    from whileai.cli.recipe import plan_lines
+    from whileai.cli.pairs import plan_lines
 
     for line in skipped:  # whole words a line: the URL and keys stay copyable
         print(textwrap.fill(f"note: {line}", width=100, subsequent_indent="  ",
@@ -73,10 +73,10 @@ def arms_cmd(
 def _bundled() -> list[Path]:
     """The bundled examples/*.toml (GRPO, OPD, OPSD, SFT): the arms when none are named. An
     editable install finds them beside the package; `pip install .` in a clone, in the clone."""
-    from whileai.cli import recipe
+    from whileai.cli import pairs
     from whileai.errors import SpecError, raw
 
-    for folder in (recipe.EXAMPLES, Path("examples")):
+    for folder in (pairs.EXAMPLES, Path("examples")):
         found = sorted(folder.glob("*.toml"))
         if found:
             return found
