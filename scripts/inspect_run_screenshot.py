@@ -36,7 +36,7 @@ def tokenizer(folder: Path) -> tuple[object, list[int]]:
     those texts, joined, as the export's corpus."""
     from helpers import train_bpe
 
-    from whileai.launch.tiny import default_texts
+    from whileai.tasksets.builtin import default_texts
 
     texts = default_texts()
     tok = train_bpe(folder, texts, vocab=600, specials=["<|pad|>", "<|im_start|>", "<|im_end|>"])

@@ -4,7 +4,7 @@ Usage:
 
     python scripts/inspect_screenshot.py [--work DIR] [--teacher-steps 400] [--student-steps 80]
 
-Builds the tiny models (whileai.launch.tiny), trains each briefly on reverse-text answers with plain
+Builds the tiny models (whileai.vocab.tiny), trains each briefly on reverse-text answers with plain
 supervised steps (the teacher for longer, so it knows the format and some reversals the
 student does not), runs the README's command
 
@@ -78,10 +78,11 @@ def train(path: str, steps: int, data: list[tuple[list[int], list[int]]], pad: i
 def models(work: Path, teacher_steps: int, student_steps: int) -> dict[str, str]:
     from transformers import AutoTokenizer
 
-    from whileai.launch.tiny import build
     from whileai.tasksets import reverse_text as rt
+    from whileai.tasksets.builtin import default_texts
+    from whileai.vocab.tiny import build
 
-    paths = build(work / "tiny")
+    paths = build(work / "tiny", default_texts())
     tok = AutoTokenizer.from_pretrained(paths["student"])
     rows, _ = rt.splits()
     data = []

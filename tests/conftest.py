@@ -31,7 +31,7 @@ def chdir_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def _tiny_model_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """One tiny-model cache for the whole session (whileai.launch.tiny.cached), shared with the recipe
+    """One tiny-model cache for the whole session (whileai.vocab.tiny.cached), shared with the recipe
     subprocesses through the environment: models are built once, not per test. A cache the
     caller already set (WHILEAI_CACHE) is kept, so runs can share it across sessions too."""
     import os

@@ -49,7 +49,7 @@ def test_an_interrupted_tiny_build_leaves_no_temporary_folder(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
-    from whileai.launch import tiny
+    from whileai.vocab import tiny
 
     def build(folder: Path, **_: Any) -> Any:
         (folder / "student").mkdir(parents=True)  # half a build, then Ctrl-C
@@ -62,7 +62,7 @@ def test_an_interrupted_tiny_build_leaves_no_temporary_folder(
 
 
 def test_a_later_build_removes_the_temporary_folders_of_dead_processes(tmp_path: Path) -> None:
-    from whileai.launch.tiny import sweep_stale
+    from whileai.vocab.tiny import sweep_stale
 
     done = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True

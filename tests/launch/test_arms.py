@@ -14,9 +14,9 @@ from helpers import EXAMPLES
 from whileai.cost.budget import mismatch, parse_budget, per_step, steps_for
 from whileai.errors import SpecError
 from whileai.launch.arms import DEFAULT_PAIRS, comparisons, load_arms, match_budget, repeat, replace_run
-from whileai.launch.tiny import task_texts
 from whileai.targets.prime_rl import compile as prime_rl
 from whileai.targets.trl.launch import Offline
+from whileai.tasksets.builtin import task_texts
 
 ROOT = Path(__file__).resolve().parents[2]
 MINE = ROOT / "tests" / "data" / "arms"
@@ -184,7 +184,7 @@ def test_arms_verb_plans_checks_and_writes_a_manifest(tmp_path: Path) -> None:
 
 def test_the_tiny_model_cache_key_covers_what_determines_the_models(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from whileai.launch import tiny
+    from whileai.vocab import tiny
 
     texts, pairs, warm = ["a b", "c"], [("a", "b")], {"teacher": 3, "student": 1}
     key = tiny.cache_key(texts, pairs, warm)

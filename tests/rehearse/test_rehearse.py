@@ -372,9 +372,9 @@ def test_the_tiny_model_has_its_familys_tokens_and_config(
     pytest.importorskip("tokenizers", reason="the trl extra (pip install -e '.[trl]'): tokenizers")
     transformers = pytest.importorskip("transformers",
                                        reason="the trl extra (pip install -e '.[trl]'): transformers")
-    from whileai.targets.prime_rl.rehearse.standins import tinymodel
+    from whileai.vocab import tiny
 
-    facts = tinymodel.build(tmp_path, fam, ["hello world", "reverse the text"] * 20, model_type)
+    facts = tiny.stand_in(tmp_path, fam, ["hello world", "reverse the text"] * 20, model_type)
     tok = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
     for t in tokens:  # each one token, as the renderer looks it up
         assert t in tok.get_vocab()

@@ -90,7 +90,7 @@ def inspect_cmd(
     show_step: Annotated[int | None, typer.Option(help="With --run: the step whose sequences are "
                          "shown (default: the last read).")] = None,
     tiny: Annotated[bool, typer.Option("--tiny", help="Offline: tiny local student and teacher "
-                    "models (whileai.launch.tiny), built once and cached; a pipeline check.")] = False,
+                    "models (whileai.vocab.tiny), built once and cached; a pipeline check.")] = False,
 ) -> None:
     """Score a spec's samples under student and teacher, or (--run) read a run's token exports.
 

@@ -281,11 +281,12 @@ def build_models(console: Any, base: Any, a: argparse.Namespace) -> None:
     """The tiny models for the baseline spec's tasks, built once and cached."""
     from transformers.utils import logging
 
-    from whileai.launch import tiny
+    from whileai.tasksets.builtin import task_texts
+    from whileai.vocab import tiny
 
     logging.disable_progress_bar()
     start = time.monotonic()
-    texts, pairs = tiny.task_texts(base)
+    texts, pairs = task_texts(base)
     with console.status(f"tiny models: building or reusing (warm-up steps {warmup(a)})"):
         paths, built = tiny.cached(texts, pairs, warmup(a))
     where = Path(paths["student"]).parent

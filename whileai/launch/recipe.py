@@ -38,9 +38,10 @@ def compile_arms(t: Target, L: Launcher, arms: Arms,
     """The arms as the target runs them, their steps set (--steps, or --budget matched), each
     repeat compiled with what the recipe adds, in the context of the others (the GRPO arm)."""
     def models(base: RunSpec) -> dict[str, str]:
-        from whileai.launch import tiny
+        from whileai.tasksets.builtin import task_texts
+        from whileai.vocab import tiny
 
-        texts, pairs = tiny.task_texts(base)
+        texts, pairs = task_texts(base)
         return tiny.paths_in(tiny.cache_dir(tiny.cache_key(texts, pairs, warmup(a))))
 
     def planned(r: RunSpec) -> dict[str, Any]:  # a step's spend, as the target compiles the spec

@@ -224,7 +224,7 @@ class Launcher(Protocol):
     steps: int | None  # the recipe's default --steps; None: each spec's own
     options: Options  # how its arms compile (TRL's run on the CPU)
     app: ModalApp | None  # the Modal app its arms run on; None: processes on this machine
-    tiny: bool  # its arms train tiny local models (whileai.launch.tiny) built from the tasks
+    tiny: bool  # its arms train tiny local models (whileai.vocab.tiny) built from the tasks
     validates: str  # --validate's help: the target's own check of what the recipe wrote
     preflight: str  # --no-preflight's help; "": the recipe runs no preflight
     env: dict[str, str]  # set (where unset) before anything runs, e.g. offline switches

@@ -3,7 +3,9 @@ trains on.
 
 `resolve(taskset_id)` names the built-in taskset for a spec's `taskset`, or raises SpecError
 listing what is available; `for_run(run)` and `rows(run)` are a run's tasks (its `data` file,
-else the built-in set); `source(taskset)` is a taskset module's text, shipped verbatim.
+else the built-in set); `source(taskset)` is a taskset module's text, shipped verbatim;
+`task_texts(run)` is what whileai.vocab.tiny's models learn from a run's tasks (the tokenizer's
+texts and the warm-up's pairs), `default_texts()` the reverse-text texts alone.
 """
 
 from __future__ import annotations
@@ -80,10 +82,39 @@ def rows(run: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return reverse_text.splits()
 
 
+def default_texts() -> list[str]:
+    """Reverse-text phrases, their reversals and the prompt's fixed words."""
+    train, holdout = reverse_text.splits()
+    texts = [reverse_text.SYSTEM_PROMPT, "<reversed_text>", "</reversed_text>", "system user assistant"]
+    for ex in train + holdout:
+        texts += [ex["prompt"][-1]["content"], ex["answer"]]
+    return texts
+
+
+# how a built-in taskset's answer is written in a completion (for the supervised warm-up)
+ANSWER_FORMAT = {"reverse-text": "<reversed_text>\n{answer}\n</reversed_text>"}
+
+
+def task_texts(run: Any) -> tuple[list[str], list[tuple[Any, str]]]:
+    """(texts for the tokenizer, (prompt, completion) pairs for the warm-up) from the run's tasks.
+    The warm-up writes each train task's `answer` (in the taskset's format); none without one."""
+    train, holdout = rows(run)
+    fmt = ANSWER_FORMAT.get(name_of(run.taskset), "{answer}") if run.data is None else "{answer}"
+    texts = ["<|im_start|>", "<|im_end|>", "system user assistant"]
+    for r in train + holdout:
+        p = r["prompt"]
+        texts += [p] if isinstance(p, str) else [str(msg.get("content", "")) for msg in p]
+        texts += [v for k, v in r.items() if k != "prompt" and isinstance(v, str)]
+        if isinstance(r.get("answer"), str):
+            texts.append(fmt.format(answer=r["answer"]))
+    pairs = [(r["prompt"], fmt.format(answer=r["answer"])) for r in train if isinstance(r.get("answer"), str)]
+    return texts, pairs
+
+
 def source(taskset: Taskset) -> str:
     """The text of the taskset's self-contained module."""
     return resources.files("whileai.tasksets").joinpath(f"{taskset.module}.py").read_text()
 
 
-__all__ = ["BUILTIN", "Taskset", "for_run", "name_of", "needs_data", "resolve", "reverse_text_reward",
-           "rows", "source"]
+__all__ = ["BUILTIN", "Taskset", "default_texts", "for_run", "name_of", "needs_data", "resolve",
+           "reverse_text_reward", "rows", "source", "task_texts"]

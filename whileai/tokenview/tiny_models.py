@@ -1,6 +1,6 @@
 """`whileai inspect SPEC --tiny`: tiny local student and teacher models for an offline look.
 
-The models are whileai.launch.tiny's (a random Qwen3 pair sharing a small BPE tokenizer built from the
+The models are whileai.vocab.tiny's (a random Qwen3 pair sharing a small BPE tokenizer built from the
 spec's tasks, warmed up on its train split), built once and cached under
 ~/.cache/whileai/tiny/<key> (or $WHILEAI_CACHE): the same models, with the same warm-up, as the
 TRL recipe's, so either reuses the other's. They check the pipeline (sampling, scoring, the page),
@@ -21,9 +21,9 @@ def tiny_flags(spec: Path, flags: dict[str, Any], say: Any) -> dict[str, Any]:
     """`flags` with --local-student / --local-teacher set to the tiny models (built if needed)."""
     import time
 
-    from whileai.launch import tiny
-    from whileai.launch.tiny import task_texts
     from whileai.spec.load import load_spec
+    from whileai.tasksets.builtin import task_texts
+    from whileai.vocab import tiny
 
     taken = [k for k in ("local_student", "student_endpoint", "local_teacher", "teacher_endpoint_text")
              if flags.get(k)]

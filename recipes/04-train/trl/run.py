@@ -16,7 +16,7 @@ machine: a built-in taskset or the spec's own `data` (scored with the baseline's
 Arms, --baseline, --pair, --repeats and --budget work as in the prime-rl recipe.
 Options: --steps 40 --prompts 4 --max-tokens 64 --samples 4 --holdout 32 --warmup 300
          --lr 5e-4 --jobs 3 --tag trl-tiny --out runs --x step,rollouts --relaunch-failed
-The tokenizer and the random student and teacher (whileai.launch.tiny) are built once and cached
+The tokenizer and the random student and teacher (whileai.vocab.tiny) are built once and cached
 (~/.cache/whileai/tiny/<key>, or $WHILEAI_CACHE); --warmup gives the teacher that many
 supervised steps on the train split (the student a fifth) so rewards start above zero. Each arm
 folder is what `whileai compile --backend trl --cpu` writes; whileai.targets.trl.eval runs its

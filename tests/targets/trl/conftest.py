@@ -15,6 +15,7 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     needs("trl", "torch", "transformers", "tokenizers")
     for k, v in OFFLINE.items():
         os.environ.setdefault(k, v)
-    from whileai.launch.tiny import build
+    from whileai.tasksets.builtin import default_texts
+    from whileai.vocab.tiny import build
 
-    return build(tmp_path_factory.mktemp("tiny"))
+    return build(tmp_path_factory.mktemp("tiny"), default_texts())

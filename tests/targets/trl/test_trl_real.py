@@ -1,7 +1,7 @@
 """The TRL backend against the real TRL: its parser, its dataclasses, 2-step CPU runs.
 
 Marked `trl`: needs the trl extra (torch, transformers, trl, datasets, accelerate). Runs offline
-on tiny random models built locally (whileai.launch.tiny).
+on tiny random models built locally (whileai.vocab.tiny).
 """
 
 from __future__ import annotations

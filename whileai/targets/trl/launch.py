@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRL_EXPERIMENTAL_SILENCE": "1", "TOKENIZERS_PARALLELISM": "false"}
 EVAL = "whileai.targets.trl.eval:train_and_evaluate"
-TINY = "tiny random Qwen3 models (whileai.launch.tiny) warmed up on the train split: a pipeline " \
+TINY = "tiny random Qwen3 models (whileai.vocab.tiny) warmed up on the train split: a pipeline " \
        "test, not evidence about the methods"
 # eval.py scores the checkpoints, the same way for every arm: save a few, evaluate none in TRL
 RECIPE_OVERRIDES = {"gradient_checkpointing": False, "logging_steps": 1, "report_to": "none",

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from whileai.errors import SpecError
+from whileai.vocab import tiny  # the standard library at import; run by path, not called, here
 
 STANDINS = Path(__file__).parent / "standins"
+TINY = Path(tiny.__file__)  # the tiny-model builder: `python tiny.py OUT FAMILY TEXTS.json TYPE`
 
 
 def shims(folder: Path, python: Path) -> Path:
@@ -74,7 +76,7 @@ def tiny_model(python: Path, fam: str, model_type: str, folder: Path, timeout: f
         texts += [p, p[::-1]]
     folder.parent.mkdir(parents=True, exist_ok=True)
     (folder.parent / "texts.json").write_text(json.dumps(texts))
-    _in_env(python, "tinymodel.py", [str(folder), fam, str(folder.parent / "texts.json"), model_type],
+    _in_env(python, TINY, [str(folder), fam, str(folder.parent / "texts.json"), model_type],
             "an environment that builds the tiny model (tokenizers, transformers)", timeout)
     facts = json.loads(done.read_text())
     return facts
@@ -144,14 +146,14 @@ def cache_rows(python: Path, cache: Path, spec: list[dict[str, Any]], timeout: f
         return
     cache.mkdir(parents=True, exist_ok=True)
     (cache.parent / "rows.json").write_text(json.dumps(spec))
-    _in_env(python, "hubrows.py", [str(cache), str(cache.parent / "rows.json")],
+    _in_env(python, STANDINS / "hubrows.py", [str(cache), str(cache.parent / "rows.json")],
             "an environment whose `datasets` caches local rows offline", max(30.0, timeout))
 
 
-def _in_env(python: Path, script: str, args: list[str], allowed: str, timeout: float) -> None:
-    """A stand-in script run in the prime-rl environment; its failure is one SpecError naming
+def _in_env(python: Path, script: Path, args: list[str], allowed: str, timeout: float) -> None:
+    """A script run by path in the prime-rl environment; its failure is one SpecError naming
     what that environment must do, with the script's last line of stderr."""
-    r = subprocess.run([str(python), str(STANDINS / script), *args], capture_output=True, text=True,
+    r = subprocess.run([str(python), str(script), *args], capture_output=True, text=True,
                        timeout=timeout)
     if r.returncode != 0:
         raise SpecError("--python", str(python), allowed,
