@@ -162,3 +162,39 @@ def test_no_face_switches_on_a_target_name() -> None:
              if "targets" not in p.relative_to(pkg).parts[:1]
              for line in _name_switches(p.read_text(encoding="utf-8"), set(TARGETS))]
     assert found == [], found
+
+
+def _absolute_imports(path: Path) -> set[str]:
+    import ast
+
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+    return out
+
+
+def test_only_the_targets_import_a_target_package() -> None:
+    """Faces, run work and the recipes ask a target through the registry (`registry.get(name)`
+    and its hooks), never by importing its package (docs/layout.md; scripts/measure_seam.py)."""
+    from whileai.targets.registry import TARGETS
+
+    packages = {m.rsplit(".", 1)[0] for m in TARGETS.values()}
+    assert _absolute_imports(ROOT / "tests" / "test_layers.py") >= {"pathlib.Path", "pytest"}  # it reads
+    found = [str(p.relative_to(ROOT)) for p in sorted([*(ROOT / "whileai").rglob("*.py"),
+                                                        *(ROOT / "recipes").rglob("*.py")])
+             if p.relative_to(ROOT).parts[:2] != ("whileai", "targets")
+             and any(m == pkg or m.startswith(pkg + ".") for m in _absolute_imports(p) for pkg in packages)]
+    assert found == [], found
+
+
+def test_no_two_classes_share_a_name() -> None:
+    import ast
+    from collections import Counter
+
+    names = Counter(node.name for p in (ROOT / "whileai").rglob("*.py")
+                    for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                    if isinstance(node, ast.ClassDef))
+    assert [n for n, k in names.items() if k > 1] == []
