@@ -9,8 +9,7 @@ a check, the machine it needs and what preflight probes (nothing). Registered at
 from __future__ import annotations
 
 import json
-from argparse import ArgumentParser, Namespace
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Drop, Row, To, apply
 from whileai.targets.probe import Probe
-from whileai.targets.run import ArmCall, Metrics, ModalApp, Prepared
+from whileai.targets.run import ArmCall, AsWritten, Metrics, ModalApp, Prepared
 
 READ = {"model": "model", "steps": "steps", "prompts": "batch.prompts", "method.type": "method",
         "method.samples": "batch.samples"}
@@ -45,7 +44,7 @@ def rows(run: RunSpec) -> list[Row]:
 # the toy target's own warning rule: listed by `whileai rules` after the shared ones while registered
 RULES = [Rule("toy-long-run", "a toy run of more than 1000 steps", "tests/targets/toy.py",
               lambda run, facts: "the toy target trains nothing for long" if run.steps > 1000 else None)]
-class ToyLauncher:
+class ToyLauncher(AsWritten):
     """Paired arms of the toy: planned, dry-run and validated by the shared recipe
     (whileai.cli.recipe.main("toy")); each arm's command is the compiled one, run here."""
 
@@ -58,16 +57,6 @@ class ToyLauncher:
     validates = "the toy's own check: each arm's file is one line of JSON"
     preflight = ""
     env: dict[str, str] = {}
-
-    def add_options(self, ap: ArgumentParser) -> None:
-        return None
-
-    def require(self, validate: bool) -> None:
-        return None
-
-    def prepare(self, arms: Mapping[str, RunSpec], baseline: str, paths: list[str],
-                models: Callable[[RunSpec], dict[str, str]], a: Namespace) -> Prepared:
-        return Prepared(runs=dict(arms), subs=None, meta={}, paths=paths, reward=None)
 
     def compile(self, name: str, run: RunSpec, subs: list[dict[str, Any]] | None) -> Compiled:
         return TARGET.compile(run, name=f"{name.split('@')[0]}.json", out=None, options=Options())

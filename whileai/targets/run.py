@@ -216,6 +216,21 @@ class Prepared(NamedTuple):
     reward: str | None  # the baseline's reward ('module.function'), scoring every arm
 
 
+class AsWritten:
+    """What a launcher whose arms run their specs as written inherits: no recipe options of its
+    own, nothing to install before a launch, the specs unchanged (prime-rl, verl, the toy)."""
+
+    def add_options(self, ap: ArgumentParser) -> None:
+        return None
+
+    def require(self, validate: bool) -> None:
+        return None
+
+    def prepare(self, arms: Mapping[str, RunSpec], baseline: str, paths: list[str],
+                models: Callable[[RunSpec], dict[str, str]], a: Namespace) -> Prepared:
+        return Prepared(runs=dict(arms), subs=None, meta={}, paths=paths, reward=None)
+
+
 class Launcher(Protocol):
     """How a target runs paired arms: the hooks whileai.cli.recipe calls."""
 
@@ -273,6 +288,6 @@ class Launcher(Protocol):
         ...
 
 
-__all__ = ["PROGRESS", "ArmCall", "Launcher", "Metrics", "ModalApp", "Point", "Prepared", "TrainJob",
-           "describe_returncode", "error_record", "finished", "gpu_count", "positive", "read_metrics",
-           "read_progress", "save", "tail", "write_files", "write_metrics"]
+__all__ = ["PROGRESS", "ArmCall", "AsWritten", "Launcher", "Metrics", "ModalApp", "Point", "Prepared",
+           "TrainJob", "describe_returncode", "error_record", "finished", "gpu_count", "positive",
+           "read_metrics", "read_progress", "save", "tail", "write_files", "write_metrics"]

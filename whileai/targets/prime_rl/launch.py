@@ -15,7 +15,6 @@ import sys
 import time
 import traceback
 import urllib.request
-from argparse import ArgumentParser, Namespace
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from whileai.targets.prime_rl.metrics import collect_prime_rl, metric_lines, par
 from whileai.targets.prime_rl.pin import COMMIT
 from whileai.targets.run import (
     ArmCall,
+    AsWritten,
     Metrics,
     ModalApp,
     Prepared,
@@ -180,7 +180,7 @@ def validate_offline(compiled: Mapping[str, Compiled]) -> int:
     return 1 if bad else 0
 
 
-class PrimeRLLauncher:
+class PrimeRLLauncher(AsWritten):
     """prime-rl's arms on Modal, 2 GPUs each: one TOML per arm, `uv run rl @ cfg.toml`, the OPD
     teacher served in the same container."""
 
@@ -196,16 +196,6 @@ class PrimeRLLauncher:
     validates = "dry-run each config (see --on)"
     preflight = "deploy without `whileai preflight`'s probes of the arms' remote teachers"
     env: dict[str, str] = {}
-
-    def add_options(self, ap: ArgumentParser) -> None:
-        return None
-
-    def require(self, validate: bool) -> None:
-        return None
-
-    def prepare(self, arms: Mapping[str, RunSpec], baseline: str, paths: list[str],
-                models: Callable[[RunSpec], dict[str, str]], a: Namespace) -> Prepared:
-        return Prepared(runs=dict(arms), subs=None, meta={}, paths=paths, reward=None)
 
     def compile(self, name: str, run: RunSpec, subs: list[dict[str, Any]] | None) -> Compiled:
         from whileai.targets.prime_rl.compile import compile

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 import traceback
-from argparse import ArgumentParser, Namespace
+from argparse import Namespace
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from whileai.targets.base import Options
 from whileai.targets.run import (
     ArmCall,
+    AsWritten,
     Metrics,
     ModalApp,
     Prepared,
@@ -144,7 +145,7 @@ def validate_scripts(dirs: Mapping[str, Path]) -> int:
     return 1 if bad else 0
 
 
-class VerlLauncher:
+class VerlLauncher(AsWritten):
     """verl's arms on Modal: each arm's run.sh as written (`bash run.sh`), what the recipe reads
     back added as overrides, an SFT arm scored by eval.sh (whileai.targets.verl.eval)."""
 
@@ -160,12 +161,6 @@ class VerlLauncher:
     validates = "verl's own check and whileai's rules"
     preflight = ""
     env: dict[str, str] = {}
-
-    def add_options(self, ap: ArgumentParser) -> None:
-        return None
-
-    def require(self, validate: bool) -> None:
-        return None
 
     def prepare(self, arms: Mapping[str, RunSpec], baseline: str, paths: list[str],
                 models: Callable[[RunSpec], dict[str, str]], a: Namespace) -> Prepared:
