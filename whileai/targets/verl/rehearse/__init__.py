@@ -1,0 +1,7 @@
+"""verl's rehearsal (`whileai rehearse SPEC -t verl`): verl 0.9.1's own code run on a CPU for each
+stage of a run folder, with stand-ins only where a GPU is needed (docs/rehearse.md).
+
+    hook.py     the target's `rehearsal` hook (whileai.targets.hooks.Rehearsal), run in whileai's Python
+    inside.py   run by verl's Python, one stage: prints one JSON line per step (context.Step)
+    context.py  what a step gets (Context) and what it says (Step): standard library only
+"""
