@@ -81,10 +81,11 @@ def weights_gb(total_b: float) -> float:
     return BYTES_PER_PARAM * total_b
 
 
-def serve_gpus(total_b: float) -> int:
+def serve_gpus(total_b: float, memory: float = MEMORY_UTILIZATION) -> int:
     """GPUs one server (one tensor-parallel group) needs for a model of `total_b` billion
-    parameters: SERVE_FORMULA."""
-    need = math.ceil(weights_gb(total_b) * (1 + KV_HEADROOM) / (GPU_MEMORY_GB * MEMORY_UTILIZATION))
+    parameters: SERVE_FORMULA, with `memory` the share of each GPU the server is given (a
+    target that writes another gpu_memory_utilization sizes with the one it writes)."""
+    need = math.ceil(weights_gb(total_b) * (1 + KV_HEADROOM) / (GPU_MEMORY_GB * memory))
     return 1 << max(0, need - 1).bit_length()
 
 

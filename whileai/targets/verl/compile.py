@@ -166,6 +166,22 @@ def teacher_pool(doc: dict[str, Any], run: RunSpec) -> list[Fixed]:
         if key not in run.overrides:
             set_path(doc, key, values[key])
             out.append(Fixed(path=key, value=values[key], reason=why[key]))
+    return out + teacher_serving(doc, run)
+
+
+def teacher_serving(doc: dict[str, Any], run: RunSpec) -> list[Fixed]:
+    """The teacher's vLLM memory and context, after the overrides (the context from the prompt
+    and response lengths they leave): verl's defaults are 0.5 and the model's whole context."""
+    data = doc.get("data", {})
+    context = _int(data.get("max_prompt_length")) + _int(data.get("max_response_length")) + 1
+    values = {f"{TEACHER}.inference.gpu_memory_utilization": (knobs.TEACHER_MEMORY,
+                                                              knobs.RULES["teacher_memory"]),
+              f"{TEACHER}.inference.max_model_len": (context, knobs.RULES["teacher_context"])}
+    out = []
+    for key, (value, reason) in values.items():
+        if key not in run.overrides:
+            set_path(doc, key, value)
+            out.append(Fixed(path=key, value=value, reason=reason))
     return out
 
 

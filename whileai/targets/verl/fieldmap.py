@@ -200,6 +200,8 @@ FIELD_MAP: list[Row] = [
        when=lambda r: isinstance(r.method, OPD) and r.method.divergence == "forward_kl"),
     Drop("method.top_k", "k1 scores the sampled token only: no top-k support",
          when=lambda r: isinstance(r.method, OPD) and r.method.divergence == "reverse_kl"),
+    *[Fix(f"distillation.distillation_loss.{k}", v, knobs.RULES["clamps"], when=_is("opd"))
+      for k, v in knobs.CLAMPS.items()],
     Fix("distillation.distillation_loss.use_task_rewards", False, "OPD trains on the teacher alone, "
         "as whileai's OPD does on every target (verl's default adds the task reward)", when=_is("opd")),
     To("method.teacher.model", f"{TEACHER}.model_path", when=_is("opd"),

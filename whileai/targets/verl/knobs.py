@@ -12,8 +12,9 @@ own (`distillation.n_gpus_per_node` x `distillation.nnodes`). The rules, in verl
   share of the mini batch (mini x n / GPUs) up to a cap by the model's size (MICRO_CAPS);
 - rollout tensor parallel: the fewest GPUs, a power of two, that hold the model's bf16 weights
   plus KV headroom (whileai.cost.sizes.serve_gpus), which must divide the GPUs of a node;
-- the teacher pool: one replica of the teacher's own tensor-parallel size, `num_replicas x TP`
-  summing to the pool as workers/config/distillation.py:281-287 requires.
+- the teacher pool: the teacher's own tensor-parallel size, sized by the memory fraction whileai
+  writes for it (TEACHER_MEMORY), one replica, `num_replicas x TP` summing to the pool as
+  workers/config/distillation.py:281-287 requires.
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ from whileai.spec.run import RunSpec
 # (up to billions of parameters, micro batch cap), larger: 2; verl's examples run 2 to 16 a GPU
 MICRO_CAPS = ((3.0, 8), (14.0, 4))
 MEMORY = 0.6  # vLLM's share of a GPU while the actor sleeps: verl's GRPO examples' value
-TEACHER_MEMORY = 0.5  # verl's own default for the teacher (distillation.yaml)
+# vLLM's share of each teacher GPU: the teacher's pool is its own, nothing else is placed on it
+# (trainer_base.py:837-846; teacher_model.py starts only the vLLM servers there), so vLLM takes
+# what it takes on a GPU it has alone: its own default, the fraction whileai.cost.sizes sizes with
+TEACHER_MEMORY = sizes.MEMORY_UTILIZATION
+# verl's OPD example (examples/on_policy_distillation_trainer/run_qwen3_8b_fsdp.sh, v0.9.0)
+CLAMPS = {"loss_max_clamp": 10.0, "log_prob_min_clamp": -10.0}
+TEACHER = "distillation.teacher_models.teacher_model."
 RULES = {
     "train_batch": "prompts per step (verl counts prompts, then samples n of each)",
     "mini": "the whole train batch: one optimizer update per step, as whileai counts steps",
@@ -33,6 +40,19 @@ RULES = {
              "cap by the model's size: 8 up to 3B parameters, 4 up to 14B, else 2 (4 when unknown)",
     "memory": f"{MEMORY}: verl's GRPO examples' value for vLLM colocated with the actor (it sleeps "
               "while the actor trains)",
+    "teacher_memory": f"{TEACHER_MEMORY}: the teacher's pool is its own (no actor or rollout shares it: "
+                      "trainer_base.py:837-846), so vLLM takes its default share of a GPU it has alone; "
+                      "verl's 0.5 (distillation.yaml:91) would leave half of each teacher GPU unused, and "
+                      "the teacher's TP is sized with this fraction",
+    "teacher_context": "prompt + response + 1 (data.max_prompt_length + data.max_response_length + 1): the "
+                       "student's prompt and whole response the teacher scores and the one token verl "
+                       "asks it for (workers/config/distillation.py:174-183); verl's default null is "
+                       "the model's whole context (vllm_async_server.py:1104-1105), whose KV cache vLLM "
+                       "must fit in the teacher's memory at start-up",
+    "clamps": "verl's OPD example's values (examples/on_policy_distillation_trainer/"
+              "run_qwen3_8b_fsdp.sh at v0.9.0): each token's distillation loss clamped to +-10 "
+              "(trainer/distillation/losses.py:258-260), log-probs floored at -10 before a top-k "
+              "loss (trainer/distillation/fsdp/losses.py:127-129)",
 }
 
 
@@ -72,8 +92,9 @@ def micro(run: RunSpec, samples: int, model: str | None = None) -> int:
     return max(d for d in range(1, min(share, cap(model or run.model)) + 1) if share % d == 0)
 
 
-def tp(model: str, per_node: int, *, given: int | None = None, field: str = "model") -> tuple[int, str]:
-    """Tensor-parallel GPUs of one vLLM engine for `model`, and why."""
+def tp(model: str, per_node: int, *, given: int | None = None, field: str = "model",
+       memory: float = sizes.MEMORY_UTILIZATION) -> tuple[int, str]:
+    """Tensor-parallel GPUs of one vLLM engine for `model` given `memory` of each GPU, and why."""
     if given is not None:
         if per_node % given:
             raise SpecError("inference_tp", given, f"a divisor of the {per_node} GPUs of a node: "
@@ -82,19 +103,24 @@ def tp(model: str, per_node: int, *, given: int | None = None, field: str = "mod
     size = sizes.params(model)
     if size is None:
         return 1, f"{model}'s size is unknown from its name: one GPU an engine"
-    need = sizes.serve_gpus(size.total_b)
+    need = sizes.serve_gpus(size.total_b, memory)
     if need > per_node:
         raise SpecError(field, model, f"a model whose engine fits the {per_node} GPUs of a node "
-                        f"({size.text()} needs {need}): raise gpus (or gpus_per_node)")
+                        f"({size.text()} needs {need} at gpu_memory_utilization {memory:g}): raise "
+                        "gpus (or gpus_per_node)")
+    formula = sizes.SERVE_FORMULA.replace(f"x {sizes.MEMORY_UTILIZATION})", f"x {memory:g})")
     why = (f"{size.text()}: {sizes.weights_gb(size.total_b):g} GB of bf16 weights plus KV "
-           f"headroom take {need} GPU{'s' if need > 1 else ''} ({sizes.SERVE_FORMULA})")
+           f"headroom take {need} GPU{'s' if need > 1 else ''} ({formula})")
     return need, why
 
 
 def teacher_pool(run: RunSpec, teacher: str) -> dict[str, int | str]:
-    """The OPD teacher's pool: TP from its size, one replica, on whole nodes past one node."""
-    per = run.gpus_per_node
-    tp_, why = tp(teacher, per, field="method.teacher.model")
+    """The OPD teacher's pool: TP from its size at the memory fraction it is served with
+    (TEACHER_MEMORY, or the overrides'), one replica."""
+    memory = run.overrides.get(TEACHER + "inference.gpu_memory_utilization", TEACHER_MEMORY)
+    memory = float(memory) if isinstance(memory, (int, float)) and not isinstance(memory, bool) \
+        else TEACHER_MEMORY
+    tp_, why = tp(teacher, run.gpus_per_node, field="method.teacher.model", memory=memory)
     return {"tp": tp_, "replicas": 1, "gpus_per_node": tp_, "nnodes": 1, "why": why}
 
 

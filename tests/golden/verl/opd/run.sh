@@ -36,10 +36,14 @@ python3 -m verl.trainer.main_ppo \
     distillation.enabled=True \
     distillation.distillation_loss.loss_mode=k1 \
     distillation.distillation_loss.use_policy_gradient=True \
+    distillation.distillation_loss.loss_max_clamp=10.0 \
+    distillation.distillation_loss.log_prob_min_clamp=-10.0 \
     distillation.distillation_loss.use_task_rewards=False \
     distillation.teacher_models.teacher_model.model_path=PrimeIntellect/Qwen3-0.6B-Reverse-Text-RL \
     distillation.teacher_models.teacher_model.num_replicas=1 \
     distillation.teacher_models.teacher_model.inference.tensor_model_parallel_size=1 \
+    distillation.teacher_models.teacher_model.inference.gpu_memory_utilization=0.9 \
+    distillation.teacher_models.teacher_model.inference.max_model_len=10241 \
     distillation.n_gpus_per_node=1 \
     distillation.nnodes=1 \
     trainer.total_training_steps=100 \
