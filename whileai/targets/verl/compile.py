@@ -118,8 +118,7 @@ class VerlSteps(Steps):
             (script.word(k, v, k in added) for k, v in self.words), ' "$@"')], self.env)
         if knobs.nodes(run) > 1:
             files[script.RUNTIME_ENV], files[script.SLURM] = script.runtime_env(), script.slurm(run)
-        self.pool = (_int(get_path(doc, "distillation.n_gpus_per_node", None))
-                     if isinstance(run.method, OPD) else None)
+        self.pool = knobs.pool(run)
         reads = [replace(r, note=f"{r.note}; {plan.source}") if r.path == "data.train_files" else r
                  for r in said.reads]
         return Emitted(files=files, main="run.sh", reads=tuple(reads),
@@ -136,31 +135,26 @@ class VerlSteps(Steps):
         return verl_cost.estimate(
             run, steps=facts.steps or run.steps, prompts=run.prompts, samples=self.n,
             max_tokens=facts.max_tokens or run.method.max_tokens, eval_rollouts=rollouts,
-            eval_how=how, pool=pool * _int(get_path(doc, "distillation.nnodes", 1)) if pool else None)
+            eval_how=how, pool=pool)
 
     def finish(self, compiled: Compiled) -> Compiled:
+        note = verl_cost.pools_note(compiled.run, compiled.cost, self.pool)
+        if note:  # the slowest pool, known once the cost is
+            compiled = replace(compiled, notes=(*compiled.notes, note))
         compiled.files["README.md"] = readme.readme(compiled)
         return compiled
 
 
 def teacher_pool(doc: dict[str, Any], run: RunSpec) -> list[Fixed]:
-    """The teacher's pool, after the overrides: TP from the teacher's size (or its override), one
-    replica, or as many as an overridden pool holds (num_replicas x TP = the pool)."""
-    assert isinstance(run.method, OPD)
-    pool = knobs.teacher_pool(run, run.method.teacher.model)
-    tp = get_path(doc, f"{TEACHER}.inference.tensor_model_parallel_size", None) or pool["tp"]
-    per = get_path(doc, "distillation.n_gpus_per_node", None)
-    nnodes = get_path(doc, "distillation.nnodes", None) or 1
-    replicas = get_path(doc, f"{TEACHER}.num_replicas", None)
-    if replicas is None:
-        replicas = (_int(per) * _int(nnodes)) // _int(tp) if per is not None else 1
-    if per is None:
-        per = _int(tp) * _int(replicas)
-    values = dict(zip(POOL, (per, nnodes, replicas, tp), strict=True))
-    why = {POOL[0]: f"the teacher's pool: num_replicas x TP = {replicas} x {tp} "
-                    "(workers/config/distillation.py:281-287)",
-           POOL[1]: "the teacher's pool on one node" if nnodes == 1 else "the teacher's pool's nodes",
-           POOL[2]: "replicas filling the pool", POOL[3]: f"teacher TP: {pool['why']}"}
+    """The teacher's pool, after the overrides, as knobs.pool places it (the pool keys an
+    override sets kept): its TP, its replicas filling the pool (num_replicas x TP = the pool)."""
+    pool = knobs.pool(run)
+    assert pool is not None
+    values = dict(zip(POOL, (pool.per_node, pool.nnodes, pool.replicas, pool.tp), strict=True))
+    why = {POOL[0]: f"the teacher's pool, {pool.placed}: num_replicas x TP = {pool.replicas} x "
+                    f"{pool.tp} (workers/config/distillation.py:281-287)",
+           POOL[1]: "the teacher's pool on one node" if pool.nnodes == 1 else "the teacher's pool's nodes",
+           POOL[2]: "replicas filling the pool", POOL[3]: f"teacher TP: {pool.why}"}
     out = []
     for key in POOL:
         if key not in run.overrides:

@@ -37,6 +37,13 @@ def one_node(r: RunSpec) -> bool:
     return knobs.nodes(r) == 1
 
 
+def _trainer_note(r: RunSpec) -> str:
+    pool = knobs.pool(r)
+    if pool is None or pool.trainer == (r.gpus or 1):
+        return "every GPU trains and samples"
+    return f"every GPU trains and samples; the teacher's pool is {pool.placed}"
+
+
 def gsm8k(r: RunSpec) -> bool:
     """verl's own gsm8k rows (whileai.targets.verl.data: its preprocessing script), not whileai's."""
     return r.data is None and builtin.name_of(r.taskset) == "gsm8k"
@@ -218,11 +225,19 @@ def trainer_rows(at: str = "", keep: str = "max_actor_ckpt_to_keep") -> list[Row
         To("steps", f"{t}total_training_steps"),
         To("nodes", f"{t}nnodes"),
         Fix(f"{t}nnodes", 1, "nodes unset: one machine", when=lambda r: r.nodes is None),
-        To("gpus", f"{t}n_gpus_per_node", when=one_node, note="every GPU trains and samples"),
-        Fix(f"{t}n_gpus_per_node", 1, "gpus unset: one GPU (verl samples and trains on the same "
-            "GPUs)", when=lambda r: one_node(r) and r.gpus is None),
+        To("gpus", f"{t}n_gpus_per_node", lambda r: knobs.gpus_per_node(r) if r.gpus else None,
+           when=one_node, note=_trainer_note),
+        Fix(f"{t}n_gpus_per_node", knobs.gpus_per_node, lambda r: "gpus unset: one GPU (verl samples "
+            "and trains on the same GPUs)" + _trainer_note(r).removeprefix("every GPU trains and samples"),
+            when=lambda r: one_node(r) and r.gpus is None),
         To("gpus_per_node", f"{t}n_gpus_per_node", when=lambda r: not one_node(r)),
-        Drop("gpus_per_node", "one machine: its GPUs are `gpus`", when=one_node),
+        To("gpus_per_node", "<one node's GPUs: the trainer's and the OPD teacher's pool>",
+           lambda r: max(r.gpus or 1, r.gpus_per_node), when=lambda r: one_node(r) and _is("opd")(r),
+           note="whileai places the teacher's pool beside the trainer where the node has room, else "
+           "carves it out of the trainer's GPUs: verl refuses a cluster with fewer GPUs than both "
+           "(single_controller/ray/base.py:234-242)"),
+        Drop("gpus_per_node", "one machine: its GPUs are `gpus`",
+             when=lambda r: one_node(r) and not _is("opd")(r)),
         Drop("gpus", "several machines: every GPU of each (nodes x gpus_per_node)",
              when=lambda r: not one_node(r)),
         To("eval.enabled", f"{t}test_freq", lambda r: r.eval_interval if r.eval.enabled else -1,

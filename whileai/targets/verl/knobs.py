@@ -12,16 +12,22 @@ own (`distillation.n_gpus_per_node` x `distillation.nnodes`). The rules, in verl
   share of the mini batch (mini x n / GPUs) up to a cap by the model's size (MICRO_CAPS);
 - rollout tensor parallel: the fewest GPUs, a power of two, that hold the model's bf16 weights
   plus KV headroom (whileai.cost.sizes.serve_gpus), which must divide the GPUs of a node;
-- the teacher pool: the teacher's own tensor-parallel size, sized by the memory fraction whileai
-  writes for it (TEACHER_MEMORY), one replica, `num_replicas x TP` summing to the pool as
-  workers/config/distillation.py:281-287 requires.
+- the teacher pool (`Pool`, `pool`): the teacher's own tensor-parallel size, sized by the memory
+  fraction whileai writes for it (TEACHER_MEMORY), `num_replicas x TP` summing to the pool as
+  workers/config/distillation.py:281-287 requires. verl places it as a Ray resource pool of its own
+  beside the trainer's (trainer/ppo/v1/trainer_base.py:818-846) and refuses to start when the two
+  ask for more GPUs than the cluster has (single_controller/ray/base.py:234-242). On one node it
+  sits beside the trainer where the node has room, else it is carved out of the node's GPUs; past
+  one node it gets a node of its own, which the run lines start.
 """
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
 from whileai.cost import sizes
 from whileai.errors import SpecError
-from whileai.spec.run import RunSpec
+from whileai.spec.run import OPD, RunSpec
 
 # (up to billions of parameters, micro batch cap), larger: 2; verl's examples run 2 to 16 a GPU
 MICRO_CAPS = ((3.0, 8), (14.0, 4))
@@ -62,8 +68,18 @@ def nodes(run: RunSpec) -> int:
 
 def gpus_per_node(run: RunSpec) -> int:
     """trainer.n_gpus_per_node: every GPU of each node past one node; else `gpus` (default 1: verl
-    samples and trains on the same GPUs, so one GPU runs a whole GRPO run)."""
-    return run.gpus_per_node if nodes(run) > 1 else (run.gpus or 1)
+    samples and trains on the same GPUs, so one GPU runs a whole GRPO run), less an OPD
+    teacher's pool where the node has no room beside them (`pool`)."""
+    if nodes(run) > 1:
+        return run.gpus_per_node
+    got = pool(run)
+    return got.trainer if got else (run.gpus or 1)
+
+
+def all_nodes(run: RunSpec) -> int:
+    """The nodes the run lines start: the trainer's and, past one node, the teacher's own."""
+    got = pool(run)
+    return nodes(run) + (got.extra_nodes if got else 0)
 
 
 def gpus(run: RunSpec) -> int:
@@ -114,14 +130,98 @@ def tp(model: str, per_node: int, *, given: int | None = None, field: str = "mod
     return need, why
 
 
-def teacher_pool(run: RunSpec, teacher: str) -> dict[str, int | str]:
-    """The OPD teacher's pool: TP from its size at the memory fraction it is served with
-    (TEACHER_MEMORY, or the overrides'), one replica."""
+class Pool(NamedTuple):
+    """Where an OPD run's GPUs go: the trainer's (actor and rollout) and the teacher's own pool."""
+
+    trainer: int  # trainer.n_gpus_per_node
+    per_node: int  # distillation.n_gpus_per_node
+    nnodes: int  # distillation.nnodes
+    replicas: int  # num_replicas: per_node x nnodes / tp
+    tp: int  # the teacher's tensor-parallel size
+    memory: float  # the teacher's gpu_memory_utilization, which its TP is sized by
+    extra_nodes: int  # nodes the run lines add for the teacher (past one node)
+    held: int  # GPUs held for the teacher: its pool, or its whole nodes past one node
+    why: str  # why that TP
+    placed: str  # how the pool was placed, for the report
+
+    @property
+    def gpus(self) -> int:
+        return self.per_node * self.nnodes
+
+
+def _given(run: RunSpec, key: str) -> Any:
+    value = run.overrides.get(key)
+    return value if type(value) is int else None
+
+
+def pool(run: RunSpec) -> Pool | None:
+    """An OPD run's teacher pool (None for other methods): the teacher's TP from its size at
+    TEACHER_MEMORY (or the overrides'), then placed. One node holds `gpus_per_node` GPUs (or
+    `gpus`, if more): the pool sits beside the trainer's `gpus` where they fit, else it is carved
+    out of them, the trainer keeping the most GPUs its batch and rollout TP split over and the
+    teacher the rest in whole replicas; where no split works, a SpecError. Past one node, the
+    teacher gets a node of its own (its replicas fill it), which the run lines add. Pool keys set
+    in `overrides` are kept as given."""
+    if not isinstance(run.method, OPD):
+        return None
+    teacher = run.method.teacher.model
     memory = run.overrides.get(TEACHER + "inference.gpu_memory_utilization", TEACHER_MEMORY)
     memory = float(memory) if isinstance(memory, (int, float)) and not isinstance(memory, bool) \
         else TEACHER_MEMORY
-    tp_, why = tp(teacher, run.gpus_per_node, field="method.teacher.model", memory=memory)
-    return {"tp": tp_, "replicas": 1, "gpus_per_node": tp_, "nnodes": 1, "why": why}
+    several = nodes(run) > 1
+    cap = run.gpus_per_node if several else max(run.gpus or 1, run.gpus_per_node)
+    tp_ = _given(run, TEACHER + "inference.tensor_model_parallel_size")
+    why = "set in overrides"
+    if tp_ is None:
+        tp_, why = tp(teacher, cap, field="method.teacher.model", memory=memory)
+    set_per, set_nodes = _given(run, "distillation.n_gpus_per_node"), _given(run, "distillation.nnodes")
+    set_replicas = _given(run, TEACHER + "num_replicas")
+    if several:
+        per = set_per or (cap // tp_) * tp_
+        nnodes_ = set_nodes or 1
+        extra = nnodes_ * -(-per // run.gpus_per_node)
+        return Pool(run.gpus_per_node, per, nnodes_, set_replicas or per * nnodes_ // tp_, tp_, memory,
+                    extra, extra * run.gpus_per_node, why, f"on {_n(extra, 'node')} of its own beside "
+                    f"the trainer's {_n(nodes(run), 'node')}: the run lines start {nodes(run) + extra}")
+    want = run.gpus or 1
+    size = set_per * (set_nodes or 1) if set_per else tp_ * (set_replicas or 1)
+    if want + size <= cap:
+        return Pool(want, set_per or size, set_nodes or 1, set_replicas or size // tp_, tp_, memory, 0,
+                    size, why, f"beside the trainer's {_n(want, 'GPU')} on one node of {cap}")
+    samples, rollout = int(run.method.samples), _rollout_tp(run)
+    fits = [t for t in range(cap - size, 0, -1) if run.prompts * samples % t == 0 and t % rollout == 0]
+    if not fits:
+        least = next(t for t in range(rollout, run.prompts * samples * rollout + 1, rollout)
+                     if run.prompts * samples % t == 0)
+        raise SpecError("gpus", run.gpus, f"a node with room for the teacher's pool of {size} "
+                        f"({teacher} at TP {tp_}) and a trainer the batch splits over (prompts x "
+                        f"samples = {run.prompts * samples} divisible by its GPUs, a multiple of the "
+                        f"rollout TP {rollout}): gpus >= {size + least} on one node, or nodes >= 2 "
+                        "(the teacher on a node of its own)",
+                        hint=f"verl places the trainer's and the teacher's pools side by side and "
+                        f"refuses a cluster with fewer GPUs than both (single_controller/ray/base.py:"
+                        f"234-242); one node here holds {cap}")
+    trainer = fits[0]
+    if set_per:
+        return Pool(trainer, set_per, set_nodes or 1, set_replicas or size // tp_, tp_, memory, 0, size,
+                    why, f"carved out of the node's {cap} GPUs: the trainer keeps {trainer}")
+    size = (cap - trainer) // tp_ * tp_
+    return Pool(trainer, size, 1, size // tp_, tp_, memory, 0, size, why,
+                f"carved out of the node's {cap} GPUs: the trainer keeps {trainer}, the most that "
+                f"prompts x samples = {run.prompts * samples} split over (a multiple of the rollout "
+                f"TP {rollout}), the teacher the rest in replicas of TP {tp_}")
+
+
+def _rollout_tp(run: RunSpec) -> int:
+    """The student's rollout TP, as the field map sizes it, before the trainer's GPUs are known."""
+    if run.inference_tp is not None:
+        return run.inference_tp
+    size = sizes.params(run.model)
+    return sizes.serve_gpus(size.total_b) if size else 1
+
+
+def _n(count: int, what: str) -> str:
+    return f"{count} {what}{'s' if count != 1 else ''}"
 
 
 def epochs(steps: int, prompts: int, rows: int) -> int:

@@ -75,7 +75,7 @@ def commands(run: RunSpec, out: str | None) -> list[str]:
     where = f"cd {shlex.quote(out)} && " if out else ""
     if knobs.nodes(run) == 1:
         return [f"{where}bash run.sh"]
-    n, per = knobs.nodes(run), knobs.gpus_per_node(run)
+    n, per = knobs.all_nodes(run), knobs.gpus_per_node(run)  # an OPD teacher's own node included
     return [
         f"ray start --head --dashboard-host=0.0.0.0 --num-gpus={per}  # on the head node",
         f"ray start --address=$HEAD_IP:6379 --num-gpus={per}  # on each of the other {n - 1} nodes",
@@ -94,7 +94,7 @@ def runtime_env() -> str:
 def slurm(run: RunSpec) -> str:
     """verl's SLURM recipe (docs/start/multinode.rst): Ray's head on the first node, a worker on
     each other, then run.sh on the head."""
-    s, n, per = run.slurm, knobs.nodes(run), knobs.gpus_per_node(run)
+    s, n, per = run.slurm, knobs.all_nodes(run), knobs.gpus_per_node(run)  # with an OPD teacher's node
     opts = {"job-name": (s.job_name if s else None) or f"{run.method.type}-{run.taskset.split('/')[-1]}",
             "nodes": n, "ntasks-per-node": 1, "gpus-per-node": per, "exclusive": None}
     if s is not None:

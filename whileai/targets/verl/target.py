@@ -62,9 +62,11 @@ class Verl:
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
         from whileai.targets.verl import knobs
 
-        pool = next((int(s.teacher.held_gpus) for s in stages if s.teacher and s.teacher.held_gpus), 0)
-        return Machine(gpus=knobs.gpus_per_node(run) + (pool if knobs.nodes(run) == 1 else 0),
-                       gpus_why="(verl: trainer.n_gpus_per_node, plus an OPD teacher's pool)")
+        pool = knobs.pool(run)  # what run.sh asks Ray for on this node: never more than the node has
+        beside = pool.gpus if pool and knobs.nodes(run) == 1 else 0
+        return Machine(gpus=knobs.gpus_per_node(run) + beside,
+                       gpus_why="(verl: trainer.n_gpus_per_node, plus an OPD teacher's pool on one "
+                       "node; past one node the teacher has a node of its own)")
 
     def probes(self, run: RunSpec, stages: list[Compiled], student: Endpoint | None) -> list[Probe]:
         from whileai.targets.verl.probe import probes
