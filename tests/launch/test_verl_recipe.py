@@ -106,7 +106,9 @@ def test_file_logger_lines_become_series() -> None:
     s = parse_verl_jsonl(lines)
     assert s["eval_reward"] == [(0, 0.2), (2, 0.5)]  # two data sources: their mean; no val-aux
     assert s["train_reward"] == [(1, 0.3)] and s["teacher_kl"] == [(1, 0.4)]
-    assert s["train_loss"] == [(1, 0.1)] and s["entropy"] == [(1, 1.5)]
+    # OPD: the distillation loss is the loss trained on (actor/pg_loss is a zeroed task loss)
+    assert s["train_loss"] == [(1, 0.4)] and s["entropy"] == [(1, 1.5)]
+    assert parse_verl_jsonl([line(1, **{"actor/pg_loss": 0.1})])["train_loss"] == [(1, 0.1)]  # GRPO
     sft = parse_verl_jsonl([line(1, **{"train/loss": 2.0}), line(2, **{"val/loss": 1.0})])
     assert sft == {"train_loss": [(1, 2.0)], "val_loss": [(2, 1.0)]}
 

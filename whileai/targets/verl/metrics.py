@@ -29,14 +29,20 @@ TRAIN_LOG, EVAL_LOG = "verl_train.jsonl", "verl_eval.jsonl"  # $VERL_FILE_LOGGER
 
 # verl metric keys at the pin: validation `val-core/<data_source>/<acc|reward>/mean@<n>`
 # (trainer_base.py _val_metrics_update; a data source may hold '/', e.g. openai/gsm8k), the
-# batch's score `critic/score/mean` (ppo/metric_utils.py), the distillation loss (k1 with the
-# policy gradient: the per-token reverse-KL estimate; distillation/losses.py), the actor's
-# `actor/pg_loss` and `actor/entropy`, sft_trainer's `train/loss` and `val/loss`.
+# batch's score `critic/score/mean` (ppo/metric_utils.py), the distillation loss
+# `actor/distillation/loss` (trainer/distillation/losses.py:225, prefixed `actor/` by
+# trainer_base.py:1861; k1 with the policy gradient: the surrogate of the per-token reverse-KL
+# estimate, which at ratio 1 is its mean), the actor's `actor/pg_loss` and `actor/entropy`,
+# sft_trainer's `train/loss` and `val/loss`.
+# A series takes its first pattern found in a log: OPD's training loss is the distillation loss.
+# With use_task_rewards off verl still logs `actor/pg_loss` for the task-reward loss it then
+# zeroes (losses.py:214-217), so a GRPO log alone is read at `actor/pg_loss`.
+_DISTILL = re.compile(r"^(actor/)?distillation/loss$")
 VERL_SERIES: dict[str, tuple[re.Pattern[str], ...]] = {
     "eval_reward": (re.compile(r"^val-core/.+/(acc|reward)/mean@\d+$"),),
     "train_reward": (re.compile(r"^critic/score/mean$"),),
-    "teacher_kl": (re.compile(r"^(actor/)?distillation/loss$"),),
-    "train_loss": (re.compile(r"^actor/pg_loss$"), re.compile(r"^train/loss$")),
+    "teacher_kl": (_DISTILL,),
+    "train_loss": (_DISTILL, re.compile(r"^actor/pg_loss$"), re.compile(r"^train/loss$")),
     "entropy": (re.compile(r"^actor/entropy$"),),
     "val_loss": (re.compile(r"^val/loss$"),),
 }
