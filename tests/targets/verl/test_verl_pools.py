@@ -61,6 +61,20 @@ def test_a_teacher_that_leaves_the_trainer_no_gpu_is_refused_naming_gpus():
     assert e.value.field == "gpus" and "nodes >= 2" in str(e.value) and "gpus >= 9" in str(e.value)
 
 
+def test_a_batch_no_trainer_share_splits_is_refused_naming_gpus():
+    """3 prompts x 2 samples over a rollout TP of 4: no trainer size works, whatever the node."""
+    method = {"type": "opd", "samples": 2, "teacher": {"url": "http://t:8001/v1", "model": "Qwen/Qwen3-32B"}}
+    with pytest.raises(wai.SpecError, match="divisible by the rollout TP 4") as e:
+        compile(opd(gpus=8, prompts=3, inference_tp=4, method=method))
+    assert e.value.field == "gpus"
+
+
+def test_a_teacher_memory_out_of_range_is_refused_by_the_rule_not_a_crash():
+    key = "distillation.teacher_models.teacher_model.inference.gpu_memory_utilization"
+    with pytest.raises(wai.SpecError, match="not a fraction of a GPU's memory"):
+        compile(opd(overrides={key: 0}))
+
+
 def test_the_cli_exits_2_for_a_teacher_pool_larger_than_the_node(tmp_path):
     spec = tmp_path / "big.toml"
     spec.write_text('taskset = "reverse-text"\nmodel = "Qwen/Qwen3-8B"\ngpus = 8\n[method]\ntype = "opd"\n'

@@ -167,7 +167,7 @@ def pool(run: RunSpec) -> Pool | None:
     teacher = run.method.teacher.model
     memory = run.overrides.get(TEACHER + "inference.gpu_memory_utilization", TEACHER_MEMORY)
     memory = float(memory) if isinstance(memory, (int, float)) and not isinstance(memory, bool) \
-        else TEACHER_MEMORY
+        and 0 < memory <= 1 else TEACHER_MEMORY  # out of range: the memory-utilization rule refuses it
     several = nodes(run) > 1
     cap = run.gpus_per_node if several else max(run.gpus or 1, run.gpus_per_node)
     tp_ = _given(run, TEACHER + "inference.tensor_model_parallel_size")
@@ -191,13 +191,14 @@ def pool(run: RunSpec) -> Pool | None:
     samples, rollout = int(run.method.samples), _rollout_tp(run)
     fits = [t for t in range(cap - size, 0, -1) if run.prompts * samples % t == 0 and t % rollout == 0]
     if not fits:
-        least = next(t for t in range(rollout, run.prompts * samples * rollout + 1, rollout)
-                     if run.prompts * samples % t == 0)
+        batch = run.prompts * samples
+        least = next((t for t in range(rollout, batch + 1, rollout) if batch % t == 0), None)
+        need = (f"gpus >= {size + least} on one node, or nodes >= 2 (the teacher on a node of its own)"
+                if least else f"prompts x samples divisible by the rollout TP {rollout}")
         raise SpecError("gpus", run.gpus, f"a node with room for the teacher's pool of {size} "
                         f"({teacher} at TP {tp_}) and a trainer the batch splits over (prompts x "
-                        f"samples = {run.prompts * samples} divisible by its GPUs, a multiple of the "
-                        f"rollout TP {rollout}): gpus >= {size + least} on one node, or nodes >= 2 "
-                        "(the teacher on a node of its own)",
+                        f"samples = {batch} divisible by its GPUs, a multiple of the rollout TP "
+                        f"{rollout}): {need}",
                         hint=f"verl places the trainer's and the teacher's pools side by side and "
                         f"refuses a cluster with fewer GPUs than both (single_controller/ray/base.py:"
                         f"234-242); one node here holds {cap}")
