@@ -62,7 +62,16 @@ def quiet() -> Iterator[io.StringIO]:
             logging.disable(logging.NOTSET)
 
 
+def root(e: BaseException) -> BaseException:
+    """The exception a wrapper was raised from (Hydra's InstantiationException wraps the
+    dataclass's own ValueError)."""
+    while e.__cause__ is not None:
+        e = e.__cause__
+    return e
+
+
 def first_line(e: BaseException) -> str:
+    e = root(e)
     lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
     return f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
 
@@ -70,7 +79,7 @@ def first_line(e: BaseException) -> str:
 def where(e: BaseException, folder: Path) -> str:
     """The deepest frame of `e` in verl ("verl/utils/dataset/x.py:456") or in the run folder
     ("reward.py:12"); else the deepest frame's file and line."""
-    frames = traceback.extract_tb(e.__traceback__)
+    frames = traceback.extract_tb(root(e).__traceback__)
     for f in reversed(frames):
         path = Path(f.filename)
         parts = path.parts
