@@ -35,7 +35,19 @@ ROWS = 4  # the run's first rows, each scored twice
 
 
 def run(ctx: Context) -> Step:
-    return run_step("reward", ctx, _reward if ctx.job == "main_ppo" else _none)
+    if ctx.job != "main_ppo":
+        return run_step("reward", ctx, _none)
+    import sys
+
+    before, path = set(sys.modules), list(sys.path)
+    try:
+        return run_step("reward", ctx, _reward)
+    finally:  # the run's reward.py (and what it imported from its folder) is forgotten after it
+        folder = str(ctx.folder.resolve())
+        for name in set(sys.modules) - before:
+            if str(getattr(sys.modules[name], "__file__", None) or "").startswith(folder):
+                del sys.modules[name]
+        sys.path[:] = path
 
 
 def _none(ctx: Context, step: Step) -> None:
@@ -101,12 +113,17 @@ def _reward(ctx: Context, step: Step) -> None:
 def _without_aiohttp(step: Step) -> None:
     """verl's reward loop package imports aiohttp (reward_loop.py:19) for the reward-model router,
     which a custom or rule reward never calls; where it is not installed an empty module stands in."""
+    import importlib.machinery
     import importlib.util
     import sys
     import types
 
-    if importlib.util.find_spec("aiohttp") is None:
-        sys.modules.setdefault("aiohttp", types.ModuleType("aiohttp"))
+    if "aiohttp" not in sys.modules and importlib.util.find_spec("aiohttp") is None:
+        stub = types.ModuleType("aiohttp")
+        stub.__spec__ = importlib.machinery.ModuleSpec("aiohttp", None)
+        sys.modules["aiohttp"] = stub
+    if getattr(sys.modules.get("aiohttp"), "__spec__", None) is not None and \
+            sys.modules["aiohttp"].__spec__.origin is None:  # the stand-in (a real one has a file)
         step.stood_in.append("aiohttp (not installed here; only the reward-model router's HTTP calls "
                              "use it) -> an empty module: experimental/reward_loop/reward_loop.py:19")
 
