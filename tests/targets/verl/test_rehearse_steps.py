@@ -121,7 +121,8 @@ def test_qwen3_stand_in_template_adds_the_think_block_only_to_a_whole_conversati
     chat = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
     whole = tok.apply_chat_template(chat, tokenize=False)
     alone = "".join(tok.apply_chat_template([m], tokenize=False) for m in chat)
-    assert whole == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nok<|im_end|>\n"
+    assert whole == ("<|im_start|>user\nhi<|im_end|>\n"
+                     "<|im_start|>assistant\n<think>\n\n</think>\n\nok<|im_end|>\n")
     assert alone == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\nok<|im_end|>\n"
     # a teacher's reasoning kept in the whole form, dropped from the turn rendered alone
     said = [chat[0], {"role": "assistant", "content": "<think>\nplan\n</think>\n\nok"}]

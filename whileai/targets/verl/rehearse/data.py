@@ -159,7 +159,8 @@ def _sft(ctx: Context, step: Step) -> None:
         responses = ctx.scratch / "responses.parquet"
         frame.to_parquet(responses)
         paths = [ctx.scratch / "sft.parquet"]
-        _convert(ctx, ["messages", str(responses), str(paths[0]), "--val", str(ctx.scratch / "sft_val.parquet")])
+        _convert(ctx, ["messages", str(responses), str(paths[0]),
+                       "--val", str(ctx.scratch / "sft_val.parquet")])
         step.ran.append("the run folder's convert.py messages")
         step.stood_in.append("the teacher's answers: 2 stand-in answers a prompt, each '<think>…</think>' "
                              "then the answer, as main_generation_server.py:176-183 writes a thinking "
@@ -171,7 +172,8 @@ def _sft(ctx: Context, step: Step) -> None:
                             max_samples=data.get("train_max_samples", -1))
     step.ran += ["verl.trainer.sft_trainer.create_sft_dataset",
                  "verl.utils.dataset.multiturn_sft_dataset.MultiTurnSFTDataset"]
-    step.facts |= {"rows": len(ds), "ignore_input_ids_mismatch": bool(data.get("ignore_input_ids_mismatch", False))}
+    step.facts |= {"rows": len(ds),
+                   "ignore_input_ids_mismatch": bool(data.get("ignore_input_ids_mismatch", False))}
     try:
         item = ds[0]
     except AssertionError as e:

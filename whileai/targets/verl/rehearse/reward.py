@@ -82,9 +82,9 @@ def _reward(ctx: Context, step: Step) -> None:
     step.stood_in.append(why)
     manager = load_reward_manager(cfg, tok)
     fn = cfg.reward.custom_reward_function
+    scorer = f"{fn.path}:{fn.name}" if fn.get("path") else "verl.utils.reward_score.default_compute_score"
     step.ran += ["verl.trainer.ppo.reward.load_reward_manager",
-                 f"verl.experimental.reward_loop.reward_manager: {type(manager).__name__}.run_single",
-                 f"{fn.path}:{fn.name}" if fn.get("path") else "verl.utils.reward_score.default_compute_score"]
+                 f"verl.experimental.reward_loop.reward_manager: {type(manager).__name__}.run_single", scorer]
     step.stood_in.append(f"completions: for each of {len(rows)} rows, one with its ground truth and one "
                          "without, as a one-row DataProto -> agent_loop.py:1075-1102")
     scores: list[list[float]] = []
@@ -122,8 +122,8 @@ def _without_aiohttp(step: Step) -> None:
         stub = types.ModuleType("aiohttp")
         stub.__spec__ = importlib.machinery.ModuleSpec("aiohttp", None)
         sys.modules["aiohttp"] = stub
-    if getattr(sys.modules.get("aiohttp"), "__spec__", None) is not None and \
-            sys.modules["aiohttp"].__spec__.origin is None:  # the stand-in (a real one has a file)
+    spec = getattr(sys.modules.get("aiohttp"), "__spec__", None)
+    if spec is not None and spec.origin is None:  # the stand-in (a real one has a file)
         step.stood_in.append("aiohttp (not installed here; only the reward-model router's HTTP calls "
                              "use it) -> an empty module: experimental/reward_loop/reward_loop.py:19")
 
