@@ -55,6 +55,8 @@ CLEAN = {"grpo": "examples/grpo.toml", "opd": "examples/opd.toml", "sft": "examp
          "gsm8k-opd": "examples/tasksets/gsm8k-opd.toml", "own-grpo": "examples/own-data/grpo.toml"}
 # planted faults: folder -> (spec, --set overrides)
 FAULTS = {"no-prompt-column": ("examples/grpo.toml", ["data.prompt_key=question"]),
+          "no-prompt-column-filtered": ("examples/grpo.toml", ["data.prompt_key=question",
+                                                              "data.filter_overlong_prompts=true"]),
           "sft-switch-off": ("examples/sft.toml", ["sft.data.ignore_input_ids_mismatch=false"]),
           "sft-switch-on": ("examples/sft.toml", ["sft.data.ignore_input_ids_mismatch=true"]),
           "short-teacher": ("examples/opd.toml",
@@ -167,6 +169,16 @@ def test_rows_without_the_prompt_column_fail_the_data_step(steps):
     assert not got["ok"] and got["error"] == "KeyError: 'question'"
     assert got["cause"].startswith("verl/utils/dataset/rl_dataset.py:")
     assert "verl.utils.dataset.rl_dataset.RLHFDataset" in got["ran"]
+
+
+@needs_verl
+@pytest.mark.slow
+def test_rows_without_the_prompt_column_and_verls_length_filter_leave_no_batch(steps):
+    """With filter_overlong_prompts verl counts an unreadable row as overlong and drops it
+    (rl_dataset.py:248-276): no row is left, and the step names the missing column."""
+    got = steps[("no-prompt-column-filtered", "data")]
+    assert not got["ok"] and got["facts"]["train_kept"] == 0
+    assert "KeyError: 'question'" in got["error"] and "rl_dataset.py:248-276" in got["cause"]
 
 
 @needs_verl

@@ -51,7 +51,10 @@ def run(ctx: Context) -> Step:
 
 # -- main_ppo: RLHFDataset -----------------------------------------------------------------------
 def _rl(ctx: Context, step: Step) -> None:
+    import datasets
     from verl.trainer.ppo.utils import create_rl_dataset
+
+    datasets.disable_caching()  # each rehearsal filters afresh: no result reused from ~/.cache
 
     cfg = ctx.config
     data = cfg.data
@@ -73,10 +76,11 @@ def _rl(ctx: Context, step: Step) -> None:
                                    max_samples=most if most is not None else -1)
         step.facts[f"{name}_kept"] = len(ds)
         if len(ds) < least:
-            why_not = last_error(printed.getvalue())
+            missing = [r for r in rows if key not in r]
+            why_not = f"KeyError: {key!r}" if missing else last_error(printed.getvalue())
             step.error = (f"RLHFDataset kept {len(ds)} {name} rows, fewer than {least} (a full batch: "
-                          f"the dataloader drops a partial one)" + (f"; verl printed {why_not} for "
-                          f"each row it dropped (data.prompt_key={key}; the rows' columns: "
+                          f"the dataloader drops a partial one)" + (f"; each row it dropped raised "
+                          f"{why_not} in its length filter (data.prompt_key={key}; the rows' columns: "
                           f"{', '.join(step.facts['columns'])})" if why_not else
                           f": every prompt is longer than data.max_prompt_length={data.max_prompt_length}"))
             step.cause = ("verl/utils/dataset/rl_dataset.py:248-276 (a row it cannot read counts as "
