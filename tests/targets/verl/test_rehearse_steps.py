@@ -47,7 +47,8 @@ for folder, steps in json.loads(sys.argv[1]):
         for name in steps:
             with without_vllm():
                 step = importlib.import_module(f"whileai.targets.verl.rehearse.{name}").run(ctx)
-            print(json.dumps({"folder": folder.name, "job": cmd.kind, **json.loads(step.to_json())}),
+            print(json.dumps({"folder": folder.name, "folder_path": str(folder), "job": cmd.kind,
+                              **json.loads(step.to_json())}),
                   flush=True)
 """
 STEPS = ["data", "reward", "loss"]
@@ -61,8 +62,13 @@ FAULTS = {"no-prompt-column": ("examples/grpo.toml", ["data.prompt_key=question"
           "sft-switch-on": ("examples/sft.toml", ["sft.data.ignore_input_ids_mismatch=true"]),
           "short-teacher": ("examples/opd.toml",
                             ["distillation.teacher_models.teacher_model.inference.max_model_len=4096"])}
-STRICT_REWARD = "def strict(prompts, completions, answer):\n" \
-                "    return [1.0 if a in c else 0.0 for c, a in zip(completions, answer)]\n"
+# a user's rewards without **kwargs: a TRL-style one (behind the run's wrapper) and a verl-style one
+STRICT_REWARD = ("def strict(prompts, completions, answer):\n"
+                 "    return [1.0 if a in c else 0.0 for c, a in zip(completions, answer)]\n\n\n"
+                 "def verl_strict(data_source, solution_str, ground_truth):\n"
+                 "    return float(str(ground_truth) in solution_str)\n")
+VERL_STRICT = ["reward.custom_reward_function.path=$PWD/rewards.py",
+               "reward.custom_reward_function.name=verl_strict"]
 
 
 def _compile(spec: Path, out: Path, sets: list[str]) -> Path:
@@ -89,6 +95,7 @@ def steps(tmp_path_factory) -> dict[tuple[str, str], dict]:
     (own / "grpo.toml").write_text((ROOT / "examples/own-data/grpo.toml").read_text()
                                    .replace("rewards.contains_answer", "rewards.strict"))
     folders.append(_compile(own / "grpo.toml", base / "strict-reward", []))
+    folders.append(_compile(own / "grpo.toml", base / "verl-strict-reward", VERL_STRICT))
     done = subprocess.run([VERL, "-c", DRIVER, json.dumps([[str(f), STEPS] for f in folders])],
                           cwd=ROOT, capture_output=True, text=True, timeout=900,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -200,12 +207,50 @@ def test_sft_switch_on_passes_and_says_the_teachers_reasoning_is_not_trained(ste
     assert got["facts"]["teacher_reasoning_trained"] is False
 
 
+def _wrapper_verdict(folder: Path) -> str:
+    """What the compiled reward.py does when verl calls it as naive.py does: "" or its TypeError."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compiled_reward", folder / "reward.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    saved = (list(sys.path), dict(sys.modules))
+    try:
+        spec.loader.exec_module(module)
+        module.compute_score(data_source="whileai/own-data", solution_str="5", ground_truth="5",
+                             extra_info={"answer": "5", "prompt": "2+3?", "split": "train", "index": 0,
+                                         "num_turns": 2, "rollout_reward_scores": {}})
+        return ""
+    except TypeError as e:
+        return str(e)
+    finally:
+        sys.path[:] = saved[0]
+        sys.modules.pop("rewards", None)
+
+
 @needs_verl
 @pytest.mark.slow
-def test_a_reward_that_rejects_verls_extra_keys_fails_the_reward_step(steps):
+def test_the_reward_step_fails_exactly_when_the_wrapper_passes_verls_keys_on(steps, tmp_path):
+    """A user's reward without **kwargs behind the run's wrapper: the step fails, naming verl's key,
+    when the wrapper hands verl's extra_info keys (num_turns, ...) on to it, and passes when the
+    wrapper gives the function only what it takes."""
     got = steps[("strict-reward", "reward")]
-    assert not got["ok"] and "unexpected keyword argument 'num_turns'" in got["error"]
-    assert "naive.py:50-52" in got["error"] and got["cause"].startswith("reward.py:")
+    refused = _wrapper_verdict(Path(got["folder_path"]))
+    if refused:
+        assert "unexpected keyword argument 'num_turns'" in refused
+        assert not got["ok"] and refused in got["error"] and "naive.py:50-52" in got["error"]
+        assert got["cause"].startswith("reward.py:")
+    else:
+        assert got["ok"], got["error"]
+
+
+@needs_verl
+@pytest.mark.slow
+def test_a_verl_reward_that_rejects_extra_info_fails_the_reward_step(steps):
+    """The fault re-opened with --set: a verl-style function without extra_info as the run's reward."""
+    got = steps[("verl-strict-reward", "reward")]
+    assert not got["ok"] and "unexpected keyword argument 'extra_info'" in got["error"]
+    assert "naive.py:76-83" in got["error"] and got["cause"].startswith("verl/trainer/ppo/reward.py:")
 
 
 @needs_verl

@@ -97,8 +97,7 @@ def _reward(ctx: Context, step: Step) -> None:
                 out = manager.loop.run_until_complete(manager.run_single(data))
             except TypeError as e:
                 if "unexpected keyword" in str(e):  # verl's keys reached a function that rejects them
-                    step.error = (f"TypeError: {e} (verl adds num_turns and rollout_reward_scores to "
-                                  "extra_info: experimental/reward_loop/reward_manager/naive.py:50-52)")
+                    step.error = f"TypeError: {e} ({_VERL_KEYS})"
                 raise
             pair.append(float(out["reward_score"]))
         scores.append(pair)
@@ -126,6 +125,11 @@ def _without_aiohttp(step: Step) -> None:
     if spec is not None and spec.origin is None:  # the stand-in (a real one has a file)
         step.stood_in.append("aiohttp (not installed here; only the reward-model router's HTTP calls "
                              "use it) -> an empty module: experimental/reward_loop/reward_loop.py:19")
+
+
+_VERL_KEYS = ("verl calls the reward with data_source, solution_str, ground_truth and extra_info "
+              "(experimental/reward_loop/reward_manager/naive.py:76-83) and adds num_turns and "
+              "rollout_reward_scores to extra_info (naive.py:50-52)")
 
 
 def _batch(tok: Any, row: dict[str, Any], key: str, text: str, proto: Any, np: Any, torch: Any) -> Any:
