@@ -113,3 +113,22 @@ def test_verl_accepts_the_teacher_keys_and_refuses_a_context_without_the_extra_t
     ok, bad = map(json.loads, done.stdout.splitlines())
     assert ok[0] is True, ok
     assert bad[0] is False and bad[1] == "distillation" and "max_model_len" in bad[2], bad
+
+
+def test_the_rollout_tp_is_sized_with_the_memory_the_rollout_is_given() -> None:
+    """The colocated rollout is written gpu_memory_utilization 0.6 (knobs.MEMORY): a 235B student's
+    weights (~59 GB a GPU at TP 8) do not fit 0.6 x 80 GB, so an 8-GPU node is refused, not sized
+    as if vLLM had 0.9 of each GPU."""
+    from whileai.errors import SpecError
+    from whileai.targets.verl import knobs
+
+    grpo = {"taskset": "reverse-text", "model": BIG, "gpus": 8, "method": {"type": "grpo"}}
+    with pytest.raises(SpecError) as e:
+        compile(wai.RunSpec.model_validate(grpo), out=None)
+    assert f"gpu_memory_utilization {knobs.MEMORY:g}" in str(e.value)
+    c = compile(wai.RunSpec.model_validate(grpo | {"model": "Qwen/Qwen3-32B"}), out=None)
+    tp = int(overrides(c)["actor_rollout_ref.rollout.tensor_model_parallel_size"])
+    size = sizes.params("Qwen/Qwen3-32B")
+    assert size is not None
+    assert tp == sizes.serve_gpus(size.total_b, knobs.MEMORY)
+    assert sizes.weights_gb(size.total_b) / tp <= sizes.GPU_MEMORY_GB * knobs.MEMORY

@@ -218,7 +218,7 @@ def _rollout_tp(run: RunSpec) -> int:
     if run.inference_tp is not None:
         return run.inference_tp
     size = sizes.params(run.model)
-    return sizes.serve_gpus(size.total_b) if size else 1
+    return sizes.serve_gpus(size.total_b, MEMORY) if size else 1
 
 
 def _n(count: int, what: str) -> str:
