@@ -70,9 +70,18 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("verl") is not None, reason="verl is importable here")
-def test_validate_without_verl_fails_naming_what_did_not_run(tmp_path: Path) -> None:
+def test_validate_without_verl_says_not_checked_never_rejected(tmp_path: Path) -> None:
     p = run("--validate", "--out", str(tmp_path), "--arms", "grpo")
-    assert p.returncode == 1 and "not checked by verl" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "not checked (verl is not importable here: pip install 'whileai[verl]')" in p.stderr
+    assert "REJECTED" not in p.stdout + p.stderr  # a file never checked is not refused
+    assert "/work/" not in p.stdout + p.stderr  # no path of the machine that built whileai
+
+
+def test_no_message_names_a_path_of_the_machine_that_built_whileai() -> None:
+    named = [str(f.relative_to(ROOT)) for f in (ROOT / "whileai").rglob("*.py")
+             if "/work/" in f.read_text(encoding="utf-8")]
+    assert named == []
 
 
 @pytest.mark.skipif(not VERL_PYTHON, reason="WHILEAI_VERL_PYTHON names no Python with verl 0.9.1")
