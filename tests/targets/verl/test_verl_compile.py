@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -133,8 +135,29 @@ def test_two_nodes_write_the_ray_and_slurm_lines():
     o = overrides(c)
     assert (o["trainer.nnodes"], o["trainer.n_gpus_per_node"]) == ("2", "8")
     assert any(line.startswith("ray start --head") for line in c.commands)
-    assert any("ray job submit" in line and "-- bash run.sh" in line for line in c.commands)
+    assert any("ray job submit" in line and '-- bash "$PWD/run.sh"' in line for line in c.commands)
     assert "#SBATCH --nodes=2" in c.files["slurm.sh"] and "#SBATCH --partition=gpu" in c.files["slurm.sh"]
+
+
+def test_two_nodes_run_in_the_shared_folder_not_a_ray_working_dir_copy(tmp_path: Path):
+    """A Ray working_dir runs the driver and workers in Ray's per-node copy: outputs never land in
+    the run folder. The job runs run.sh in place, by its absolute path, on the shared filesystem."""
+    c = compile(run("grpo", nodes=2, gpus_per_node=8), out=str(tmp_path / "my run"))
+    assert "runtime_env.yaml" not in c.files
+    assert not any("runtime-env" in line or "working_dir" in line for line in c.commands)
+    assert not any("working_dir:" in text for text in c.files.values())
+    assert "filesystem every node sees" in c.files["README.md"]
+    [submit] = [line for line in c.commands if "ray job submit" in line]
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "ray").write_text('#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n')
+    (fake / "ray").chmod(0o755)
+    (tmp_path / "my run").mkdir()
+    p = subprocess.run(["bash", "-c", submit.split("  #")[0]], capture_output=True, text=True,
+                       env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "HEAD_IP": "h"})
+    assert p.returncode == 0, p.stderr
+    args = p.stdout.splitlines()
+    assert args[args.index("--") + 1:] == ["bash", str(tmp_path / "my run" / "run.sh")]
 
 
 def test_compile_is_pure_and_the_registry_finds_verl(tmp_path: Path):

@@ -19,7 +19,6 @@ _FILES = {
                  "verl calls (reward.custom_reward_function)",
     "convert.py": "turns JSON lines into parquet for the generation server, then the teacher's "
                   "responses into `messages` rows for sft_trainer",
-    script.RUNTIME_ENV: "Ray's runtime environment for `ray job submit`",
     script.SLURM: "verl's SLURM recipe: a Ray cluster over the nodes, then run.sh",
 }
 
@@ -38,8 +37,9 @@ def readme(c: Compiled) -> str:
         "This folder needs verl only, not whileai: `pip install verl==" + VERSION + "` (with vLLM; "
         "see verl's installation docs). run.sh works in its own folder and hands verl absolute "
         "paths ($PWD/...), so Ray's workers find the data and reward.py"
-        + (" — on several nodes the folder must be on a filesystem every node sees. "
-           if several else ". ")
+        + (" — on several nodes this folder must be on a filesystem every node sees (NFS, Lustre, "
+           "...): `ray job submit` runs run.sh here in place, with no Ray working_dir, so "
+           "outputs/, data/ and the logs land in this folder. " if several else ". ")
         + "`bash run.sh key=value` appends Hydra overrides (the last one of a key wins).\n\n"
         f"## Files\n\n{names}\n\n"
         "## What whileai read, ignored and set\n\n```text\n" + render_text(here, 100) + "\n```\n\n"
