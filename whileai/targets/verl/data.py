@@ -22,8 +22,10 @@ to bytes, `overrides` Hydra keys to raw values, `source` says where the rows com
 - The reward: `reward.py` with verl's signature `compute_score(data_source, solution_str,
   ground_truth, extra_info=None)` (verl's built-in scorers know only their own data sources:
   utils/reward_score/__init__.py:44-47), calling the spec's `reward` (TRL's signature: prompts,
-  completions and each task field as one-item lists; its module, when a single file beside the
-  spec, the data or the working directory, is copied in) or the taskset's own reward.
+  completions and each task field as one-item lists, only those its signature takes: verl adds
+  num_turns and rollout_reward_scores to extra_info, naive.py:50-52; its module, when a single
+  file beside the spec, the data or the working directory, is copied in) or the taskset's own
+  reward.
 - gsm8k: verl's own examples/data_preprocess/gsm8k.py at v0.9.1 (the same fields, data_source
   openai/gsm8k, which verl's built-in gsm8k scorer reads), run by run.sh: whileai loads nothing
   from the hub.
@@ -186,13 +188,30 @@ def _defining(path: Path, func: str, dotted: str) -> bytes:
     return body
 
 
-_ADAPTER = '''"""verl's custom reward function (written by whileai): {what} on one completion."""
+_ADAPTER = '''"""verl's custom reward function (written by whileai): {what} on one completion.
+
+verl's reward manager adds its own keys to extra_info (num_turns, rollout_reward_scores:
+experimental/reward_loop/reward_manager/naive.py:50-52); the function gets only the keywords its
+signature takes (every one when it takes **kwargs)."""
 
 import importlib
+import inspect
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # {module}.py copied beside it
+
+
+def _accepted(reward, keywords):
+    """The keywords `reward` takes: all of them with **kwargs (or no signature to read)."""
+    try:
+        params = inspect.signature(reward).parameters.values()
+    except (TypeError, ValueError):
+        return keywords
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return keywords
+    names = {{p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}}
+    return {{k: v for k, v in keywords.items() if k in names}}
 
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):
@@ -200,7 +219,8 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw
     info = dict(extra_info or {{}})
     prompt = info.pop("prompt", None)
     columns = {{k: [v] for k, v in info.items() if k not in ("split", "index")}}
-    return float(reward(prompts=[prompt], completions=[solution_str], **columns)[0])
+    keywords = {{"prompts": [prompt], "completions": [solution_str], **columns}}
+    return float(reward(**_accepted(reward, keywords))[0])
 '''
 
 _BUILTIN = '''
