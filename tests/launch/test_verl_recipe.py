@@ -35,7 +35,8 @@ def run(*args: str, python: str = sys.executable) -> subprocess.CompletedProcess
 
 def overrides(path: Path) -> dict[str, str]:
     [cmd] = [c for c in parse(path.read_text(), {"PWD": str(path.parent)}) if c.kind == "main_ppo"]
-    return dict(o.lstrip("+").split("=", 1) for o in cmd.overrides)
+    return {k: v[1:-1] if v[:1] == v[-1:] == '"' else v  # a run-folder path: Hydra-quoted
+            for k, v in (o.lstrip("+").split("=", 1) for o in cmd.overrides)}
 
 
 def test_dry_run_writes_the_arms_verl_runs_with_what_the_recipe_reads_back(tmp_path: Path) -> None:
@@ -185,7 +186,7 @@ def test_a_full_weight_sft_arm_is_scored_without_an_adapter() -> None:
     o = dict(x.lstrip("+").split("=", 1) for x in cmd.overrides)
     assert "actor_rollout_ref.model.lora_adapter_path" not in o
     assert o.get("actor_rollout_ref.model.lora_rank", "0") == "0"
-    assert o["actor_rollout_ref.model.path"] == "/a/eval/../outputs/merged"
+    assert o["actor_rollout_ref.model.path"] == '"/a/eval/../outputs/merged"'
     assert o["trainer.experiment_name"] == "sft-2-eval" and o["trainer.val_only"] == "True"
 
 

@@ -18,9 +18,14 @@ from whileai.targets.verl.runsh import parse
 
 
 def overrides(c: wai.Compiled, index: int = 0) -> dict[str, str]:
-    """The Hydra overrides of run.sh's `index`-th verl command, as the process receives them."""
+    """The Hydra overrides of run.sh's `index`-th verl command, as the process receives them (a
+    path in the run folder Hydra-quoted: its quotes removed here, kept by test_paths_quoted)."""
     cmd = parse(c.files["run.sh"], {"PWD": "/run"})[index]
-    return dict(o.lstrip("+").split("=", 1) for o in cmd.overrides)
+    return {k: unquoted(v) for k, v in (o.lstrip("+").split("=", 1) for o in cmd.overrides)}
+
+
+def unquoted(value: str) -> str:
+    return value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' else value
 
 
 def run(kind: str, **fields: object) -> wai.RunSpec:
@@ -101,7 +106,7 @@ def test_sft_is_two_verl_jobs_with_whileais_conversion_between():
     g = dict(o.lstrip("+").split("=", 1) for o in gen.overrides)
     s = dict(o.lstrip("+").split("=", 1) for o in train.overrides)
     assert g["actor_rollout_ref.model.path"] == TEACHER
-    assert "+data.output_path=/run/samples/responses.parquet" in gen.overrides
+    assert '+data.output_path="/run/samples/responses.parquet"' in gen.overrides
     assert s["model.path"] == STUDENT and s["data.messages_key"] == "messages"
     assert s["data.train_batch_size"] == str(64 * c.run.method.samples)
     text = c.files["run.sh"]
@@ -109,7 +114,7 @@ def test_sft_is_two_verl_jobs_with_whileais_conversion_between():
         text.index("convert.py messages") < text.index("sft_trainer")
     assert "convert.py" in c.files
     # validation: the teacher answers the holdout in the same job; sft_trainer's loss on them
-    assert s["data.val_files"] == "/run/data/sft_val.parquet" and int(s["trainer.test_freq"]) > 0
+    assert unquoted(s["data.val_files"]) == "/run/data/sft_val.parquet" and int(s["trainer.test_freq"]) > 0
     assert "--holdout data/test.jsonl --holdout-rows 128" in text and "--val data/sft_val.parquet" in text
     assert not any(w.rule == "eval-never-runs" for w in c.warnings)
 

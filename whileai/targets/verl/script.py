@@ -27,7 +27,8 @@ from whileai.targets.verl.pin import TARGET
 from whileai.version import __version__
 
 SLURM = "slurm.sh"
-_SAFE = re.compile(r"[A-Za-z0-9_./+\-$]+")  # a Hydra value left unquoted ($PWD: the shell's)
+HERE = "$PWD"  # run.sh's folder: a value under it is written by in_folder
+_SAFE = re.compile(r"[A-Za-z0-9_./+\-$]+")  # a Hydra value left unquoted
 _TYPED = re.compile(r"(?i)[+-]?(\d[\d_]*(\.\d*)?(e[+-]?\d+)?|\.\d+|inf|nan|true|false|null)")
 
 
@@ -54,11 +55,25 @@ def _item(value: Any) -> str:
 
 
 def word(key: str, value: Any, added: bool = False) -> str:
-    """One override as a shell word: `key=value`, quoted for the shell where needed."""
+    """One override as a shell word: `key=value`, quoted for the shell where needed; a path in
+    the run folder as `key="\"$PWD/x\""` (`in_folder`)."""
+    if isinstance(value, str) and value.startswith(HERE + "/"):
+        return f"{'+' if added else ''}{key}={in_folder(value)}"
     text = hydra(value)
     if not _SAFE.fullmatch(text):
         text = f'"{text}"' if not re.search(r'[$`"\\!]', text) else shlex.quote(text)
     return f"{'+' if added else ''}{key}={text}"
+
+
+def in_folder(value: str) -> str:
+    """A `$PWD/...` path as one shell word that bash expands (run.sh cds to its folder first) and
+    Hydra reads as one double-quoted string, whatever the folder's name holds: spaces, `'`, `,`,
+    `=`, brackets (Hydra's override grammar splits or refuses each of those unquoted). Only a `"`
+    in the folder's own name is left to Hydra unescaped (bash cannot escape an expansion's
+    result without a substitution this file's reader, runsh.py, does not read)."""
+    rest = value.removeprefix(HERE).replace('"', '\\"')  # Hydra's escape inside "..."
+    rest = re.sub(r'([\\"`$])', r"\\\1", rest)  # then bash's inside "..."
+    return f'"\\"{HERE}{rest}\\""'
 
 
 def command(launcher: str, overrides: Iterable[str], tail: str = "") -> str:
