@@ -37,6 +37,22 @@ VALIDATION = "data/sft_val.parquet"
 ROLLOUT = f"{GEN}actor_rollout_ref.rollout."
 
 
+# verl's SFT dataset tokenises each turn alone and asserts the concatenation equals the whole
+# conversation's tokens (utils/dataset/multiturn_sft_dataset.py:425-456); Qwen3's template (and
+# other thinking templates) add an empty think block to the last assistant turn in the whole form
+# only, so a Qwen3-family student asserts on the first batch. verl's config names the switch
+# (trainer/config/sft_trainer_engine.yaml:42-47).
+MISMATCH = ("always on: verl trains on the per-turn tokens either way (the whole conversation is only "
+            "compared, multiturn_sft_dataset.py:425-456), a thinking template (Qwen3's empty think "
+            "block on the last turn) otherwise asserts on the first batch, and whileai reads no "
+            "template at compile time; verl logs the difference once")
+THINK = ("the teacher's <think>...</think> is stripped from each answer by convert.py (the SFT target "
+         "is the text after </think>, as Qwen3's template renders a past turn): verl's per-turn "
+         "tokenisation drops it for a Qwen3-family student anyway and would keep it as plain text for "
+         "others, so every student trains on the teacher's final answers; an answer whose think block "
+         "never closed (cut at max_tokens) is kept as written and counted in convert.py's output")
+
+
 def rows_needed(r: RunSpec) -> int:
     return r.steps * r.prompts
 
@@ -85,6 +101,7 @@ SFT_MAP: list[Row] = [
     Fix(f"{GEN}trainer.nnodes", knobs.nodes, "the run's nodes"),
     Fix(f"{SFT}data.train_files", HERE + MESSAGES, "convert.py's `messages` rows"),
     Fix(f"{SFT}data.messages_key", "messages", "the column convert.py writes"),
+    Fix(f"{SFT}data.ignore_input_ids_mismatch", True, MISMATCH),
     To("prompts", f"{SFT}data.train_batch_size", lambda r: r.prompts * r.method.samples,
        note="sft_trainer counts rows: prompts x samples teacher answers a step"),
     Fix(f"{SFT}data.use_dynamic_bsz", False, "fixed micro batches (verl's default packs by tokens)"),
@@ -187,8 +204,10 @@ class SFTSteps(Steps):
             _job(f"{torchrun} -m verl.trainer.sft_trainer", doc, "sft", added)]
         files["run.sh"] = script.run_sh(run, f"SFT on {run.method.teacher.model}'s answers "  # type: ignore[union-attr]
                                         f"on {run.taskset}", blocks, script.environment(run))
+        teacher = verl_cost.teacher(run, None)
+        teacher["notes"] = (*teacher.get("notes", ()), THINK)
         return Emitted(files=files, main="run.sh", commands=tuple(script.commands(run, self.out)),
-                       **verl_cost.teacher(run, None))
+                       **teacher)
 
     def facts(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Facts:
         sft = doc.get("sft", {})

@@ -26,6 +26,7 @@ python3 convert.py messages samples/responses.parquet data/sft.parquet --val dat
 torchrun --standalone --nnodes=1 --nproc_per_node=1 -m verl.trainer.sft_trainer \
     data.train_files="\"$PWD/data/sft.parquet\"" \
     data.messages_key=messages \
+    data.ignore_input_ids_mismatch=True \
     data.train_batch_size=256 \
     data.use_dynamic_bsz=False \
     data.micro_batch_size_per_gpu=8 \
