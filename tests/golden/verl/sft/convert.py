@@ -19,7 +19,8 @@ reads (sft_trainer_engine.yaml: data.messages_key); with --val the holdout's row
 validation set). The generation server keeps a thinking teacher's `<think>...</think>` in its
 answers; it is stripped here (the answer is the text after `</think>`), so the SFT target is the
 teacher's final answer whatever the student's template (verl's per-turn tokenisation would drop
-it for a Qwen3-family student and keep it as plain text for another). Needs pandas and pyarrow (both come with verl).
+it for a Qwen3-family student and keep it as plain text for another). Needs pandas and pyarrow
+(both come with verl).
 """
 
 from __future__ import annotations
