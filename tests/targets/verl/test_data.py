@@ -113,7 +113,8 @@ def test_the_reward_adapter_passes_only_what_the_users_function_takes(tmp_path, 
 
 def test_a_reward_with_kwargs_gets_every_column_verls_keys_too(tmp_path, monkeypatch):
     source = ("def loose(completions, **kw):\n"
-              "    assert sorted(kw) == ['answer', 'num_turns', 'prompts', 'rollout_reward_scores', 'unit'], kw\n"
+              "    assert sorted(kw) == ['answer', 'num_turns', 'prompts', 'rollout_reward_scores',"
+              " 'unit'], kw\n"
               "    return [1.0]\n")
     score, row = _adapter_for(tmp_path, source, "loose", monkeypatch)
     assert _as_verls_naive_manager_calls(score, row, "x") == 1.0
@@ -128,8 +129,8 @@ def test_live_verls_own_loader_and_call_score_a_strict_reward(tmp_path):
     if python is None:
         pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set (a Python with "
                     "verl 0.9.1: pip install 'whileai[verl]')")
-    _adapter_for(tmp_path, "def strict(completions, answer):\n    return [float(answer[0] in completions[0])]\n",
-                 "strict")
+    strict = "def strict(completions, answer):\n    return [float(answer[0] in completions[0])]\n"
+    _adapter_for(tmp_path, strict, "strict")
     sys.modules.pop("rewards", None)
     check = textwrap.dedent(f"""
         import json
@@ -176,13 +177,17 @@ def on_taskset(folder: Path, taskset: str):
     return load_spec(spec)
 
 
-def test_gsm8k_is_verls_own_preprocessing_and_nothing_is_downloaded_here(tmp_path):
+def test_gsm8k_rows_are_made_by_whileais_own_script_in_the_run_folder_nothing_fetched(tmp_path):
+    from whileai.targets.verl import gsm8k
+
     run = on_taskset(tmp_path, "primeintellect/gsm8k")
     plan = data.rows(run)
-    assert plan.files == {} and "reward.custom_reward_function.path" not in plan.overrides
+    assert plan.files == {"gsm8k_rows.py": Path(gsm8k.__file__).read_bytes()}
+    assert "reward.custom_reward_function.path" not in plan.overrides  # verl's built-in scorer
     assert plan.overrides["data.train_files"] == "$PWD/data/train.parquet"
-    assert "examples/data_preprocess/gsm8k.py" in plan.steps[1] and "--local_save_dir data" in plan.steps[1]
-    assert plan.steps[1].startswith("[ -f data/train.parquet ] ||")
+    assert plan.steps[1] == "[ -f data/train.parquet ] || python3 gsm8k_rows.py data"
+    assert not any("://" in s or "curl" in s for s in plan.steps)  # no script from a URL
+    assert gsm8k.REVISION in plan.files["gsm8k_rows.py"].decode()
 
 
 @pytest.mark.parametrize(("taskset", "why"), [

@@ -17,6 +17,8 @@ _FILES = {
     "data/test.jsonl": "the holdout rows (validation)",
     "reward.py": "compute_score(data_source, solution_str, ground_truth, extra_info): the reward "
                  "verl calls (reward.custom_reward_function)",
+    "gsm8k_rows.py": "openai/gsm8k at a pinned hub revision as verl's rows (data/train.parquet, "
+                     "data/test.parquet), run by run.sh when data/ lacks them",
     "convert.py": "turns JSON lines into parquet for the generation server, then the teacher's "
                   "responses into `messages` rows for sft_trainer",
     script.SLURM: "verl's SLURM recipe: a Ray cluster over the nodes, then run.sh",

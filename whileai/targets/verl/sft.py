@@ -72,7 +72,7 @@ SFT_MAP: list[Row] = [
        "trains on them"),
     To("taskset", "<convert.py prompts: the prompts>", lambda r: files_of(r)[0],
        when=lambda r: r.data is None,
-       note=lambda r: "verl's own gsm8k rows (its preprocessing script, run first)" if gsm8k(r)
+       note=lambda r: "openai/gsm8k as verl's rows (gsm8k_rows.py, run first)" if gsm8k(r)
        else f"{r.taskset} generated locally"),
     Drop("taskset", "a label only: the tasks come from data", when=lambda r: r.data is not None),
     To("data", "<convert.py prompts: the prompts>", lambda r: data.TRAIN if r.data else None, note="copied"),
@@ -189,11 +189,12 @@ class SFTSteps(Steps):
 
     def emit(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Emitted:
         plan, added = self.plan, self.added
-        files = {k: v.decode() for k, v in plan.files.items() if k in (data.TRAIN, data.TEST)}
+        files = {k: v.decode() for k, v in plan.files.items()
+                 if k in (data.TRAIN, data.TEST, data.GSM8K_PREP)}
         files["convert.py"] = resources.files("whileai.targets.verl").joinpath("convert.py").read_text()
         per = knobs.gpus_per_node(run)
         torchrun = f"torchrun --standalone --nnodes=1 --nproc_per_node={per}"
-        source = files_of(run)[0]  # gsm8k: verl's preprocessing (plan.steps) writes it first
+        source = files_of(run)[0]  # gsm8k: gsm8k_rows.py (plan.steps) writes it first
         blocks = [
             *(["\n".join(plan.steps)] if gsm8k(run) else []),
             f"python3 convert.py prompts {source} {PROMPTS} --rows {rows_needed(run)} --seed {run.seed}"
