@@ -35,7 +35,8 @@ def run(*args: str, python: str = sys.executable) -> subprocess.CompletedProcess
 
 def overrides(path: Path) -> dict[str, str]:
     [cmd] = [c for c in parse(path.read_text(), {"PWD": str(path.parent)}) if c.kind == "main_ppo"]
-    return dict(o.lstrip("+").split("=", 1) for o in cmd.overrides)
+    return {k: v[1:-1] if v[:1] == v[-1:] == '"' else v  # a run-folder path: Hydra-quoted
+            for k, v in (o.lstrip("+").split("=", 1) for o in cmd.overrides)}
 
 
 def test_dry_run_writes_the_arms_verl_runs_with_what_the_recipe_reads_back(tmp_path: Path) -> None:
@@ -70,9 +71,18 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("verl") is not None, reason="verl is importable here")
-def test_validate_without_verl_fails_naming_what_did_not_run(tmp_path: Path) -> None:
+def test_validate_without_verl_says_not_checked_never_rejected(tmp_path: Path) -> None:
     p = run("--validate", "--out", str(tmp_path), "--arms", "grpo")
-    assert p.returncode == 1 and "not checked by verl" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert "not checked (verl is not importable here: pip install 'whileai[verl]')" in p.stderr
+    assert "REJECTED" not in p.stdout + p.stderr  # a file never checked is not refused
+    assert "/work/" not in p.stdout + p.stderr  # no path of the machine that built whileai
+
+
+def test_no_message_names_a_path_of_the_machine_that_built_whileai() -> None:
+    named = [str(f.relative_to(ROOT)) for f in (ROOT / "whileai").rglob("*.py")
+             if "/work/" in f.read_text(encoding="utf-8")]
+    assert named == []
 
 
 @pytest.mark.skipif(not VERL_PYTHON, reason="WHILEAI_VERL_PYTHON names no Python with verl 0.9.1")
@@ -178,7 +188,7 @@ def test_a_full_weight_sft_arm_is_scored_without_an_adapter() -> None:
     o = dict(x.lstrip("+").split("=", 1) for x in cmd.overrides)
     assert "actor_rollout_ref.model.lora_adapter_path" not in o
     assert o.get("actor_rollout_ref.model.lora_rank", "0") == "0"
-    assert o["actor_rollout_ref.model.path"] == "/a/eval/../outputs/merged"
+    assert o["actor_rollout_ref.model.path"] == '"/a/eval/../outputs/merged"'
     assert o["trainer.experiment_name"] == "sft-2-eval" and o["trainer.val_only"] == "True"
 
 

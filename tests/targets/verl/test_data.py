@@ -65,6 +65,89 @@ def test_the_reward_adapter_calls_the_users_function_with_verls_signature(tmp_pa
     sys.modules.pop("rewards", None)
 
 
+def _adapter_for(tmp_path: Path, source: str, func: str, monkeypatch=None):
+    """reward.py written for `rewards.<func>` (rewards.py: `source`), loaded as verl loads it."""
+    sys.modules.pop("rewards", None)  # another test's rewards.py
+    (tmp_path / "tasks.jsonl").write_text('{"prompt": "2+3?", "answer": "5", "unit": "apples"}\n' * 10)
+    (tmp_path / "rewards.py").write_text(textwrap.dedent(source))
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'taskset = "mine"\nmodel = "Qwen/Qwen3-0.6B"\ndata = "tasks.jsonl"\n'
+                    f'reward = "rewards.{func}"\n\n[method]\ntype = "grpo"\n')
+    plan = data.rows(load_spec(spec))
+    run_dir = tmp_path / "run"
+    write(plan, run_dir)
+    if monkeypatch is not None:
+        monkeypatch.syspath_prepend(str(run_dir))  # (invalidates the import caches)
+    row = json.loads(plan.files["data/train.jsonl"].decode().splitlines()[0])
+    namespace: dict = {"__file__": str(run_dir / "reward.py")}
+    exec(compile(plan.files["reward.py"], "reward.py", "exec"), namespace)  # noqa: S102 (our own file)
+    return namespace["compute_score"], row
+
+
+def _as_verls_naive_manager_calls(score, row: dict, answer: str) -> float:
+    """experimental/reward_loop/reward_manager/naive.py:42-83: extra_info gains num_turns and
+    rollout_reward_scores, then compute_score is called with keywords only."""
+    extra_info = dict(row["extra_info"])
+    extra_info["num_turns"] = None
+    extra_info["rollout_reward_scores"] = {}
+    return score(data_source=row["data_source"], solution_str=answer,
+                 ground_truth=row["reward_model"]["ground_truth"], extra_info=extra_info)
+
+
+@pytest.mark.parametrize(("source", "func"), [
+    ("def strict(completions, answer):\n    return [float(answer[0] in completions[0])]\n", "strict"),
+    ("def bare(completions):\n    return [float('5' in completions[0])]\n", "bare"),
+    ("def keyed(*, prompts, completions, unit):\n"
+     "    assert unit == ['apples'] and prompts == ['2+3?']\n    return [float('5' in completions[0])]\n",
+     "keyed"),
+], ids=["positional-strict", "completions-only", "keyword-only"])
+def test_the_reward_adapter_passes_only_what_the_users_function_takes(tmp_path, monkeypatch,
+                                                                     source, func):
+    """verl adds num_turns and rollout_reward_scores to extra_info: a function that does not take
+    them (or takes no task fields at all) still scores."""
+    score, row = _adapter_for(tmp_path, source, func, monkeypatch)
+    assert _as_verls_naive_manager_calls(score, row, "It is 5.") == 1.0
+    assert _as_verls_naive_manager_calls(score, row, "no idea") == 0.0
+    sys.modules.pop("rewards", None)
+
+
+def test_a_reward_with_kwargs_gets_every_column_verls_keys_too(tmp_path, monkeypatch):
+    source = ("def loose(completions, **kw):\n"
+              "    assert sorted(kw) == ['answer', 'num_turns', 'prompts', 'rollout_reward_scores',"
+              " 'unit'], kw\n"
+              "    return [1.0]\n")
+    score, row = _adapter_for(tmp_path, source, "loose", monkeypatch)
+    assert _as_verls_naive_manager_calls(score, row, "x") == 1.0
+    sys.modules.pop("rewards", None)
+
+
+@pytest.mark.slow
+def test_live_verls_own_loader_and_call_score_a_strict_reward(tmp_path):
+    """verl loads reward.py (trainer/ppo/reward.py:50-86, get_custom_reward_fn) and calls it with
+    the extra_info its naive reward manager builds (naive.py:42-83)."""
+    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
+    if python is None:
+        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set (a Python with "
+                    "verl 0.9.1: pip install 'whileai[verl]')")
+    strict = "def strict(completions, answer):\n    return [float(answer[0] in completions[0])]\n"
+    _adapter_for(tmp_path, strict, "strict")
+    sys.modules.pop("rewards", None)
+    check = textwrap.dedent(f"""
+        import json
+        from omegaconf import OmegaConf
+        from verl.trainer.ppo.reward import get_custom_reward_fn
+        fn = get_custom_reward_fn(OmegaConf.create({{"reward": {{"custom_reward_function": {{
+            "path": {str(tmp_path / "run" / "reward.py")!r}, "name": "compute_score"}}}}}}))
+        row = json.loads(open("data/train.jsonl").readline())
+        info = dict(row["extra_info"], num_turns=None, rollout_reward_scores={{}})
+        print(fn(data_source=row["data_source"], solution_str="It is 5.",
+                 ground_truth=row["reward_model"]["ground_truth"], extra_info=info))
+    """)
+    done = subprocess.run([python, "-c", check], cwd=tmp_path / "run", capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.split()[-1] == "1.0", done.stderr[-3000:]
+
+
 def test_generated_taskset_ships_its_own_reward():
     run = load_spec(ROOT / "examples" / "grpo.toml")
     plan = data.rows(run)
@@ -94,13 +177,17 @@ def on_taskset(folder: Path, taskset: str):
     return load_spec(spec)
 
 
-def test_gsm8k_is_verls_own_preprocessing_and_nothing_is_downloaded_here(tmp_path):
+def test_gsm8k_rows_are_made_by_whileais_own_script_in_the_run_folder_nothing_fetched(tmp_path):
+    from whileai.targets.verl import gsm8k
+
     run = on_taskset(tmp_path, "primeintellect/gsm8k")
     plan = data.rows(run)
-    assert plan.files == {} and "reward.custom_reward_function.path" not in plan.overrides
+    assert plan.files == {"gsm8k_rows.py": Path(gsm8k.__file__).read_bytes()}
+    assert "reward.custom_reward_function.path" not in plan.overrides  # verl's built-in scorer
     assert plan.overrides["data.train_files"] == "$PWD/data/train.parquet"
-    assert "examples/data_preprocess/gsm8k.py" in plan.steps[1] and "--local_save_dir data" in plan.steps[1]
-    assert plan.steps[1].startswith("[ -f data/train.parquet ] ||")
+    assert plan.steps[1] == "[ -f data/train.parquet ] || python3 gsm8k_rows.py data"
+    assert not any("://" in s or "curl" in s for s in plan.steps)  # no script from a URL
+    assert gsm8k.REVISION in plan.files["gsm8k_rows.py"].decode()
 
 
 @pytest.mark.parametrize(("taskset", "why"), [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,9 +18,14 @@ from whileai.targets.verl.runsh import parse
 
 
 def overrides(c: wai.Compiled, index: int = 0) -> dict[str, str]:
-    """The Hydra overrides of run.sh's `index`-th verl command, as the process receives them."""
+    """The Hydra overrides of run.sh's `index`-th verl command, as the process receives them (a
+    path in the run folder Hydra-quoted: its quotes removed here, kept by test_paths_quoted)."""
     cmd = parse(c.files["run.sh"], {"PWD": "/run"})[index]
-    return dict(o.lstrip("+").split("=", 1) for o in cmd.overrides)
+    return {k: unquoted(v) for k, v in (o.lstrip("+").split("=", 1) for o in cmd.overrides)}
+
+
+def unquoted(value: str) -> str:
+    return value[1:-1] if len(value) > 1 and value[0] == value[-1] == '"' else value
 
 
 def run(kind: str, **fields: object) -> wai.RunSpec:
@@ -99,7 +106,7 @@ def test_sft_is_two_verl_jobs_with_whileais_conversion_between():
     g = dict(o.lstrip("+").split("=", 1) for o in gen.overrides)
     s = dict(o.lstrip("+").split("=", 1) for o in train.overrides)
     assert g["actor_rollout_ref.model.path"] == TEACHER
-    assert "+data.output_path=/run/samples/responses.parquet" in gen.overrides
+    assert '+data.output_path="/run/samples/responses.parquet"' in gen.overrides
     assert s["model.path"] == STUDENT and s["data.messages_key"] == "messages"
     assert s["data.train_batch_size"] == str(64 * c.run.method.samples)
     text = c.files["run.sh"]
@@ -107,7 +114,7 @@ def test_sft_is_two_verl_jobs_with_whileais_conversion_between():
         text.index("convert.py messages") < text.index("sft_trainer")
     assert "convert.py" in c.files
     # validation: the teacher answers the holdout in the same job; sft_trainer's loss on them
-    assert s["data.val_files"] == "/run/data/sft_val.parquet" and int(s["trainer.test_freq"]) > 0
+    assert unquoted(s["data.val_files"]) == "/run/data/sft_val.parquet" and int(s["trainer.test_freq"]) > 0
     assert "--holdout data/test.jsonl --holdout-rows 128" in text and "--val data/sft_val.parquet" in text
     assert not any(w.rule == "eval-never-runs" for w in c.warnings)
 
@@ -133,8 +140,29 @@ def test_two_nodes_write_the_ray_and_slurm_lines():
     o = overrides(c)
     assert (o["trainer.nnodes"], o["trainer.n_gpus_per_node"]) == ("2", "8")
     assert any(line.startswith("ray start --head") for line in c.commands)
-    assert any("ray job submit" in line and "-- bash run.sh" in line for line in c.commands)
+    assert any("ray job submit" in line and '-- bash "$PWD/run.sh"' in line for line in c.commands)
     assert "#SBATCH --nodes=2" in c.files["slurm.sh"] and "#SBATCH --partition=gpu" in c.files["slurm.sh"]
+
+
+def test_two_nodes_run_in_the_shared_folder_not_a_ray_working_dir_copy(tmp_path: Path):
+    """A Ray working_dir runs the driver and workers in Ray's per-node copy: outputs never land in
+    the run folder. The job runs run.sh in place, by its absolute path, on the shared filesystem."""
+    c = compile(run("grpo", nodes=2, gpus_per_node=8), out=str(tmp_path / "my run"))
+    assert "runtime_env.yaml" not in c.files
+    assert not any("runtime-env" in line or "working_dir" in line for line in c.commands)
+    assert not any("working_dir:" in text for text in c.files.values())
+    assert "filesystem every node sees" in c.files["README.md"]
+    [submit] = [line for line in c.commands if "ray job submit" in line]
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "ray").write_text('#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n')
+    (fake / "ray").chmod(0o755)
+    (tmp_path / "my run").mkdir()
+    p = subprocess.run(["bash", "-c", submit.split("  #")[0]], capture_output=True, text=True,
+                       env={**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "HEAD_IP": "h"})
+    assert p.returncode == 0, p.stderr
+    args = p.stdout.splitlines()
+    assert args[args.index("--") + 1:] == ["bash", str(tmp_path / "my run" / "run.sh")]
 
 
 def test_compile_is_pure_and_the_registry_finds_verl(tmp_path: Path):

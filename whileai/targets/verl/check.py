@@ -45,8 +45,9 @@ from whileai.targets.verl.runsh import Command, mentions_verl, parse
 if TYPE_CHECKING:
     from whileai.targets.compiled import Compiled
 
-NEEDS = (f"verl's own check needs verl=={PIN}: pip install 'whileai[verl]' (or run "
-         "scripts/verl_check.py with a Python that has it, e.g. /work/envs/verl: see docs/verl.md)")
+SETUP = "pip install 'whileai[verl]'"  # docs/verl.md: "verl's own check"
+NEEDS = (f"verl's own check needs verl=={PIN}: {SETUP} (or run scripts/verl_check.py with a "
+         "Python that has it: see docs/verl.md)")
 CONFIGS = {"main_ppo": "ppo_trainer", "main_generation_server": "ppo_trainer",
            "sft_trainer": "sft_trainer_engine"}
 

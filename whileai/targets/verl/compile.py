@@ -117,7 +117,7 @@ class VerlSteps(Steps):
             "python3 -m verl.trainer.main_ppo",
             (script.word(k, v, k in added) for k, v in self.words), ' "$@"')], self.env)
         if knobs.nodes(run) > 1:
-            files[script.RUNTIME_ENV], files[script.SLURM] = script.runtime_env(), script.slurm(run)
+            files[script.SLURM] = script.slurm(run)  # no runtime_env.yaml: no Ray working_dir
         self.pool = knobs.pool(run)
         reads = [replace(r, note=f"{r.note}; {plan.source}") if r.path == "data.train_files" else r
                  for r in said.reads]

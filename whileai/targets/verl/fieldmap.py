@@ -16,13 +16,12 @@ from whileai.spec.run import OPD, RunSpec
 from whileai.targets.fieldmap import Drop, Fix, Off, Row, To
 from whileai.targets.verl import knobs
 from whileai.targets.verl.data import HERE, REWARD, TEST, TRAIN
-from whileai.targets.verl.pin import VERSION
 from whileai.tasksets import builtin
 
 ARR = "actor_rollout_ref"
 TEACHER = "distillation.teacher_models.teacher_model"
 LOSS = {"reverse_kl": "k1", "forward_kl": "forward_kl_topk"}
-GSM8K_ROWS = (7473, 1319)  # openai/gsm8k train and test, as verl's preprocessing writes them
+GSM8K_ROWS = (7473, 1319)  # openai/gsm8k train and test, as gsm8k_rows.py writes them
 
 
 def _is(*kinds: str) -> Any:
@@ -45,7 +44,7 @@ def _trainer_note(r: RunSpec) -> str:
 
 
 def gsm8k(r: RunSpec) -> bool:
-    """verl's own gsm8k rows (whileai.targets.verl.data: its preprocessing script), not whileai's."""
+    """gsm8k as verl's rows (whileai.targets.verl.data: gsm8k_rows.py), not whileai's generator's."""
     return r.data is None and builtin.name_of(r.taskset) == "gsm8k"
 
 
@@ -134,8 +133,9 @@ FIELD_MAP: list[Row] = [
        "grpo" else "verl's OPD example keeps GRPO's estimator; with task rewards off the "
        "advantage is the teacher's negative KL (trainer/distillation/losses.py:283)"),
     To("taskset", "data.train_files", lambda r: HERE + files(r)[0], when=lambda r: r.data is None,
-       note=lambda r: "verl's own gsm8k rows: run.sh runs its examples/data_preprocess/gsm8k.py at "
-       f"v{VERSION} first (verl's built-in gsm8k reward)" if gsm8k(r) else
+       note=lambda r: "openai/gsm8k as verl's rows: run.sh first runs gsm8k_rows.py, written by "
+       "whileai (verl's columns, the hub dataset at a pinned revision; verl's built-in gsm8k "
+       "reward)" if gsm8k(r) else
        f"{r.taskset} generated locally as verl's rows (rl_dataset.py reads JSON lines)"),
     Drop("taskset", "a label only: the tasks come from data", when=lambda r: r.data is not None),
     To("data", "data.train_files", lambda r: HERE + TRAIN if r.data else None,

@@ -125,9 +125,14 @@ def image() -> Any:
 
 
 def validate_scripts(dirs: Mapping[str, Path]) -> int:
-    """verl's own check, then whileai's rules, of every run.sh the arms will run: 1 if any fails."""
-    from whileai.targets.verl.check import check
+    """verl's own check, then whileai's rules, of every run.sh the arms will run: 1 if any fails, 2
+    when verl is not importable here (nothing checked, nothing called REJECTED)."""
+    from whileai.targets.verl.check import SETUP, available, check
 
+    if not available():  # nothing was checked: said so, exit 2 as `whileai check` without verl
+        print(f"error: --validate: the arms' run.sh not checked (verl is not importable here: "
+              f"{SETUP})", file=sys.stderr)
+        return 2
     bad = 0
     for name, folder in dirs.items():
         for script in ("run.sh", "eval/run.sh"):

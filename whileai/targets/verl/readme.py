@@ -17,9 +17,10 @@ _FILES = {
     "data/test.jsonl": "the holdout rows (validation)",
     "reward.py": "compute_score(data_source, solution_str, ground_truth, extra_info): the reward "
                  "verl calls (reward.custom_reward_function)",
+    "gsm8k_rows.py": "openai/gsm8k at a pinned hub revision as verl's rows (data/train.parquet, "
+                     "data/test.parquet), run by run.sh when data/ lacks them",
     "convert.py": "turns JSON lines into parquet for the generation server, then the teacher's "
                   "responses into `messages` rows for sft_trainer",
-    script.RUNTIME_ENV: "Ray's runtime environment for `ray job submit`",
     script.SLURM: "verl's SLURM recipe: a Ray cluster over the nodes, then run.sh",
 }
 
@@ -38,8 +39,9 @@ def readme(c: Compiled) -> str:
         "This folder needs verl only, not whileai: `pip install verl==" + VERSION + "` (with vLLM; "
         "see verl's installation docs). run.sh works in its own folder and hands verl absolute "
         "paths ($PWD/...), so Ray's workers find the data and reward.py"
-        + (" — on several nodes the folder must be on a filesystem every node sees. "
-           if several else ". ")
+        + (" — on several nodes this folder must be on a filesystem every node sees (NFS, Lustre, "
+           "...): `ray job submit` runs run.sh here in place, with no Ray working_dir, so "
+           "outputs/, data/ and the logs land in this folder. " if several else ". ")
         + "`bash run.sh key=value` appends Hydra overrides (the last one of a key wins).\n\n"
         f"## Files\n\n{names}\n\n"
         "## What whileai read, ignored and set\n\n```text\n" + render_text(here, 100) + "\n```\n\n"

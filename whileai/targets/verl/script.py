@@ -3,8 +3,15 @@
 One verl command, one Hydra override a line (`key=value \\`, `+key=value` for a key the composed
 config lacks), as examples/grpo_trainer/*.sh do, so a verl user can diff the two. Past one node,
 verl's multinode recipe (docs/start/multinode.rst): a Ray cluster (`ray start --head`, then
-`ray start --address=...` on every other node), then `ray job submit ... -- bash run.sh` (main_ppo
-joins the running cluster: main_ppo.py:57-74), or one sbatch script that does all of it.
+`ray start --address=...` on every other node), then `ray job submit ... -- bash "$PWD/run.sh"`
+(main_ppo joins the running cluster: main_ppo.py:57-74), or one sbatch script that does all of it.
+No Ray `working_dir`: with one, the driver and every worker run in Ray's per-node copy of the folder,
+so outputs/, data/ and the logs would never land in the run folder (and a previous run's outputs
+would be uploaded). The job runs run.sh in place instead, by its absolute path (Ray's job supervisor
+runs the entrypoint with no cwd of its own: ray/dashboard/modules/job/job_supervisor.py:182), so the
+folder must sit on a filesystem every node sees. The environment variables verl's example runtime_env
+sets, main_ppo sets itself when it joins the cluster (trainer/constants_ppo.py:84-101, passed to
+ray.init at main_ppo.py:62-77).
 """
 
 from __future__ import annotations
@@ -19,9 +26,9 @@ from whileai.targets.verl import knobs
 from whileai.targets.verl.pin import TARGET
 from whileai.version import __version__
 
-RUNTIME_ENV = "runtime_env.yaml"
 SLURM = "slurm.sh"
-_SAFE = re.compile(r"[A-Za-z0-9_./+\-$]+")  # a Hydra value left unquoted ($PWD: the shell's)
+HERE = "$PWD"  # run.sh's folder: a value under it is written by in_folder
+_SAFE = re.compile(r"[A-Za-z0-9_./+\-$]+")  # a Hydra value left unquoted
 _TYPED = re.compile(r"(?i)[+-]?(\d[\d_]*(\.\d*)?(e[+-]?\d+)?|\.\d+|inf|nan|true|false|null)")
 
 
@@ -48,11 +55,25 @@ def _item(value: Any) -> str:
 
 
 def word(key: str, value: Any, added: bool = False) -> str:
-    """One override as a shell word: `key=value`, quoted for the shell where needed."""
+    """One override as a shell word: `key=value`, quoted for the shell where needed; a path in
+    the run folder as `key="\"$PWD/x\""` (`in_folder`)."""
+    if isinstance(value, str) and value.startswith(HERE + "/"):
+        return f"{'+' if added else ''}{key}={in_folder(value)}"
     text = hydra(value)
     if not _SAFE.fullmatch(text):
         text = f'"{text}"' if not re.search(r'[$`"\\!]', text) else shlex.quote(text)
     return f"{'+' if added else ''}{key}={text}"
+
+
+def in_folder(value: str) -> str:
+    """A `$PWD/...` path as one shell word that bash expands (run.sh cds to its folder first) and
+    Hydra reads as one double-quoted string, whatever the folder's name holds: spaces, `'`, `,`,
+    `=`, brackets (Hydra's override grammar splits or refuses each of those unquoted). Only a `"`
+    in the folder's own name is left to Hydra unescaped (bash cannot escape an expansion's
+    result without a substitution this file's reader, runsh.py, does not read)."""
+    rest = value.removeprefix(HERE).replace('"', '\\"')  # Hydra's escape inside "..."
+    rest = re.sub(r'([\\"`$])', r"\\\1", rest)  # then bash's inside "..."
+    return f'"\\"{HERE}{rest}\\""'
 
 
 def command(launcher: str, overrides: Iterable[str], tail: str = "") -> str:
@@ -79,16 +100,9 @@ def commands(run: RunSpec, out: str | None) -> list[str]:
     return [
         f"ray start --head --dashboard-host=0.0.0.0 --num-gpus={per}  # on the head node",
         f"ray start --address=$HEAD_IP:6379 --num-gpus={per}  # on each of the other {n - 1} nodes",
-        f"{where}ray job submit --address=http://$HEAD_IP:8265 --runtime-env={RUNTIME_ENV} "
-        f"-- bash run.sh  # once the {n} nodes have joined (or: sbatch {SLURM})",
+        f'{where}ray job submit --address=http://$HEAD_IP:8265 -- bash "$PWD/run.sh"  # once the '
+        f"{n} nodes have joined, in this folder on a filesystem they all see (or: sbatch {SLURM})",
     ]
-
-
-def runtime_env() -> str:
-    return ("# Ray's runtime environment for `ray job submit` (verl's own is verl/trainer/"
-            "runtime_env.yaml in its repository,\n# not in the wheel): the job runs in this "
-            "folder, shipped to the cluster.\nworking_dir: ./\nenv_vars:\n"
-            "  TOKENIZERS_PARALLELISM: \"true\"\n  NCCL_DEBUG: WARN\n  VLLM_LOGGING_LEVEL: WARN\n")
 
 
 def slurm(run: RunSpec) -> str:

@@ -37,6 +37,22 @@ VALIDATION = "data/sft_val.parquet"
 ROLLOUT = f"{GEN}actor_rollout_ref.rollout."
 
 
+# verl's SFT dataset tokenises each turn alone and asserts the concatenation equals the whole
+# conversation's tokens (utils/dataset/multiturn_sft_dataset.py:425-456); Qwen3's template (and
+# other thinking templates) add an empty think block to the last assistant turn in the whole form
+# only, so a Qwen3-family student asserts on the first batch. verl's config names the switch
+# (trainer/config/sft_trainer_engine.yaml:42-47).
+MISMATCH = ("always on: verl trains on the per-turn tokens either way (the whole conversation is only "
+            "compared, multiturn_sft_dataset.py:425-456), a thinking template (Qwen3's empty think "
+            "block on the last turn) otherwise asserts on the first batch, and whileai reads no "
+            "template at compile time; verl logs the difference once")
+THINK = ("the teacher's <think>...</think> is stripped from each answer by convert.py (the SFT target "
+         "is the text after </think>, as Qwen3's template renders a past turn): verl's per-turn "
+         "tokenisation drops it for a Qwen3-family student anyway and would keep it as plain text for "
+         "others, so every student trains on the teacher's final answers; an answer whose think block "
+         "never closed (cut at max_tokens) is kept as written and counted in convert.py's output")
+
+
 def rows_needed(r: RunSpec) -> int:
     return r.steps * r.prompts
 
@@ -56,7 +72,7 @@ SFT_MAP: list[Row] = [
        "trains on them"),
     To("taskset", "<convert.py prompts: the prompts>", lambda r: files_of(r)[0],
        when=lambda r: r.data is None,
-       note=lambda r: "verl's own gsm8k rows (its preprocessing script, run first)" if gsm8k(r)
+       note=lambda r: "openai/gsm8k as verl's rows (gsm8k_rows.py, run first)" if gsm8k(r)
        else f"{r.taskset} generated locally"),
     Drop("taskset", "a label only: the tasks come from data", when=lambda r: r.data is not None),
     To("data", "<convert.py prompts: the prompts>", lambda r: data.TRAIN if r.data else None, note="copied"),
@@ -85,6 +101,7 @@ SFT_MAP: list[Row] = [
     Fix(f"{GEN}trainer.nnodes", knobs.nodes, "the run's nodes"),
     Fix(f"{SFT}data.train_files", HERE + MESSAGES, "convert.py's `messages` rows"),
     Fix(f"{SFT}data.messages_key", "messages", "the column convert.py writes"),
+    Fix(f"{SFT}data.ignore_input_ids_mismatch", True, MISMATCH),
     To("prompts", f"{SFT}data.train_batch_size", lambda r: r.prompts * r.method.samples,
        note="sft_trainer counts rows: prompts x samples teacher answers a step"),
     Fix(f"{SFT}data.use_dynamic_bsz", False, "fixed micro batches (verl's default packs by tokens)"),
@@ -172,11 +189,12 @@ class SFTSteps(Steps):
 
     def emit(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Emitted:
         plan, added = self.plan, self.added
-        files = {k: v.decode() for k, v in plan.files.items() if k in (data.TRAIN, data.TEST)}
+        files = {k: v.decode() for k, v in plan.files.items()
+                 if k in (data.TRAIN, data.TEST, data.GSM8K_PREP)}
         files["convert.py"] = resources.files("whileai.targets.verl").joinpath("convert.py").read_text()
         per = knobs.gpus_per_node(run)
         torchrun = f"torchrun --standalone --nnodes=1 --nproc_per_node={per}"
-        source = files_of(run)[0]  # gsm8k: verl's preprocessing (plan.steps) writes it first
+        source = files_of(run)[0]  # gsm8k: gsm8k_rows.py (plan.steps) writes it first
         blocks = [
             *(["\n".join(plan.steps)] if gsm8k(run) else []),
             f"python3 convert.py prompts {source} {PROMPTS} --rows {rows_needed(run)} --seed {run.seed}"
@@ -187,8 +205,10 @@ class SFTSteps(Steps):
             _job(f"{torchrun} -m verl.trainer.sft_trainer", doc, "sft", added)]
         files["run.sh"] = script.run_sh(run, f"SFT on {run.method.teacher.model}'s answers "  # type: ignore[union-attr]
                                         f"on {run.taskset}", blocks, script.environment(run))
+        teacher = verl_cost.teacher(run, None)
+        teacher["notes"] = (*teacher.get("notes", ()), THINK)
         return Emitted(files=files, main="run.sh", commands=tuple(script.commands(run, self.out)),
-                       **verl_cost.teacher(run, None))
+                       **teacher)
 
     def facts(self, doc: dict[str, Any], run: RunSpec, said: ov.Account) -> Facts:
         sft = doc.get("sft", {})

@@ -6,14 +6,14 @@ cd "$(dirname "$0")"
 
 python3 -m verl.trainer.main_ppo \
     algorithm.adv_estimator=grpo \
-    data.train_files=$PWD/data/train.jsonl \
-    data.val_files=$PWD/data/test.jsonl \
+    data.train_files="\"$PWD/data/train.jsonl\"" \
+    data.val_files="\"$PWD/data/test.jsonl\"" \
     data.max_prompt_length=2048 \
     data.max_response_length=8192 \
     data.train_batch_size=64 \
     data.seed=0 \
     data.val_max_samples=128 \
-    reward.custom_reward_function.path=$PWD/reward.py \
+    reward.custom_reward_function.path="\"$PWD/reward.py\"" \
     reward.custom_reward_function.name=compute_score \
     actor_rollout_ref.model.path=PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT \
     actor_rollout_ref.model.lora_rank=32 \
@@ -51,7 +51,7 @@ python3 -m verl.trainer.main_ppo \
     trainer.n_gpus_per_node=1 \
     trainer.test_freq=25 \
     trainer.save_freq=100 \
-    trainer.default_local_dir=$PWD/outputs \
+    trainer.default_local_dir="\"$PWD/outputs\"" \
     trainer.logger='["console"]' \
     trainer.experiment_name=opd-reverse-text \
     trainer.total_epochs=7 "$@"

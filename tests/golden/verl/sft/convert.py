@@ -16,7 +16,11 @@ answers them in the same job.
 `messages`: each prompt's `responses` (the teacher's n completions) become n rows of chat
 messages, the prompt followed by the teacher's answer: the `messages` column verl's SFT trainer
 reads (sft_trainer_engine.yaml: data.messages_key); with --val the holdout's rows go there (the
-validation set). Needs pandas and pyarrow (both come with verl).
+validation set). The generation server keeps a thinking teacher's `<think>...</think>` in its
+answers; it is stripped here (the answer is the text after `</think>`), so the SFT target is the
+teacher's final answer whatever the student's template (verl's per-turn tokenisation would drop
+it for a Qwen3-family student and keep it as plain text for another). Needs pandas and pyarrow
+(both come with verl).
 """
 
 from __future__ import annotations
@@ -61,16 +65,30 @@ def messages(source: Path, out: Path, val: Path | None = None) -> int:
 
     frame = pd.read_parquet(source)
     rows: dict[str, list[dict[str, Any]]] = {"train": [], "test": []}
+    unclosed = 0
     for _, row in frame.iterrows():
         chat = [{"role": str(m["role"]), "content": str(m["content"])} for m in row["prompt"]]
         split = str(row["split"]) if "split" in row else "train"
         for answer in row["responses"]:
-            rows[split].append({"messages": [*chat, {"role": "assistant", "content": str(answer)}]})
+            text, open_think = final_answer(str(answer))
+            unclosed += open_think
+            rows[split].append({"messages": [*chat, {"role": "assistant", "content": text}]})
+    if unclosed:
+        print(f"convert.py messages: {unclosed} answers open a <think> block they never close (cut "
+              "at max_tokens?): kept as written", file=sys.stderr)
     _write(out, rows["train"])
     if val is not None:
         _write(val, rows["test"])
         print(f"convert.py messages: wrote {len(rows['test'])} rows to {val}", file=sys.stderr)
     return len(rows["train"])
+
+
+def final_answer(answer: str) -> tuple[str, bool]:
+    """The teacher's answer without its `<think>...</think>` (the text after the last `</think>`,
+    as Qwen3's chat template renders a past assistant turn), and whether a `<think>` is left open."""
+    if "</think>" in answer:
+        return answer.split("</think>")[-1].lstrip("\n"), False
+    return answer, "<think>" in answer
 
 
 def _write(out: Path, rows: list[dict[str, Any]]) -> None:
