@@ -268,6 +268,7 @@ def run_stage(stage: VerlStage, where: Path, python: str, sup: Supervisor) -> Ve
     log = where / "inside.log"
     t0 = time.monotonic()
     rc = sup.run(stage.name, argv, env=env, log=log, cwd=folder)
+    _drop_ray_temp(where / "scratch" / "ray-temp")
     return verdict(log, where.parent, rc, time.monotonic() - t0, stage.why, stage.gpus)
 
 
@@ -329,6 +330,19 @@ def _asdict(s: Any) -> dict[str, Any]:
     from dataclasses import asdict
 
     return asdict(s)
+
+
+def _drop_ray_temp(record: Path) -> None:
+    """Ray's short session folder outside the stage's (pools.py), left by a stage that was killed."""
+    import shutil
+    import tempfile
+
+    try:
+        temp = Path(record.read_text().strip())
+    except OSError:
+        return
+    if temp.parent == Path(tempfile.gettempdir()) and temp.name.startswith("wr-ray-"):
+        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _safe(name: str) -> str:

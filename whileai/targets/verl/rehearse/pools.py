@@ -159,6 +159,8 @@ def _with_ray(ctx: Context, gpus: int, desired: int, body: Any, step: Step) -> N
     short = len(str(scratch)) > 40  # ray's session sockets sit several folders deeper (AF_UNIX: 107)
     temp = Path(tempfile.mkdtemp(prefix="wr-ray-")) if short else scratch
     temp.mkdir(parents=True, exist_ok=True)
+    ctx.scratch.mkdir(parents=True, exist_ok=True)
+    (ctx.scratch / "ray-temp").write_text(str(temp))  # where Ray's processes keep their session
     step.stood_in.append(
         f"the node -> Ray on this CPU with {gpus} logical GPUs (ray.init(num_gpus=...)) and "
         f"{COLOCATE} logical CPUs a GPU bundle (base.py:146: {{'CPU': max_colocate_count, 'GPU': 1}})")
