@@ -82,7 +82,8 @@ def test_a_run_compiled_for_another_target_is_refused() -> None:
         hook.REHEARSAL.stages(c)
 
 
-REFUSED = Step("pools", False, ran=["verl.single_controller.ray.base.ResourcePoolManager.create_resource_pool"],
+CREATE = "verl.single_controller.ray.base.ResourcePoolManager.create_resource_pool"
+REFUSED = Step("pools", False, ran=[CREATE],
                stood_in=["the node -> Ray on this CPU with 8 logical GPUs (ray.init(num_gpus=...))"],
                facts={"pools": {"global_pool": [8], "teacher_pool": [2]}, "declared_gpus": 8},
                error="ValueError: Total available GPUs 8.0 is less than total desired GPUs 10",
@@ -108,7 +109,7 @@ def test_the_verdict_quotes_verls_own_message_at_verls_own_line(tmp_path: Path) 
     lines = hook.REHEARSAL.lines(Result(["opd"], [v], [[]], str(tmp_path)))
     text = "\n".join(lines)
     assert lines[0] == f"failed: opd: pools: {REFUSED.error}"
-    assert "      ran: verl.single_controller.ray.base.ResourcePoolManager.create_resource_pool" in lines
+    assert f"      ran: {CREATE}" in lines
     assert "      stood in: the node -> Ray on this CPU with 8 logical GPUs (ray.init(num_gpus=...))" in lines
     assert "node 8 GPU(s): the spec's gpus (one node)" in text
     assert "    data: ok (2.0 s)" in lines
@@ -168,7 +169,8 @@ def test_without_verls_python_it_is_one_line_exit_2(tmp_path: Path) -> None:
     assert "WHILEAI_VERL_PYTHON" in p.stderr and "setup command" in p.stderr
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
                        env=env | {hook.ENV: str(tmp_path / "nothing" / "python")})
-    assert p.returncode == 2 and p.stderr.startswith("error: WHILEAI_VERL_PYTHON") and "Traceback" not in p.stderr
+    assert p.returncode == 2 and p.stderr.startswith("error: WHILEAI_VERL_PYTHON")
+    assert "Traceback" not in p.stderr
 
 
 @pytest.mark.skipif(HAS_VERL, reason="verl is importable here: the missing-verl path does not apply")
@@ -178,7 +180,8 @@ def test_validate_says_not_checked_where_verl_is_missing(monkeypatch: pytest.Mon
 
     monkeypatch.delenv(hook.ENV, raising=False)
     assert rehearse_arms({"grpo": compiled("grpo.toml")}) == 0
-    assert "grpo: rehearsal: not checked (no Python with verl here: set $WHILEAI_VERL_PYTHON" in capsys.readouterr().out
+    said = capsys.readouterr().out
+    assert "grpo: rehearsal: not checked (no Python with verl here: set $WHILEAI_VERL_PYTHON" in said
 
 
 def test_setup_names_the_command_where_there_is_no_python(tmp_path: Path) -> None:

@@ -106,7 +106,7 @@ def _generation_spec(ctx: Context, step: Step) -> tuple[dict[str, list[int]], di
     """One pool per rollout replica of main_generation_server (main_generation_server.py:40-56)."""
     from verl.workers.rollout.replica import RolloutReplica
 
-    class Replica(RolloutReplica):  # verl's own __init__ sizes it; nothing is launched
+    class SizedReplica(RolloutReplica):  # verl's own __init__ sizes it; nothing is launched
         async def launch_servers(self) -> None:
             return None
 
@@ -115,7 +115,7 @@ def _generation_spec(ctx: Context, step: Step) -> tuple[dict[str, list[int]], di
     n = (cfg.trainer.n_gpus_per_node * cfg.trainer.nnodes) // tp  # main_generation_server.py:42
     spec: dict[str, list[int]] = {}
     for rank in range(n):
-        r = Replica(replica_rank=rank, config=cfg.actor_rollout_ref.rollout,
+        r = SizedReplica(replica_rank=rank, config=cfg.actor_rollout_ref.rollout,
                     model_config=cfg.actor_rollout_ref.model, gpus_per_node=cfg.trainer.n_gpus_per_node)
         spec[f"rollout_pool_{rank}"] = [r.gpus_per_replica_node] * r.nnodes  # replica.py:199-201
     step.ran.append("verl.workers.rollout.replica.RolloutReplica.__init__ (its sizes)")
@@ -220,7 +220,7 @@ def _teachers(ctx: Context, pool: Any, step: Step) -> None:
     (teacher_model.py:61-101,118-153); the vLLM replicas and the router stood in."""
     import verl.experimental.teacher_loop.teacher_model as tm
 
-    class Server:  # stands in for a vLLM replica: takes its sub-pool, starts nothing
+    class ReplicaStandIn:  # stands in for a vLLM replica: takes its sub-pool, starts nothing
         def __init__(self, **kwargs: Any) -> None:
             self._server_handle, self._server_address = None, ""
 
@@ -228,7 +228,7 @@ def _teachers(ctx: Context, pool: Any, step: Step) -> None:
             return None
 
     saved = (tm.get_rollout_replica_class, tm.TeacherModelManager._initialize_load_balancer_handle)
-    tm.get_rollout_replica_class = lambda name: Server  # type: ignore[assignment]
+    tm.get_rollout_replica_class = lambda name: ReplicaStandIn  # type: ignore[assignment]
     tm.TeacherModelManager._initialize_load_balancer_handle = _no_router  # type: ignore[method-assign]
     try:
         manager = tm.MultiTeacherModelManager(copy.deepcopy(ctx.config), pool)
