@@ -50,8 +50,13 @@ def test_a_spec_is_one_stage_per_verl_command_on_the_node_it_gets() -> None:
     gen, sft = hook.REHEARSAL.stages(compiled("sft.toml"))
     assert (gen.job, sft.job) == ("main_generation_server", "sft_trainer") and gen.line < sft.line
     assert gen.name == "sft: main_generation_server"
-    [big] = hook.REHEARSAL.stages(compiled("scale/opd-32b-2nodes.toml"))
-    assert big.nodes == 2 and big.gpus == 8 and "gpus_per_node" in big.why
+    [big] = hook.REHEARSAL.stages(compiled("scale/opd-32b-2nodes.toml"))  # what slurm.sh asks SLURM for
+    assert (big.gpus, big.nodes, big.why) == (8, 2, "slurm.sh's #SBATCH --nodes and --gpus-per-node")
+
+
+def test_slurm_sh_says_the_nodes_the_cluster_gives() -> None:
+    assert hook.sbatch("#!/bin/bash\n#SBATCH --nodes=3\n#SBATCH --gpus-per-node=4\n")[:2] == (4, 3)
+    assert hook.sbatch("#SBATCH --nodes=3\n") is None and hook.sbatch("") is None
 
 
 def test_a_run_folder_is_read_in_place_and_flags_that_do_not_apply_are_refused(tmp_path: Path) -> None:

@@ -111,7 +111,7 @@ def from_compiled(c: Compiled) -> list[VerlStage]:
         if script is None:
             continue
         files = dict(part.files)
-        gpus, nodes, why = node_of(part.run, parts)
+        gpus, nodes, why = sbatch(files.get("slurm.sh", "")) or node_of(part.run, parts)
         name = part.run.method.type if len(parts) == 1 else (part.folder or part.run.method.type)
         cmds = parse(files[script], {"PWD": "."})
         for cmd in cmds:
@@ -135,6 +135,15 @@ def node_of(run: RunSpec, parts: list[Compiled]) -> tuple[int, int, str]:
     return registry.get(NAME).machine(run, parts).gpus, 1, "the machine whileai asks for (spec gpus unset)"
 
 
+def sbatch(text: str) -> tuple[int, int, str] | None:
+    """The nodes a slurm.sh asks for (`#SBATCH --nodes=N`, `--gpus-per-node=G`): what the cluster
+    gives the run, whatever the spec says; None without both."""
+    found = dict(re.findall(r"^#SBATCH\s+--(nodes|gpus-per-node)[= ](\d+)\s*$", text, re.M))
+    if "nodes" not in found or "gpus-per-node" not in found:
+        return None
+    return int(found["gpus-per-node"]), int(found["nodes"]), "slurm.sh's #SBATCH --nodes and --gpus-per-node"
+
+
 def from_folder(path: Path) -> list[VerlStage]:
     """A run folder (or its run.sh) on disk: one stage per verl command; the node is the command's
     own trainer.n_gpus_per_node x trainer.nnodes (read by verl's Python)."""
@@ -149,9 +158,11 @@ def from_folder(path: Path) -> list[VerlStage]:
     if not cmds:
         raise SpecError("config", str(script), "a run.sh with a verl command (python3 -m verl.trainer...)")
     name = folder.name
-    return [VerlStage(name if len(cmds) == 1 else f"{name}: {c.kind}", c.kind, c.line, 0, 0,
-                      "the command's trainer.n_gpus_per_node x trainer.nnodes", script.name, {}, str(folder))
-            for c in cmds]
+    slurm = folder / "slurm.sh"
+    gpus, nodes, why = (sbatch(slurm.read_text()) if slurm.is_file() else None) or (
+        0, 0, "the command's trainer.n_gpus_per_node x trainer.nnodes")
+    return [VerlStage(name if len(cmds) == 1 else f"{name}: {c.kind}", c.kind, c.line, gpus, nodes, why,
+                      script.name, {}, str(folder)) for c in cmds]
 
 
 # -- verl's python -----------------------------------------------------------------------------
@@ -238,7 +249,9 @@ def rehearse(stages: list[VerlStage], *, python: str, timeout: float, keep: Path
 
     def body(root: Path, sup: Supervisor) -> None:
         for i, stage in enumerate(stages):
-            say(f"rehearsing {stage.name}: verl's {stage.job} on {stage.gpus or 'its own'} logical GPU(s)")
+            node = (f"{stage.nodes} x {stage.gpus}" if stage.nodes > 1 else str(stage.gpus)) if stage.gpus \
+                else "trainer.n_gpus_per_node x trainer.nnodes"
+            say(f"rehearsing {stage.name}: verl's {stage.job} on {node} logical GPU(s)")
             v = run_stage(stage, root / f"{i}-{_safe(stage.name)}", python, sup)
             result.verdicts.append(v)
             result.phases.add("steps", v.seconds)
