@@ -42,10 +42,11 @@ def rehearse(spec: Path, keep: Path, *args: str) -> subprocess.CompletedProcess[
 
 
 def left_running(keep: Path) -> list[str]:
-    """Processes (not zombies) whose command line names a Ray session this rehearsal started."""
+    """Processes (not zombies) whose command line (whole: -ww) names a Ray session this rehearsal
+    started."""
     temps = [p.read_text().strip() for p in keep.glob("*/scratch/ray-temp")]
     assert temps, "the pools step records where Ray kept its session"
-    out = subprocess.run(["ps", "-eo", "stat=,args="], capture_output=True, text=True).stdout
+    out = subprocess.run(["ps", "-ww", "-eo", "stat=,args="], capture_output=True, text=True).stdout
     return [line for line in out.splitlines()
             if not line.lstrip().startswith("Z") and any(t in line for t in temps)]
 
@@ -73,8 +74,31 @@ def test_a_teacher_pool_larger_than_the_node_fails_with_verls_message(tmp_path: 
     assert not left_running(tmp_path / "keep")
 
 
-def test_a_rehearsal_killed_by_its_timeout_leaves_nothing_running(tmp_path: Path) -> None:
-    p = rehearse(ROOT / "examples" / "opd.toml", tmp_path / "keep", "--timeout", "14")
-    assert p.returncode == 1 and "timed out" in p.stdout, p.stdout + p.stderr
-    if list((tmp_path / "keep").glob("*/scratch/ray-temp")):  # Ray had started when the deadline came
+def test_a_rehearsal_stopped_while_ray_runs_leaves_nothing_running(tmp_path: Path) -> None:
+    """SIGTERM to `whileai rehearse` once Ray's processes are up: every one of them is stopped."""
+    import signal
+    import time
+
+    keep = tmp_path / "keep"
+    p = subprocess.Popen([sys.executable, "-m", "whileai", "rehearse", str(ROOT / "examples" / "opd.toml"),
+                          "-t", "verl", "--keep", str(keep)], cwd=ROOT, text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    end = time.monotonic() + 300
+    while time.monotonic() < end and p.poll() is None:
+        if list(keep.glob("*/scratch/ray-temp")) and left_running(keep):
+            break
+        time.sleep(0.2)
+    assert p.poll() is None, "the rehearsal ended before Ray's processes were seen"
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and "interrupted: every process the rehearsal started was stopped" in err
+    assert not left_running(keep)
+
+
+def test_a_rehearsal_past_its_timeout_fails_saying_so(tmp_path: Path) -> None:
+    p = rehearse(ROOT / "examples" / "opd.toml", tmp_path / "keep", "--timeout", "3")
+    assert p.returncode == 1 and "failed: opd: timed out after" in p.stdout, p.stdout + p.stderr
+    assert "cause (0-opd/inside.log:" in p.stdout and "the rehearsal's --timeout came first" in p.stdout
+    if list((tmp_path / "keep").glob("*/scratch/ray-temp")):
         assert not left_running(tmp_path / "keep")
