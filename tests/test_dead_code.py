@@ -27,7 +27,8 @@ CALLED_BY_DECORATOR = [
 ]
 CALLED_BY_NAME = ["__getattr__", "__dir__", "model_post_init", "on_broken_pipe",
                   "do_GET", "do_POST", "log_message",  # http.server's request handler protocol
-                  "collect_usage_pieces", "format_options", "get_short_help_str"]  # click's help
+                  "collect_usage_pieces", "format_options", "get_short_help_str",  # click's help
+                  "launch_servers", "init_colocated"]  # verl calls them on the rehearsal's replica stand-ins
 
 
 def test_vulture_finds_no_unused_function_method_or_class_in_whileai() -> None:

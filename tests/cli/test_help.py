@@ -69,7 +69,7 @@ def test_help_text_is_never_read_as_markup_and_names_values() -> None:
         (["check"], "error: missing argument CONFIGS...; "),
         (["preflight"], "error: missing argument SPEC; "),
         (["inspect"], "error: missing argument SPEC; a spec file to inspect before training, or --run"),
-        (["rehearse"], "error: missing argument CONFIG; a run spec or a prime-rl TOML"),
+        (["rehearse"], "error: missing argument CONFIG; a run spec or the target's own file"),
     ],
 )
 def test_a_missing_argument_is_one_line(args: list[str], line: str) -> None:

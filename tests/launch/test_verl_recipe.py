@@ -88,8 +88,13 @@ def test_no_message_names_a_path_of_the_machine_that_built_whileai() -> None:
 @pytest.mark.skipif(not VERL_PYTHON, reason="WHILEAI_VERL_PYTHON names no Python with verl 0.9.1")
 def test_validate_runs_verls_own_check_on_every_script(tmp_path: Path) -> None:
     p = run("--validate", "--out", str(tmp_path), python=str(VERL_PYTHON))
-    assert p.returncode == 0, p.stderr
     assert p.stdout.count("verl 0.9.1 accepts it") == 5  # grpo, opd, sft's 2 jobs, sft's eval
+    # and every arm rehearsed (whileai rehearse -t verl): its pools placed by verl's own code
+    assert [x.split(":")[0] for x in p.stdout.splitlines() if ": rehearsal: " in x] == ["grpo", "opd", "sft"]
+    assert p.stdout.count("    pools: ok") >= 3, p.stdout
+    steps = ROOT / "whileai" / "targets" / "verl" / "rehearse"
+    built = all((steps / f"{s}.py").is_file() for s in ("data", "reward", "loss"))
+    assert p.returncode == (0 if built else 1), p.stdout + p.stderr
 
 
 def test_launch_without_modal_or_token_is_one_line(tmp_path: Path) -> None:

@@ -45,7 +45,8 @@ def rehearse_cmd(
     python: Annotated[
         str | None,
         typer.Option(
-            help="The prime-rl environment: its python, venv or checkout (default: $WHILEAI_REHEARSE_PYTHON)."
+            help="The target's environment: its python, venv or checkout (default: prime-rl "
+            "$WHILEAI_REHEARSE_PYTHON, verl $WHILEAI_VERL_PYTHON or this Python when it has verl)."
         ),
     ] = None,
     sets: Annotated[
@@ -59,23 +60,24 @@ def rehearse_cmd(
     serve: Annotated[
         list[str] | None,
         typer.Option(
-            help="A prime-rl TOML: a teacher's run line "
+            help="A target's own config file (prime-rl: a TOML): a teacher's run line "
             "(`inference --vllm.model M --server.port P`). Repeatable."
         ),
     ] = None,
     setup: Annotated[
         Path | None,
         typer.Option(
-            help="Prepare and check the prime-rl environment "
-            "in DIR (a checkout after `uv sync`, or its venv), then exit."
+            help="Prepare and check the target's environment "
+            "in DIR (prime-rl: a checkout after `uv sync`, or its venv; verl: its venv), then exit."
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
 ) -> None:
-    """Run prime-rl's own launcher, orchestrator and env servers for a few steps on the CPU.
+    """Run the target's own code for a few steps on the CPU (prime-rl: its launcher,
+    orchestrator and env servers; verl: its resource pools, datasets, reward and loss).
 
-    Inference servers and the trainer are stand-ins; the verdict: the run starts, or its first
-    failure, quoted from prime-rl's log."""
+    What needs a GPU stands in; the verdict: the run starts, or its first failure, quoted from
+    the target's own log or message."""
     from whileai.cli.fail import fail
 
     try:
@@ -87,7 +89,7 @@ def rehearse_cmd(
             print("\n".join(clean(x) for x in found))
             raise typer.Exit(0 if ok else 1)
         if config is None:
-            raise missing_argument("CONFIG", "a run spec or a prime-rl TOML (or --setup DIR)")
+            raise missing_argument("CONFIG", "a run spec or the target's own file (or --setup DIR)")
         stages = rehearsal.read(config, serve=serve, sets=sets, compile=_compiler(target, config, sets))
         result = rehearsal.rehearse(
             stages,

@@ -96,24 +96,31 @@ def check_command(cmd: Command) -> CommandVerdict:
 
 def check_overrides(kind: str, overrides: Sequence[str], config_name: str | None = None) -> CommandVerdict:
     """Compose `kind`'s config with `overrides` and run verl's own checks; needs verl."""
-    import verl
-    from hydra import compose, initialize_config_dir
-
-    config_dir = str(Path(verl.__file__).parent / "trainer" / "config")
     steps = {"main_ppo": _main_ppo, "main_generation_server": _generation,
              "sft_trainer": _sft}[kind]
     done = ["compose"]
     start = time.perf_counter()
     with _quiet(), without_vllm():
         try:
-            with initialize_config_dir(config_dir=config_dir, version_base=None):
-                cfg = compose(config_name=config_name or CONFIGS[kind], overrides=list(overrides))
+            cfg = compose(kind, overrides, config_name)
             for step, run in steps(cfg):
                 done.append(step)
                 run()
         except Exception as e:  # verl's verdict, whatever it raises
             return CommandVerdict(kind, False, done[-1], _first_line(e), time.perf_counter() - start)
     return CommandVerdict(kind, True, done[-1], "", time.perf_counter() - start)
+
+
+def compose(kind: str, overrides: Sequence[str], config_name: str | None = None) -> Any:
+    """`kind`'s config composed by Hydra from the installed verl's trainer/config with `overrides`,
+    as the command's own `@hydra.main` composes it (the rehearsal's steps start from it); needs verl."""
+    import verl
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+
+    config_dir = str(Path(verl.__file__).parent / "trainer" / "config")
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        return hydra_compose(config_name=config_name or CONFIGS[kind], overrides=list(overrides))
 
 
 Steps = Iterator[tuple[str, Callable[[], object]]]

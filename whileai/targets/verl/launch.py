@@ -150,6 +150,33 @@ def validate_scripts(dirs: Mapping[str, Path]) -> int:
     return 1 if bad else 0
 
 
+REHEARSE_SECONDS = 600.0  # one arm's rehearsal, at most (docs/rehearse.md, "verl")
+
+
+def rehearse_arms(compiled: Mapping[str, Compiled]) -> int:
+    """`whileai rehearse -t verl` of every arm (verl's own code on this CPU, stand-ins where a GPU
+    is needed): 1 if any fails; "not checked" for each, and 0, where no Python here has verl."""
+    from whileai.errors import SpecError
+    from whileai.targets.verl.rehearse.hook import ENV, REHEARSAL, find_python
+
+    try:
+        python = find_python(None)
+    except SpecError:
+        for name in compiled:
+            print(f"\n{name}: rehearsal: not checked (no Python with verl here: set ${ENV}; "
+                  "docs/rehearse.md, 'verl')")
+        return 0
+    bad = 0
+    for name, c in compiled.items():
+        result = REHEARSAL.rehearse(REHEARSAL.stages(c), python=python, steps=1,
+                                    timeout=REHEARSE_SECONDS, keep=None, say=lambda line: None)
+        bad += not result.ok
+        print(f"\n{name}: rehearsal: {'ok' if result.ok else 'FAILED'}")
+        for line in REHEARSAL.lines(result):
+            print(f"  {line}")
+    return 1 if bad else 0
+
+
 class VerlLauncher(AsWritten):
     """verl's arms on Modal: each arm's run.sh as written (`bash run.sh`), what the recipe reads
     back added as overrides, an SFT arm scored by eval.sh (whileai.targets.verl.eval)."""
@@ -163,7 +190,7 @@ class VerlLauncher(AsWritten):
         train=train_verl_job, check=None,
         note=f"image: {IMAGE_LABEL} (not built or run on this machine; WHILEAI_VERL_IMAGE names another)")
     tiny = False
-    validates = "verl's own check and whileai's rules"
+    validates = "verl's own check, whileai's rules and a rehearsal (whileai rehearse -t verl)"
     preflight = ""
     env: dict[str, str] = {}
 
@@ -197,7 +224,7 @@ class VerlLauncher(AsWritten):
 
     def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],
                  prep: Prepared) -> int:
-        return validate_scripts(dirs)
+        return max(validate_scripts(dirs), rehearse_arms(compiled))
 
     def read_metrics(self, work: Path) -> Metrics:
         """verl's file logger and its last validation dump; an arm with eval.sh (SFT) is scored

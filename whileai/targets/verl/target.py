@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from whileai.spec.endpoint import Endpoint
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
+    from whileai.targets.hooks import Rehearsal
     from whileai.targets.probe import Probe
     from whileai.targets.run import Launcher
 
@@ -29,8 +30,14 @@ class Verl:
     shape = Shape(None, "a verl run is a folder (run.sh, data/, reward.py)")
     options: dict[str, str] = {}
     refuses = {"cpu": "verl trains and samples on GPUs only (vLLM rollouts, FSDP with NCCL)"}
-    rehearsal = None  # not rehearsable
     migration = None  # nothing to migrate: whileai writes for one release
+
+    @property
+    def rehearsal(self) -> Rehearsal:
+        """`whileai rehearse -t verl`: verl's own code on a CPU (targets/verl/rehearse/)."""
+        from whileai.targets.verl.rehearse.hook import REHEARSAL
+
+        return REHEARSAL
 
     @property
     def launcher(self) -> Launcher:
