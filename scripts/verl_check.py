@@ -1,7 +1,7 @@
 """verl 0.9.1's own verdict on run.sh files (or override lists): one JSON line per verl command.
 
-    /work/envs/verl/bin/python scripts/verl_check.py RUN.sh [DIR ...] [--overrides FILE --kind main_ppo]
-    /work/envs/verl/bin/python scripts/verl_check.py --cases CASES.json   # scripts/gen_verl_fixture.py
+    $WHILEAI_VERL_PYTHON scripts/verl_check.py RUN.sh [DIR ...] [--overrides FILE --kind main_ppo]
+    $WHILEAI_VERL_PYTHON scripts/verl_check.py --cases CASES.json   # scripts/gen_verl_fixture.py
 
 Runs INSIDE a Python that has verl (it imports whileai's stdlib-only pieces from this checkout:
 whileai/targets/verl/runsh.py reads the script, whileai/targets/verl/verl_check.py runs the same
@@ -11,14 +11,8 @@ and its config code took, and each file ends with its total. Exit 0 when every c
 accepted, 1 when verl refuses one, 2 on bad usage.
 
 The environment (Python 3.11, CPU only; ~1.8 GB, about 1-2 minutes from the registry's cache):
-
-    python3.11 -m venv /work/envs/verl && . /work/envs/verl/bin/activate
-    export PIP_RETRIES=1
-    pip install torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu
-    pip install --no-deps verl==0.9.1
-    pip install hydra-core omegaconf numpy "tensordict>=0.10,<0.11" ray \
-        "transformers>=5.5.3,<5.11,!=5.6.0" codetiming datasets pillow pyarrow pandas \
-        torchdata peft uvicorn fastapi
+the commands `whileai rehearse --setup VENV -t verl` prints (whileai/targets/verl/rehearse/hook.py,
+SETUP; docs/rehearse.md shows them too), then WHILEAI_VERL_PYTHON=VENV/bin/python.
 
 (`transformers` inside verl's own range: a newer one pulls `kernels`, which fails at import.)
 `pip install 'whileai[verl]'` installs verl with its own dependencies instead.

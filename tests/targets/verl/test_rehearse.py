@@ -18,7 +18,7 @@ from whileai.errors import SpecError
 from whileai.rehearse.verdict import Result
 from whileai.targets import registry
 from whileai.targets.verl.rehearse import hook, inside
-from whileai.targets.verl.rehearse.context import Context, Step
+from whileai.targets.verl.rehearse.context import Context, StepRecord
 from whileai.targets.verl.rehearse.pools import Unplaceable, _check_packing
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -51,7 +51,8 @@ def test_a_spec_is_one_stage_per_verl_command_on_the_node_it_gets() -> None:
     assert (gen.job, sft.job) == ("main_generation_server", "sft_trainer") and gen.line < sft.line
     assert gen.name == "sft: main_generation_server"
     [big] = hook.REHEARSAL.stages(compiled("scale/opd-32b-2nodes.toml"))  # what slurm.sh asks SLURM for
-    assert (big.gpus, big.nodes, big.why) == (8, 2, "slurm.sh's #SBATCH --nodes and --gpus-per-node")
+    # 2 nodes of trainer and a node of its own for the teacher pool (knobs.pool)
+    assert (big.gpus, big.nodes, big.why) == (8, 3, "slurm.sh's #SBATCH --nodes and --gpus-per-node")
 
 
 def test_slurm_sh_says_the_nodes_the_cluster_gives() -> None:
@@ -88,14 +89,14 @@ def test_a_run_compiled_for_another_target_is_refused() -> None:
 
 
 CREATE = "verl.single_controller.ray.base.ResourcePoolManager.create_resource_pool"
-REFUSED = Step("pools", False, ran=[CREATE],
+REFUSED = StepRecord("pools", False, ran=[CREATE],
                stood_in=["the node -> Ray on this CPU with 8 logical GPUs (ray.init(num_gpus=...))"],
                facts={"pools": {"global_pool": [8], "teacher_pool": [2]}, "declared_gpus": 8},
                error="ValueError: Total available GPUs 8.0 is less than total desired GPUs 10",
                cause="verl/single_controller/ray/base.py:240", seconds=11.2)
 
 
-def log_of(tmp_path: Path, *steps: Step, noise: str = "Token authentication is enabled\n") -> Path:
+def log_of(tmp_path: Path, *steps: StepRecord, noise: str = "Token authentication is enabled\n") -> Path:
     where = tmp_path / "0-opd"
     where.mkdir(parents=True, exist_ok=True)
     log = where / "inside.log"
@@ -104,7 +105,7 @@ def log_of(tmp_path: Path, *steps: Step, noise: str = "Token authentication is e
 
 
 def test_the_verdict_quotes_verls_own_message_at_verls_own_line(tmp_path: Path) -> None:
-    ok_data = Step("data", True, ran=["verl.utils.dataset.rl_dataset.RLHFDataset"], seconds=2.0)
+    ok_data = StepRecord("data", True, ran=["verl.utils.dataset.rl_dataset.RLHFDataset"], seconds=2.0)
     log = log_of(tmp_path, REFUSED, ok_data)
     v = hook.verdict(log, tmp_path, 1, 14.0, "the spec's gpus (one node)", 8)
     assert not v.ok and v.summary == f"failed: pools: {REFUSED.error}"
@@ -121,10 +122,10 @@ def test_the_verdict_quotes_verls_own_message_at_verls_own_line(tmp_path: Path) 
 
 
 def test_an_ok_stage_names_its_steps_and_a_killed_one_its_timeout(tmp_path: Path) -> None:
-    log = log_of(tmp_path, Step("pools", True, seconds=9.0), Step("data", True, seconds=1.0))
+    log = log_of(tmp_path, StepRecord("pools", True, seconds=9.0), StepRecord("data", True, seconds=1.0))
     v = hook.verdict(log, tmp_path, 0, 12.0)
     assert v.ok and v.summary == "ok: pools, data in 12 s" and v.cause is None
-    v = hook.verdict(log_of(tmp_path, Step("pools", True)), tmp_path, None, 30.0)
+    v = hook.verdict(log_of(tmp_path, StepRecord("pools", True)), tmp_path, None, 30.0)
     assert not v.ok and v.timed_out and v.cause is not None and "--timeout" in v.cause.text
 
 
@@ -152,10 +153,10 @@ def test_a_step_not_built_and_a_step_that_raises_are_failed_steps_with_their_cau
 
 
 def test_several_nodes_are_packed_per_node_as_ray_would() -> None:
-    _check_packing({"global_pool": [8, 8]}, 8, 2, Step("pools", True))
-    _check_packing({"global_pool": [6, 6], "teacher_pool": [2, 2]}, 8, 2, Step("pools", True))
+    _check_packing({"global_pool": [8, 8]}, 8, 2, StepRecord("pools", True))
+    _check_packing({"global_pool": [6, 6], "teacher_pool": [2, 2]}, 8, 2, StepRecord("pools", True))
     with pytest.raises(Unplaceable, match=r"\[6, 6, 4\].*2 nodes of 8 GPUs"):
-        _check_packing({"global_pool": [6, 6], "teacher_pool": [4]}, 8, 2, Step("pools", True))
+        _check_packing({"global_pool": [6, 6], "teacher_pool": [4]}, 8, 2, StepRecord("pools", True))
 
 
 def test_sft_trainer_has_no_pools(tmp_path: Path) -> None:
@@ -205,5 +206,14 @@ def test_setup_says_what_a_python_without_verl_lacks(tmp_path: Path) -> None:
 
 
 def test_the_step_lines_round_trip_through_json() -> None:
-    assert Step.from_json(REFUSED.to_json()) == REFUSED
+    assert StepRecord.from_json(REFUSED.to_json()) == REFUSED
     assert json.loads(REFUSED.to_json())["cause"] == "verl/single_controller/ray/base.py:240"
+
+
+def test_the_docs_show_the_setup_command_the_cli_prints() -> None:
+    """One setup command: docs/rehearse.md shows hook.SETUP word for word, and every module it
+    checks for (NEEDS) is installed by it."""
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "rehearse.md").read_text()
+    assert hook.SETUP.replace("\\\\", "\\") in docs
+    installed = hook.SETUP.replace("hydra-core", "hydra")
+    assert [m for m in hook.NEEDS if m not in installed] == []

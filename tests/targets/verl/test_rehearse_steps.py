@@ -82,7 +82,7 @@ def _compile(spec: Path, out: Path, sets: list[str]) -> Path:
 
 @pytest.fixture(scope="module")
 def steps(tmp_path_factory) -> dict[tuple[str, str], dict]:
-    """{(folder, step): the Step's JSON} for every command's steps (the last command's wins)."""
+    """{(folder, step): the StepRecord's JSON} for every command's steps (the last command's wins)."""
     if not VERL:
         pytest.skip("WHILEAI_VERL_PYTHON is not set")
     base = tmp_path_factory.mktemp("rehearse")

@@ -2,6 +2,6 @@
 stage of a run folder, with stand-ins only where a GPU is needed (docs/rehearse.md).
 
     hook.py     the target's `rehearsal` hook (whileai.targets.hooks.Rehearsal), run in whileai's Python
-    inside.py   run by verl's Python, one stage: prints one JSON line per step (context.Step)
-    context.py  what a step gets (Context) and what it says (Step): standard library only
+    inside.py   run by verl's Python, one stage: prints one JSON line per step (context.StepRecord)
+    context.py  what a step gets (Context) and what it says (StepRecord): standard library only
 """

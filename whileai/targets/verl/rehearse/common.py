@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from whileai.targets.verl.rehearse.context import Context, Step
+from whileai.targets.verl.rehearse.context import Context, StepRecord
 
 # verl's gsm8k rows (examples/data_preprocess/gsm8k.py at verl's v0.9.0 tag): a question with the
 # instruction to end on "####", the number as the ground truth
@@ -31,10 +31,10 @@ GSM8K = [("Natalia sold clips to 48 of her friends in April, and then she sold h
           "write a year?", "624")]
 
 
-def run_step(name: str, ctx: Context, body: Callable[[Context, Step], None]) -> Step:
+def run_step(name: str, ctx: Context, body: Callable[[Context, StepRecord], None]) -> StepRecord:
     """`body(ctx, step)` timed, verl's prints and warnings kept off stdout (inside.py prints the
     steps there); an exception fails the step with its first line and where it was raised."""
-    step = Step(name=name, ok=False)
+    step = StepRecord(name=name, ok=False)
     start = time.perf_counter()
     with quiet() as out:
         try:
@@ -140,7 +140,7 @@ def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def rows_or_stand_in(ctx: Context, step: Step, paths: list[str], split: str) -> list[Path]:
+def rows_or_stand_in(ctx: Context, step: StepRecord, paths: list[str], split: str) -> list[Path]:
     """The run's data files; one the folder makes only at run time (run.sh prepares the gsm8k rows)
     is written to the scratch folder with stand-in rows in verl's columns, and said so."""
     out = []

@@ -1,12 +1,12 @@
 """What a rehearsal step gets and what it says (standard library only: both sides import it).
 
-A step runs inside verl's Python (inside.py) on one stage of a run folder and returns a `Step`:
+A step runs inside verl's Python (inside.py) on one stage of a run folder and returns a `StepRecord`:
 whether it passed, what ran for real (verl's own classes and functions), what stood in for a GPU
 (each stand-in with the verl file and line it mirrors), the facts it measured, and on failure the
-first line of the error with where it came from. inside.py prints each Step as one JSON line; the
-hook (whileai's Python) reads them back with `Step.from_json`.
+first line of the error with where it came from. inside.py prints each StepRecord as one JSON line; the
+hook (whileai's Python) reads them back with `StepRecord.from_json`.
 
-    def run(ctx: Context) -> Step: ...      # one module per step: pools, data, reward, loss
+    def run(ctx: Context) -> StepRecord: ...      # one module per step: pools, data, reward, loss
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Context:
 
 
 @dataclass
-class Step:
+class StepRecord:
     name: str  # "pools", "data", "reward", "loss"
     ok: bool
     ran: list[str] = field(default_factory=list)  # verl's own code that ran: "verl.x.y.Class"
@@ -43,5 +43,5 @@ class Step:
         return json.dumps(asdict(self), default=str)
 
     @classmethod
-    def from_json(cls, line: str) -> Step:
+    def from_json(cls, line: str) -> StepRecord:
         return cls(**json.loads(line))

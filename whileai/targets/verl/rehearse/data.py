@@ -38,19 +38,19 @@ from whileai.targets.verl.rehearse.common import (
     where,
     write_rows,
 )
-from whileai.targets.verl.rehearse.context import Context, Step
+from whileai.targets.verl.rehearse.context import Context, StepRecord
 from whileai.targets.verl.rehearse.student import tokenizer
 
 THINK = "I read the task, then I answer it."  # the stand-in teacher's reasoning
 
 
-def run(ctx: Context) -> Step:
+def run(ctx: Context) -> StepRecord:
     body = {"main_ppo": _rl, "main_generation_server": _generation, "sft_trainer": _sft}[ctx.job]
     return run_step("data", ctx, body)
 
 
 # -- main_ppo: RLHFDataset -----------------------------------------------------------------------
-def _rl(ctx: Context, step: Step) -> None:
+def _rl(ctx: Context, step: StepRecord) -> None:
     import datasets
     from verl.trainer.ppo.utils import create_rl_dataset
 
@@ -96,7 +96,7 @@ def _rl(ctx: Context, step: Step) -> None:
 
 
 # -- main_generation_server: its own prompt reading ----------------------------------------------
-def _generation(ctx: Context, step: Step) -> None:
+def _generation(ctx: Context, step: StepRecord) -> None:
     import numpy as np
     import pandas as pd
 
@@ -117,7 +117,7 @@ def _generation(ctx: Context, step: Step) -> None:
                    "prompt_tokens_max": longest}
 
 
-def _prompts(ctx: Context, step: Step) -> list[Path]:
+def _prompts(ctx: Context, step: StepRecord) -> list[Path]:
     """The prompts parquet: the run's own when it exists, else what the folder's convert.py writes
     from the run's rows (run.sh runs it before verl's first command)."""
     want = [Path(p) for p in files(ctx.config.data.train_files)]
@@ -147,7 +147,7 @@ def _convert(ctx: Context, args: list[str]) -> None:
 
 
 # -- sft_trainer: MultiTurnSFTDataset ------------------------------------------------------------
-def _sft(ctx: Context, step: Step) -> None:
+def _sft(ctx: Context, step: StepRecord) -> None:
     import pandas as pd
     from verl.trainer.sft_trainer import create_sft_dataset
 

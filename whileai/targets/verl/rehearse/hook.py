@@ -5,7 +5,7 @@
 
 One stage per verl command of a run folder (SFT: the generation server, then sft_trainer), each
 run by verl's own Python as `python -m whileai.targets.verl.rehearse.inside ...` in a process
-group of its own under one deadline; its JSON lines (context.Step) become the stage's verdict.
+group of its own under one deadline; its JSON lines (context.StepRecord) become the stage's verdict.
 Light: the target module imports it; each method imports the work it does.
 """
 
@@ -32,11 +32,11 @@ NAME = "verl"
 ENV = "WHILEAI_VERL_PYTHON"
 MODULE = "whileai.targets.verl.rehearse.inside"
 NEEDS = ("verl", "ray", "hydra", "omegaconf", "torch", "transformers", "datasets", "cachetools",
-         "pandas", "pyarrow")
+         "aiohttp", "pandas", "pyarrow")
 SETUP = """python3.11 -m venv VENV && . VENV/bin/activate
 pip install torch==2.13.0 --extra-index-url https://download.pytorch.org/whl/cpu
 pip install --no-deps verl==0.9.1
-pip install hydra-core omegaconf numpy "tensordict>=0.10,<0.11" ray cachetools \\
+pip install hydra-core omegaconf numpy "tensordict>=0.10,<0.11" ray cachetools aiohttp \\
     "transformers>=5.5.3,<5.11,!=5.6.0" codetiming datasets pillow pyarrow pandas \\
     torchdata peft uvicorn fastapi
 pip install pydantic tomlkit      # whileai's own pieces the rehearsal imports there
@@ -286,15 +286,15 @@ def run_stage(stage: VerlStage, where: Path, python: str, sup: Supervisor) -> Ve
 
 
 def verdict(log: Path, root: Path, rc: int | None, seconds: float, why: str = "", gpus: int = 0) -> Verdict:
-    """A stage's verdict from inside.py's log: its Step lines, the first failing step's cause."""
+    """A stage's verdict from inside.py's log: its StepRecord lines, the first failing step's cause."""
     from whileai.rehearse.verdict import Cause, Verdict, lines_of, relative
-    from whileai.targets.verl.rehearse.context import Step
+    from whileai.targets.verl.rehearse.context import StepRecord
 
-    steps: list[tuple[int, Step]] = []
+    steps: list[tuple[int, StepRecord]] = []
     for i, text in enumerate(lines_of(log)):
         if text.startswith('{"name": '):
             try:
-                steps.append((i + 1, Step.from_json(text)))
+                steps.append((i + 1, StepRecord.from_json(text)))
             except (ValueError, TypeError):
                 continue
     dicts = [_asdict(s) for _, s in steps]

@@ -6,9 +6,10 @@
 Reads the verl command `J` (main_ppo, main_generation_server, sft_trainer) of F/run.sh with its Hydra
 overrides ($PWD = F, as run.sh cds to its folder), composes verl's config as `whileai check` does
 (whileai.targets.verl.check.compose), then runs each step of STEPS (one module of this package each,
-`run(ctx) -> Step`) and prints each Step as one JSON line on stdout; whatever verl and Ray print goes
-to stderr. A step that raises is a failed Step (its error's first line, the innermost verl frame as
-its cause); the steps after it still run. Exit 0 when every step is ok, 1 otherwise, 2 on bad usage.
+`run(ctx) -> StepRecord`) and prints each StepRecord as one JSON line on stdout; whatever verl and
+Ray print goes to stderr. A step that raises is a failed StepRecord (its error's first line, the
+innermost verl frame as its cause); the steps after it still run. Exit 0 when every step is ok,
+1 otherwise, 2 on bad usage.
 `--gpus 0` / `--nodes 0`: the command's own trainer.n_gpus_per_node / trainer.nnodes.
 """
 
@@ -24,7 +25,7 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
-from whileai.targets.verl.rehearse.context import Context, Step
+from whileai.targets.verl.rehearse.context import Context, StepRecord
 
 STEPS = ["pools", "data", "reward", "loss"]
 PACKAGE = "whileai.targets.verl.rehearse"
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if ok else 1
 
 
-def _context(folder: Path, args: argparse.Namespace) -> tuple[Context | None, Step | None]:
+def _context(folder: Path, args: argparse.Namespace) -> tuple[Context | None, StepRecord | None]:
     """The stage's Context with verl's composed config, or the failed `config` step."""
     from whileai.targets.verl.runsh import read
 
@@ -87,7 +88,7 @@ def _compose(kind: str, overrides: list[str], name: str | None) -> Any:
         return compose(kind, overrides, name)
 
 
-def run_step(name: str, ctx: Context) -> Step:
+def run_step(name: str, ctx: Context) -> StepRecord:
     """One step by name: its module's `run(ctx)`; a module not there yet is a step not built."""
     start = time.perf_counter()
     module = f"{PACKAGE}.{name}"
@@ -96,7 +97,7 @@ def run_step(name: str, ctx: Context) -> Step:
     except ModuleNotFoundError as e:
         if e.name != module:
             return failed(name, e, ctx.folder, time.perf_counter() - start)
-        return Step(name, False, error=f"not built: {module.replace('.', '/')}.py is not there yet")
+        return StepRecord(name, False, error=f"not built: {module.replace('.', '/')}.py is not there yet")
     try:
         step = run(ctx)
     except Exception as e:
@@ -105,8 +106,8 @@ def run_step(name: str, ctx: Context) -> Step:
     return step
 
 
-def failed(name: str, e: BaseException, folder: Path, seconds: float) -> Step:
-    return Step(name, False, error=first_line(e), cause=where(e, folder), seconds=round(seconds, 2))
+def failed(name: str, e: BaseException, folder: Path, seconds: float) -> StepRecord:
+    return StepRecord(name, False, error=first_line(e), cause=where(e, folder), seconds=round(seconds, 2))
 
 
 def first_line(e: BaseException) -> str:
@@ -155,7 +156,7 @@ def _own_stdout() -> TextIO:
     return out
 
 
-def _say(out: TextIO, step: Step) -> None:
+def _say(out: TextIO, step: StepRecord) -> None:
     out.write(step.to_json() + "\n")
     out.flush()
 

@@ -26,19 +26,19 @@ import json
 from typing import Any
 
 from whileai.targets.verl.rehearse.common import first_line, root, run_step
-from whileai.targets.verl.rehearse.context import Context, Step
+from whileai.targets.verl.rehearse.context import Context, StepRecord
 
 PROMPT = 8  # stand-in prompt tokens a sample; responses take the configured data.max_response_length
 
 
-def run(ctx: Context) -> Step:
+def run(ctx: Context) -> StepRecord:
     if ctx.job != "main_ppo":
         return run_step("loss", ctx, lambda c, s: s.facts.update(skipped=f"{c.job} has no RL loss"))
     dist = ctx.config.get("distillation")
     return run_step("loss", ctx, _distillation if dist is not None and dist.get("enabled") else _grpo)
 
 
-def _distillation(ctx: Context, step: Step) -> None:
+def _distillation(ctx: Context, step: StepRecord) -> None:
     import torch
     from verl.trainer.distillation.losses import distillation_ppo_loss
     from verl.utils.config import omega_conf_to_dataclass
@@ -89,7 +89,7 @@ def _distillation(ctx: Context, step: Step) -> None:
     _read_back(step, logged, want)
 
 
-def _grpo(ctx: Context, step: Step) -> None:
+def _grpo(ctx: Context, step: StepRecord) -> None:
     import numpy as np
     import torch
     from verl.trainer.ppo.core_algos import get_adv_estimator_fn
@@ -169,7 +169,7 @@ def _logged(metrics: dict[str, Any]) -> dict[str, float]:
     return {k: float(v) for k, v in out.items()}
 
 
-def _read_back(step: Step, logged: dict[str, float], want: dict[str, str]) -> None:
+def _read_back(step: StepRecord, logged: dict[str, float], want: dict[str, str]) -> None:
     """whileai's metrics reader on one file-logger line of these metrics: each series in `want`
     must read the value of its verl key."""
     from whileai.targets.verl.metrics import parse_verl_jsonl

@@ -27,7 +27,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from whileai.targets.verl.rehearse.context import Context, Step
+from whileai.targets.verl.rehearse.context import Context, StepRecord
 
 COLOCATE = 3  # ResourcePoolManager.max_colocate_count (base.py:192): CPUs a GPU bundle asks for
 PLACE_SECONDS = 30.0  # how long a placement group may stay pending before the step calls it unplaceable
@@ -38,8 +38,8 @@ class Unplaceable(RuntimeError):
     (`ray.get([pg.ready() ...])`, base.py:160, has no timeout)."""
 
 
-def run(ctx: Context) -> Step:
-    step = Step("pools", True)
+def run(ctx: Context) -> StepRecord:
+    step = StepRecord("pools", True)
     if ctx.job == "sft_trainer":
         step.facts = {"applies": False, "why": "sft_trainer runs under torchrun (one process per "
                       "GPU), not Ray: no resource pools (trainer/sft_trainer.py)"}
@@ -53,7 +53,7 @@ def run(ctx: Context) -> Step:
     return step
 
 
-def _pools(ctx: Context, step: Step) -> None:
+def _pools(ctx: Context, step: StepRecord) -> None:
     spec, mapping = (_ppo_spec(ctx, step) if ctx.job == "main_ppo" else _generation_spec(ctx, step))
     step.facts["pools"] = {k: list(v) for k, v in spec.items()}
     step.facts["desired_gpus"] = sum(sum(v) for v in spec.values())
@@ -70,7 +70,7 @@ def _pools(ctx: Context, step: Step) -> None:
               step)
 
 
-def _ppo_spec(ctx: Context, step: Step) -> tuple[dict[str, list[int]], dict[Any, str]]:
+def _ppo_spec(ctx: Context, step: StepRecord) -> tuple[dict[str, list[int]], dict[Any, str]]:
     """verl's own pools spec and role mapping for main_ppo (main_ppo_v0.py:67-99,101-121)."""
     from verl.trainer.main_ppo_v0 import BaseTaskRunner
 
@@ -102,7 +102,7 @@ def _teacher_sizes(config: Any) -> dict[str, int]:
     return {str(k): int(t.world_size) for k, t in d.teacher_models.items()}
 
 
-def _generation_spec(ctx: Context, step: Step) -> tuple[dict[str, list[int]], dict[Any, str]]:
+def _generation_spec(ctx: Context, step: StepRecord) -> tuple[dict[str, list[int]], dict[Any, str]]:
     """One pool per rollout replica of main_generation_server (main_generation_server.py:40-56)."""
     from verl.workers.rollout.replica import RolloutReplica
 
@@ -126,7 +126,7 @@ def _generation_spec(ctx: Context, step: Step) -> tuple[dict[str, list[int]], di
     return spec, {}
 
 
-def _check_packing(spec: dict[str, list[int]], per_node: int, nodes: int, step: Step) -> None:
+def _check_packing(spec: dict[str, list[int]], per_node: int, nodes: int, step: StepRecord) -> None:
     """Several nodes on one Ray node: whether each placement group (one per node entry of a pool,
     STRICT_PACK: all its bundles on one node, base.py:131-155) fits some node, in any arrangement."""
     groups = sorted((n for v in spec.values() for n in v), reverse=True)
@@ -150,7 +150,7 @@ def _check_packing(spec: dict[str, list[int]], per_node: int, nodes: int, step: 
             "verl would wait for it forever (single_controller/ray/base.py:160)")
 
 
-def _with_ray(ctx: Context, gpus: int, desired: int, body: Any, step: Step) -> None:
+def _with_ray(ctx: Context, gpus: int, desired: int, body: Any, step: StepRecord) -> None:
     """Ray on this CPU: `gpus` logical GPUs, enough logical CPUs for verl's bundles, no dashboard,
     its temp folder under the scratch folder (or a short one: Ray's socket paths are limited)."""
     import ray
@@ -177,7 +177,7 @@ def _with_ray(ctx: Context, gpus: int, desired: int, body: Any, step: Step) -> N
             shutil.rmtree(temp, ignore_errors=True)
 
 
-def _place(ctx: Context, spec: dict[str, list[int]], mapping: dict[Any, str], step: Step) -> None:
+def _place(ctx: Context, spec: dict[str, list[int]], mapping: dict[Any, str], step: StepRecord) -> None:
     from verl.single_controller.ray.base import ResourcePoolManager
 
     manager = ResourcePoolManager(resource_pool_spec=spec, mapping=mapping,
@@ -214,7 +214,7 @@ def _placed(name: str, pool: Any) -> None:
         raise done[0]
 
 
-def _teachers(ctx: Context, pool: Any, step: Step) -> None:
+def _teachers(ctx: Context, pool: Any, step: StepRecord) -> None:
     """verl's own MultiTeacherModelManager on the placed teacher pool: split among teachers
     (teacher_model.py:190-203), each teacher's size check and replica split with node alignment
     (teacher_model.py:61-101,118-153); the vLLM replicas and the router stood in."""

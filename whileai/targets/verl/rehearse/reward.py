@@ -28,13 +28,13 @@ from whileai.targets.verl.rehearse.common import (
     run_step,
     texts_of,
 )
-from whileai.targets.verl.rehearse.context import Context, Step
+from whileai.targets.verl.rehearse.context import Context, StepRecord
 from whileai.targets.verl.rehearse.student import tokenizer
 
 ROWS = 4  # the run's first rows, each scored twice
 
 
-def run(ctx: Context) -> Step:
+def run(ctx: Context) -> StepRecord:
     if ctx.job != "main_ppo":
         return run_step("reward", ctx, _none)
     import sys
@@ -50,7 +50,7 @@ def run(ctx: Context) -> Step:
         sys.path[:] = path
 
 
-def _none(ctx: Context, step: Step) -> None:
+def _none(ctx: Context, step: StepRecord) -> None:
     step.facts["skipped"] = f"{ctx.job} computes no reward"
 
 
@@ -63,7 +63,7 @@ def completions(truth: str) -> tuple[str, str]:
     return said(truth), said("no idea")
 
 
-def _reward(ctx: Context, step: Step) -> None:
+def _reward(ctx: Context, step: StepRecord) -> None:
     import numpy as np
     import torch
 
@@ -109,7 +109,7 @@ def _reward(ctx: Context, step: Step) -> None:
         step.cause = str(fn.path) if fn.get("path") else "verl/utils/reward_score/__init__.py"
 
 
-def _without_aiohttp(step: Step) -> None:
+def _without_aiohttp(step: StepRecord) -> None:
     """verl's reward loop package imports aiohttp (reward_loop.py:19) for the reward-model router,
     which a custom or rule reward never calls; where it is not installed an empty module stands in."""
     import importlib.machinery
