@@ -788,3 +788,30 @@ def test_phases_come_from_the_stand_ins_time_stamps(tmp_path: Path) -> None:
     ph = Phases()
     after_rl(ph, tmp_path, started=100.0, ended=160.0, ports={8000, 8100})
     assert ph.ordered() == {"launcher": 5.0, "first step": 55.0}
+
+
+def test_a_passing_rehearsal_names_no_folder_it_removed(tmp_path: Path) -> None:
+    """held() removes its temporary folder when the rehearsal passes: the verdict's last line then
+    names no folder; a failed one keeps the folder and names it."""
+    from whileai.rehearse.report import lines
+    from whileai.rehearse.session import held
+    from whileai.rehearse.verdict import Result, Verdict
+
+    def passes(root: Path, sup: object) -> None:
+        (root / "log.txt").write_text("ran\n")
+        result.verdicts.append(Verdict(True, 1.0, summary="ok"))
+
+    result = Result(stages=["grpo"])
+    held(result, keep=None, timeout=30, body=passes)
+    assert result.ok and result.folder == ""
+    assert lines(result, lambda s: "")[-1] == "ok"
+
+    def fails(root: Path, sup: object) -> None:
+        result.verdicts.append(Verdict(False, 1.0, summary="failed: x"))
+
+    result = Result(stages=["grpo"])
+    held(result, keep=None, timeout=30, body=fails)
+    assert Path(result.folder).is_dir() and result.folder in lines(result, lambda s: "")[-1]
+    import shutil
+
+    shutil.rmtree(result.folder)

@@ -58,6 +58,7 @@ def held(result: Result, *, keep: Path | None, timeout: float,
             atomic_write(root / "verdict.json", json.dumps(result.to_dict(), indent=1) + "\n", durable=False)
         if keep is None and result.ok:
             shutil.rmtree(root, ignore_errors=True)
+            result.folder = ""  # gone: the verdict names no folder that is not there
     return result
 
 
