@@ -45,8 +45,8 @@ def test_a_spec_is_one_stage_per_verl_command_on_the_node_it_gets() -> None:
     [opd] = hook.REHEARSAL.stages(compiled("opd.toml"))
     assert (opd.name, opd.job, opd.line, opd.script) == ("opd", "main_ppo", 7, "run.sh")
     assert {"run.sh", "reward.py", "data/train.jsonl"} <= set(opd.files)
-    # gpus unset: the machine whileai asks for (the trainer's GPU and the teacher's pool)
-    assert (opd.gpus, opd.nodes) == (2, 1) and opd.why == "the machine whileai asks for (spec gpus unset)"
+    # one node of gpus_per_node (8 by default), where the compiler places the pools (knobs.node_gpus)
+    assert (opd.gpus, opd.nodes) == (8, 1) and opd.why == "one node of the spec's gpus_per_node"
     gen, sft = hook.REHEARSAL.stages(compiled("sft.toml"))
     assert (gen.job, sft.job) == ("main_generation_server", "sft_trainer") and gen.line < sft.line
     assert gen.name == "sft: main_generation_server"

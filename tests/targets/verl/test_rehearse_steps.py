@@ -23,8 +23,8 @@ from whileai.targets.verl.rehearse.student import QWEN3, family
 ROOT = Path(__file__).resolve().parents[3]
 VERL = os.environ.get("WHILEAI_VERL_PYTHON")
 needs_verl = pytest.mark.skipif(
-    not VERL, reason="WHILEAI_VERL_PYTHON is not set: a Python with verl 0.9.1 (docs/verl.md: "
-                     "python scripts/verl_env.py, or pip install 'whileai[verl]' in a venv)")
+    not VERL, reason="WHILEAI_VERL_PYTHON is not set: a Python with verl 0.9.1 (`whileai "
+                     "rehearse --setup VENV -t verl` prints the commands that make one)")
 
 # run by verl's Python: argv[1] a JSON list of [folder, [step, ...]]; prints one JSON line a step
 DRIVER = r"""

@@ -154,6 +154,12 @@ def _given(run: RunSpec, key: str) -> Any:
     return value if type(value) is int else None
 
 
+def node_gpus(run: RunSpec) -> int:
+    """The GPUs one node of the run has: `gpus_per_node`, or `gpus` where a one-node run asks for
+    more. The teacher's pool is placed on it (`pool`), and the rehearsal declares it to Ray."""
+    return run.gpus_per_node if nodes(run) > 1 else max(run.gpus or 1, run.gpus_per_node)
+
+
 def pool(run: RunSpec) -> Pool | None:
     """An OPD run's teacher pool (None for other methods): the teacher's TP from its size at
     TEACHER_MEMORY (or the overrides'), then placed. One node holds `gpus_per_node` GPUs (or
@@ -169,7 +175,7 @@ def pool(run: RunSpec) -> Pool | None:
     memory = float(memory) if isinstance(memory, (int, float)) and not isinstance(memory, bool) \
         and 0 < memory <= 1 else TEACHER_MEMORY  # out of range: the memory-utilization rule refuses it
     several = nodes(run) > 1
-    cap = run.gpus_per_node if several else max(run.gpus or 1, run.gpus_per_node)
+    cap = node_gpus(run)
     tp_ = _given(run, TEACHER + "inference.tensor_model_parallel_size")
     why = "set in overrides"
     if tp_ is None:

@@ -111,7 +111,7 @@ def from_compiled(c: Compiled) -> list[VerlStage]:
         if script is None:
             continue
         files = dict(part.files)
-        gpus, nodes, why = sbatch(files.get("slurm.sh", "")) or node_of(part.run, parts)
+        gpus, nodes, why = sbatch(files.get("slurm.sh", "")) or node_of(part.run)
         name = part.run.method.type if len(parts) == 1 else (part.folder or part.run.method.type)
         cmds = parse(files[script], {"PWD": "."})
         for cmd in cmds:
@@ -121,18 +121,15 @@ def from_compiled(c: Compiled) -> list[VerlStage]:
     return out
 
 
-def node_of(run: RunSpec, parts: list[Compiled]) -> tuple[int, int, str]:
-    """The node the run will get: the spec's GPUs a node (and nodes); a spec that leaves `gpus`
-    unset gets the machine whileai asks for (the target's Machine)."""
+def node_of(run: RunSpec) -> tuple[int, int, str]:
+    """The node the run will get, as the compiler places the pools on it (knobs.node_gpus): the
+    spec's gpus_per_node (or gpus, where a one-node run asks for more), and its nodes."""
     from whileai.targets.verl import knobs
 
     if knobs.nodes(run) > 1:
         return run.gpus_per_node, knobs.nodes(run), "the spec's gpus_per_node and nodes"
-    if run.gpus:
-        return run.gpus, 1, "the spec's gpus (one node)"
-    from whileai.targets import registry  # the target's own Machine (target.py), by name
-
-    return registry.get(NAME).machine(run, parts).gpus, 1, "the machine whileai asks for (spec gpus unset)"
+    said = "gpus" if (run.gpus or 1) > run.gpus_per_node else "gpus_per_node"
+    return knobs.node_gpus(run), 1, f"one node of the spec's {said}"
 
 
 def sbatch(text: str) -> tuple[int, int, str] | None:

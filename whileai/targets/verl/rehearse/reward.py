@@ -103,7 +103,10 @@ def _reward(ctx: Context, step: StepRecord) -> None:
         scores.append(pair)
     step.facts |= {"scores": scores, "extra_info_added": ["num_turns", "rollout_reward_scores"],
                    "data_source": str(rows[0].get("data_source"))}
-    if not any(right > wrong for right, wrong in scores):
+    dist = ctx.config.get("distillation") or {}
+    trains = not dist.get("enabled") or (dist.get("distillation_loss") or {}).get("use_task_rewards", True)
+    step.facts["reward_trains"] = bool(trains)  # OPD without task rewards: scored for metrics only
+    if trains and not any(right > wrong for right, wrong in scores):
         step.error = ("the reward gives no completion with the ground truth more than one without it "
                       f"(right, wrong per row: {scores})")
         step.cause = str(fn.path) if fn.get("path") else "verl/utils/reward_score/__init__.py"
