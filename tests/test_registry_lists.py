@@ -63,3 +63,11 @@ def test_layout_doc_names_every_target_package() -> None:
     for name, module in registry.TARGETS.items():
         package = module.rsplit(".", 1)[0].replace(".", "/")
         assert f"{package}/" in text or f"{package.split('/')[-1]}/" in text, (name, package)
+
+
+def test_the_readme_rehearse_row_names_the_rehearsable_targets() -> None:
+    """The README's `whileai rehearse` row names each target with a rehearsal hook and no other."""
+    row = next(line for line in (ROOT / "README.md").read_text().splitlines()
+               if line.startswith("| `whileai rehearse"))
+    for name in registry.names():
+        assert (name in row) == (registry.get(name).rehearsal is not None), (name, row)
