@@ -1,6 +1,6 @@
 """`whileai rehearse -t verl` without verl: the stages it reads, the verdict it makes of inside.py's
 JSON lines, the pools step's packing arithmetic, and one clear line where verl's Python is missing.
-(With verl's Python: tests/targets/verl/test_rehearse_live.py.)"""
+(With verl's Python: tests/targets/verl/test_verl_rehearse_live.py.)"""
 
 from __future__ import annotations
 
