@@ -107,7 +107,12 @@ def history(repo: Path, files: list[str] | None = None, entries: dict[str, str] 
 
 
 def digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    """The migrated document's digest: of its parsed content, so a change of layout alone (the
+    blank lines between tables) leaves the loader's verdict on it current."""
+    import tomllib
+
+    doc = json.dumps(tomllib.loads(text), sort_keys=True, default=str)
+    return hashlib.sha256(doc.encode()).hexdigest()[:16]
 
 
 def verdicts(pairs: list[dict[str, str]], loader: str) -> dict[str, object]:
@@ -134,8 +139,8 @@ def verdicts(pairs: list[dict[str, str]], loader: str) -> dict[str, object]:
         run = subprocess.run([loader, str(ROOT / "scripts" / "prime_rl_loader.py"), "--json",
                               str(work / "docs.json")], capture_output=True, text=True, check=True)
         loaded = json.loads(run.stdout)
-    return {name: {"accepted": v["accepted"], "error": v["error"], "migrated_sha": digest(docs[name]["toml"])}
-            for name, v in sorted(loaded.items())}
+    return {name: {"accepted": v["accepted"], "error": v["error"],
+                   "migrated_doc_sha": digest(docs[name]["toml"])} for name, v in sorted(loaded.items())}
 
 
 def main() -> int:

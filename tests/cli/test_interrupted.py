@@ -126,3 +126,30 @@ def test_ctrl_c_in_a_hot_command_is_one_line_and_exit_130(monkeypatch: pytest.Mo
     with pytest.raises(SystemExit) as done:
         main()
     assert done.value.code == 130 and capsys.readouterr().err == "interrupted: whileai compile stopped\n"
+
+
+def test_ctrl_c_during_compile_check_names_the_files_written_and_not_checked(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`compile A B -o DIR --check`: the files are written, then checked; Ctrl-C during the check
+    leaves them (as a failed check does) and its one line names each as written and not checked."""
+    from whileai.cli import main
+    from whileai.targets import registry
+
+    kind = type(registry.get("prime-rl"))
+
+    def verify(self: Any, compiled: list[Any]) -> list[tuple[bool, str]]:
+        if compiled:  # the check itself (an empty list: whether it can run here)
+            raise KeyboardInterrupt
+        return []
+
+    monkeypatch.setattr(kind, "verify", verify)
+    out = tmp_path / "out"
+    monkeypatch.setattr(sys, "argv", ["whileai", "compile", str(EXAMPLES / "opd.toml"),
+                                      str(EXAMPLES / "grpo.toml"), "-o", str(out), "--check", "--json"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    err = capsys.readouterr().err
+    assert done.value.code == 130 and err.count("\n") == 1, err
+    assert err.startswith("interrupted: whileai compile stopped during --check; written and not checked: ")
+    for name in ("opd.toml", "grpo.toml"):
+        assert (out / name).is_file() and str(out / name) in err

@@ -734,9 +734,14 @@ def test_a_real_ctrl_c_stops_the_rehearsal_and_accounts_for_its_folder(tmp_path:
     started = tmp_path / "started"
     fake = tmp_path / "env" / "bin" / "python"  # the prime-rl environment's python, slow to build
     fake.parent.mkdir(parents=True)
-    fake.write_text(f"#!{sys.executable}\nimport os, pathlib, time\n"
+    fake.write_text(f"#!{sys.executable}\nimport json, os, pathlib, sys, time\n"
+                    "if sys.argv[-1] == 'sys':  # the environment's check: a Python 3.12\n"
+                    "    print(json.dumps({'version': '3.12.0', 'site': '', 'missing': {}, 'files': {}}))\n"
+                    "    sys.exit(0)\n"
                     f"pathlib.Path({str(started)!r}).write_text(str(os.getpid()))\ntime.sleep(120)\n")
     fake.chmod(0o755)
+    for command in ("rl", "orchestrator", "env-server", "uv"):  # prime-rl's commands, by name
+        (fake.parent / command).write_text("#!/bin/sh\nexit 0\n")
     tmp, kept = tmp_path / "tmp", tmp_path / "kept"
     tmp.mkdir()
     cmd = [sys.executable, "-m", "whileai", "rehearse", str(EXAMPLES / "grpo.toml"), "--python", str(fake),
@@ -815,3 +820,75 @@ def test_a_passing_rehearsal_names_no_folder_it_removed(tmp_path: Path) -> None:
     import shutil
 
     shutil.rmtree(result.folder)
+
+
+def _venv(tmp_path: Path, commands: tuple[str, ...]) -> Path:
+    """A venv-shaped folder: bin/python (this interpreter) and the named commands."""
+    b = tmp_path / "venv" / "bin"
+    b.mkdir(parents=True)
+    (b / "python").symlink_to(sys.executable)
+    for c in commands:
+        (b / c).write_text("#!/bin/sh\nexit 0\n")
+        (b / c).chmod(0o755)
+    return tmp_path / "venv"
+
+
+def test_rehearse_refuses_a_python_without_prime_rl_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A venv without prime-rl (no bin/rl): one line, exit 2, naming what is missing and --setup,
+    before a folder or a tiny model is made: no traceback, no whileai-rehearse-* folder left."""
+    import tempfile
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    venv = _venv(tmp_path, ())
+    r = CliRunner().invoke(app, ["rehearse", str(EXAMPLES / "grpo.toml"), "--python", str(venv)])
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in r.output
+    assert "has no rl" in err and "--setup" in err
+    assert list(temp.iterdir()) == []
+    # the commands there but a Python that is not 3.12 (this one is not, or the check is skipped)
+    if not sys.version.startswith("3.12"):
+        venv2 = _venv(tmp_path / "b", ("rl", "orchestrator", "env-server", "uv"))
+        r = CliRunner().invoke(app, ["rehearse", str(EXAMPLES / "grpo.toml"), "--python", str(venv2)])
+        assert r.exit_code == 2 and "Python 3.12" in r.stderr and list(temp.iterdir()) == []
+
+
+def test_a_refused_or_crashed_rehearsal_removes_its_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """held(): a refusal (SpecError) or a crash mid-way removes the temporary folder it made (no
+    message would name it); Ctrl-C after a verdict does not make the removed folder again."""
+    import tempfile
+
+    from whileai.rehearse.session import held
+    from whileai.rehearse.supervise import RehearsalInterrupted
+    from whileai.rehearse.verdict import Result, Verdict
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    made: list[Path] = []
+
+    def refuses(root: Path, sup: object) -> None:
+        made.append(root)
+        (root / "tiny").mkdir()
+        raise SpecError("--python", "p", "an environment that builds the tiny model")
+
+    def crashes(root: Path, sup: object) -> None:
+        made.append(root)
+        raise FileNotFoundError("bin/rl")
+
+    def interrupted(root: Path, sup: object) -> None:
+        made.append(root)
+        result.verdicts.append(Verdict(True, 1.0, summary="ok"))
+        raise KeyboardInterrupt
+
+    cases = ((refuses, SpecError), (crashes, FileNotFoundError), (interrupted, RehearsalInterrupted))
+    for body, error in cases:
+        result = Result(stages=["grpo"])
+        with pytest.raises(error):
+            held(result, keep=None, timeout=30, body=body)
+        assert made[-1].name.startswith("whileai-rehearse-") and not made[-1].exists(), body
+    assert list(tmp_path.iterdir()) == []

@@ -144,7 +144,9 @@ BAD = [
     (OPD, ["--local-student", "a", "--split", "test"], ["--split", "train or holdout"]),
     (OPD, ["--local-student", "a", "--device", "tpu"], ["--device", "'tpu'", "cuda:N"]),
     (OPD, ["--student-endpoint", "http://127.0.0.1:9/v1"], ["--student-endpoint", "unreachable"]),
-    (OPD, ["--local-student", "no/such-model"], ["method.teacher", "unreachable"]),  # before any load
+    (OPD, ["--local-student", "."], ["method.teacher", "unreachable"]),  # before any model loads
+    # a local model that is not there: its own flag, before the teacher's endpoint is called
+    (OPD, ["--local-student", "no/such-model"], ["--local-student", "not in the local Hugging Face cache"]),
     (OPD, ["--student-endpoint", "http://h:1/v1", "--student-api-key-env", "sk-abcdefghijk"],
      ["--student-api-key-env", "NAME of an environment variable"]),
 ]
@@ -167,3 +169,31 @@ def test_a_taskset_without_local_data_asks_for_data(tmp_path: Path) -> None:
                           head='taskset = "primeintellect/wordle"\nmodel = "m/student"\n')
     assert code == 2 and "taskset" in stderr and 'data = "tasks.jsonl"' in stderr
     assert "unreachable" not in stderr
+
+
+@pytest.mark.parametrize("flag", ["--local-student", "--local-teacher"])
+def test_a_local_model_that_is_not_there_is_blamed_on_its_own_flag(
+        flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--local-student /nonexistent` names --local-student, before any model loads or the spec's
+    teacher endpoint is called (it blamed the teacher's endpoint, opened first)."""
+    from whileai.tokenview import app as inspect_app
+
+    def opened(*a: object, **k: object) -> None:
+        raise AssertionError("a model was opened before the local path was checked")
+
+    monkeypatch.setattr(inspect_app, "open_model", opened)
+    missing = str(tmp_path / "nonexistent")
+    argv = ["inspect", str(EXAMPLES / "opd.toml"), flag, missing, "-o", str(tmp_path / "out")]
+    if flag == "--local-teacher":
+        argv += ["--local-student", str(tmp_path)]  # a folder: the student's check passes
+    r = CliRunner().invoke(app, argv)
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"error: {flag}: ") and "no such folder" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    # a hub id that is not in the local cache: the same flag, before anything loads
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    import huggingface_hub.constants as hc
+
+    monkeypatch.setattr(hc, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    r = CliRunner().invoke(app, [*argv[:3], "nobody/no-such-model", *argv[4:]])
+    assert r.exit_code == 2 and r.stderr.startswith(f"error: {flag}: ") and "cache" in r.stderr

@@ -118,12 +118,10 @@ def inspect_cmd(
         flags: dict[str, Any] = dict(local_student=local_student, student_endpoint=student_endpoint,
                      local_teacher=local_teacher, teacher_endpoint_text=teacher_endpoint)
         if tiny:
-            from whileai.files.write import check_folder
+            from whileai.tokenview.app import precheck
             from whileai.tokenview.tiny_models import tiny_flags
 
-            if out is not None:  # a bad output name before the tiny models are built
-                check_folder(out, "--out", "inspect writes inspect.html and inspect.json into it")
-
+            precheck(spec, split=split, out=out)  # every refusal that needs no model, before they are built
             flags = tiny_flags(spec, flags, lambda line: _err(line))
         run_inspect(spec, opts=InspectOptions(prompts, samples, max_tokens, top_k, seed, split), out=out,
                     force=force, device=device, timeout=timeout, console=console(),

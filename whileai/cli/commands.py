@@ -85,7 +85,20 @@ def compile_cmd(specs: list[Path], target: str, out: Path | None, sets: list[str
         _show(results, as_json, plain, lambda c: c.to_dict(), _lazy("whileai.report.text", "render_text"),
               _lazy("whileai.report.render", "print_report"))
         if check:
-            _check_target(target, results)
+            try:
+                _check_target(target, results)
+            except KeyboardInterrupt:  # the files stay (as a failed check leaves them), named as unchecked
+                _err(_unchecked(results))
+                raise SystemExit(130) from None
+
+
+def _unchecked(results: list[Any]) -> str:
+    """Ctrl-C during --check: the line that names each file written and not checked."""
+    written = list(dict.fromkeys(p for c in results for p in (c.out, *(s.out for s in c.stages)) if p))
+    if not written:
+        return "interrupted: whileai compile stopped during --check; nothing was written"
+    return (f"interrupted: whileai compile stopped during --check; written and not checked: "
+            f"{', '.join(written)} (compile again with --check to check them)")
 
 
 def _can_check(target: str) -> None:

@@ -57,6 +57,12 @@ def migrate_cmd(
         _fail(SpecError("--entry", entry, f"one of {', '.join(mig.entries)}"))
     if out is not None and out.suffix == ".toml" and len(configs) > 1:
         _fail(SpecError("-o", str(out), "a folder when migrating several files"))
+    if out is not None:  # as cp and mkdir do: a missing folder is named, never made (before any work)
+        into = out.parent
+        if not into.is_dir():
+            what = "NEW.toml in a folder that exists" if out.suffix == ".toml" else \
+                "a folder (new or not) inside a folder that exists"
+            _fail(SpecError("-o", str(out), what, hint=f"no folder {into}"))
     pin = mig.releases()[-1]
     t0 = time.perf_counter()
     results, texts = [], {}
@@ -77,13 +83,16 @@ def migrate_cmd(
                         "to migrate (the file is carried over unchanged)"))
         else:
             print(clean(f"{config}: {how} {t.name} {m.release}{also}{what}; migrating to {pin}"))
-            for c in m.changes:
-                print(clean(f"  {c.line()}"))
+            for c in m.changes:  # a drop, a decision or an unknown key: its one line is the error below
+                if c not in m.decisions:
+                    print(clean(f"  {c.line()}"))
             if m.kept:
                 print(clean(f"  kept: {', '.join(m.kept)}"))
         results.append((config, m))
         texts[config] = m.text
-        refused += [(config, line) for line in mig.refused(m)]
+        named = [d.old for d in m.decisions]  # the pin refusing a key already named is no second line
+        refused += [(config, line) for line in mig.refused(m)
+                    if not any(_under(line.split(":")[0], k) or _under(k, line.split(":")[0]) for k in named)]
     if not may_write(results, refused, force=force, allow_drops=allow_drops):
         raise typer.Exit(1)
     if out is None:
@@ -99,6 +108,10 @@ def migrate_cmd(
         except SpecError as e:
             _fail(e)
         print(f"wrote {len(configs)} file(s) to {out} in {time.perf_counter() - t0:.2f} s")
+
+
+def _under(key: str, root: str) -> bool:
+    return key == root or key.startswith((root + ".", root + "["))
 
 
 def may_write(results: list[tuple[Path, MigratedFile]], refused: list[tuple[Path, str]], *,

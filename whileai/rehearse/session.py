@@ -1,7 +1,8 @@
 """A rehearsal's folder, deadline and ending, whatever the target: its arguments checked, a
 folder (--keep, or a temporary one), one Supervisor under one deadline for every process it
 starts, SIGTERM taken as Ctrl-C, the verdict written as verdict.json, and the temporary folder
-removed when it passed (or on Ctrl-C, said in the `RehearsalInterrupted` it raises).
+removed when it passed, was refused or crashed mid-way (or on Ctrl-C, said in the
+`RehearsalInterrupted` it raises); a failed rehearsal keeps it and its verdict names it.
 
     checked(steps, timeout, keep, kept="tiny")     # SpecError for a bad --steps, --timeout, --keep
     result = held(Result(), keep=None, timeout=900, body=lambda root, sup: ...)
@@ -49,10 +50,17 @@ def held(result: Result, *, keep: Path | None, timeout: float,
             body(root, sup)
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the processes are stopped; the folder is named
         raise RehearsalInterrupted(None if keep is None and _removed(root) else str(root)) from None
+    except Exception as e:  # a refusal or a crash mid-way: its temporary folder goes, or is named
+        if keep is None and _removed(root):
+            result.folder = ""
+        elif keep is None and isinstance(e, SpecError):
+            raise SpecError(e.field, e.value, e.allowed,
+                            hint="; ".join(x for x in (e.hint, f"its folder is kept at {root}") if x)) from e
+        raise
     finally:
         if old is not None:
             signal.signal(signal.SIGTERM, old)
-        if result.verdicts:
+        if result.verdicts and root.is_dir():  # never a removed folder made again for its verdict
             from whileai.files.atomic import atomic_write
 
             atomic_write(root / "verdict.json", json.dumps(result.to_dict(), indent=1) + "\n", durable=False)

@@ -18,6 +18,7 @@ from rich.console import Console
 from whileai.errors import SpecError
 from whileai.spec.run import Endpoint, RunSpec, parse_endpoint
 from whileai.tokenview.adapters import Adapter, adapter, teacher_endpoint
+from whileai.tokenview.local import findable
 from whileai.tokenview.run import InspectOptions, ModelSource, inspect, open_model
 
 FILES = ("inspect.html", "inspect.json")
@@ -38,7 +39,21 @@ def endpoint_source(flag: str, text: str, model: str, key_env: str) -> ModelSour
 def sources(run: RunSpec, ad: Adapter, *, local_student: str | None, student_endpoint: str | None,
             student_key_env: str, local_teacher: str | None,
             teacher_endpoint_text: str | None) -> tuple[ModelSource, ModelSource | None]:
-    """(student, teacher); teacher None means the student's own model (OPSD)."""
+    """(student, teacher); teacher None means the student's own model (OPSD). The flags'
+    combination first, then each local model's folder or cache entry (cheap: nothing loads), so
+    a wrong path is blamed on its own flag before any endpoint is called."""
+    student, teacher = _sources(run, ad, local_student=local_student, student_endpoint=student_endpoint,
+                                student_key_env=student_key_env, local_teacher=local_teacher,
+                                teacher_endpoint_text=teacher_endpoint_text)
+    for flag, src in (("--local-student", student), ("--local-teacher", teacher)):
+        if src is not None and src.local:
+            findable(src.local, flag)
+    return student, teacher
+
+
+def _sources(run: RunSpec, ad: Adapter, *, local_student: str | None, student_endpoint: str | None,
+             student_key_env: str, local_teacher: str | None,
+             teacher_endpoint_text: str | None) -> tuple[ModelSource, ModelSource | None]:
     if local_student and student_endpoint:
         raise SpecError("--local-student", local_student, "either --local-student or --student-endpoint")
     if local_student:
@@ -71,29 +86,50 @@ def sources(run: RunSpec, ad: Adapter, *, local_student: str | None, student_end
                            api_key_env=spec_teacher.api_key_env, flag="method.teacher")
 
 
-def run_inspect(spec: Path, *, opts: InspectOptions, out: Path | None, force: bool, device: str,
-                timeout: float, console: Console, progress: bool = True, **flags: Any) -> list[str]:
-    """The whole command; returns the paths written. Bad input raises SpecError before any
-    model is loaded, and nothing is written unless the report is complete."""
-    from whileai.files.write import Output, check_folder, write
+def precheck(spec: Path, *, split: str, out: Path | None) -> None:
+    """Every refusal that needs no model, before any is built or loaded (`--tiny` builds its
+    models after this): the spec, its method (one with a teacher signal), its data, the output
+    folder."""
     from whileai.spec.load import load_spec
-    from whileai.tokenview import data
-    from whileai.tokenview.page import render
-    from whileai.tokenview.summary import print_summary, progress_bar
 
     run = load_spec(spec)
+    _ready(run, _inspectable(run), spec, split=split, out=out)
+
+
+def _inspectable(run: RunSpec) -> Adapter:
     if run.sources:
         raise SpecError("sources", run.sources[0].taskset, "none: inspect shows one method's signal "
                         "on one taskset; write the source you want to see (its taskset and method) "
                         "as a spec of its own")
-    ad = adapter(run)
-    student_src, teacher_src = sources(run, ad, **flags)
-    data.sample(run, 1, seed=0, split=opts.split, privileged=ad.privileged(run))  # data errors first
+    return adapter(run)
+
+
+def _ready(run: RunSpec, ad: Adapter, spec: Path, *, split: str, out: Path | None) -> Path:
+    """The spec's data readable and the output folder writable: the folder."""
+    from whileai.files.writable import probe
+    from whileai.files.write import check_folder
+    from whileai.tokenview import data
+
+    data.sample(run, 1, seed=0, split=split, privileged=ad.privileged(run))  # data errors first
     target = check_folder(out if out is not None else Path(f"inspect-{spec.stem}"),
                           "--out", "inspect writes inspect.html and inspect.json into it")
-    from whileai.files.writable import probe
-
     probe(target, "--out")  # writable before any model loads or any token is generated
+    return target
+
+
+def run_inspect(spec: Path, *, opts: InspectOptions, out: Path | None, force: bool, device: str,
+                timeout: float, console: Console, progress: bool = True, **flags: Any) -> list[str]:
+    """The whole command; returns the paths written. Bad input raises SpecError before any
+    model is loaded, and nothing is written unless the report is complete."""
+    from whileai.files.write import Output, write
+    from whileai.spec.load import load_spec
+    from whileai.tokenview.page import render
+    from whileai.tokenview.summary import print_summary, progress_bar
+
+    run = load_spec(spec)
+    ad = _inspectable(run)
+    student_src, teacher_src = sources(run, ad, **flags)
+    target = _ready(run, ad, spec, split=opts.split, out=out)
     err = Console(stderr=True, width=console.width)
     start = time.perf_counter()
     with err.status("loading models"):

@@ -23,6 +23,33 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFL
            "HF_HUB_DISABLE_TELEMETRY": "1"}
 
 
+WHERE = "a local model folder or a model id in the local Hugging Face cache (inspect never downloads)"
+
+
+def findable(name: str, flag: str) -> str:
+    """`name` if it can name a local model: an existing folder, or a hub id (`org/name`) with a
+    config in the local Hugging Face cache. Checked before any model loads or any endpoint is
+    called, so a wrong path is blamed on its own flag. Light: huggingface_hub's cache lookup only."""
+    p = Path(name).expanduser()
+    if p.exists():
+        if not p.is_dir():
+            raise SpecError(flag, name, WHERE, hint="a file, not a folder")
+        return name
+    if name.startswith(("/", ".", "~")) or name.count("/") > 1 or "\\" in name:
+        raise SpecError(flag, name, WHERE, hint="no such folder")
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # the model's load says what to install
+        return name
+    try:
+        found = try_to_load_from_cache(name, "config.json")
+    except Exception:  # noqa: BLE001  (a name the hub's id rules refuse)
+        found = None
+    if not isinstance(found, str):
+        raise SpecError(flag, name, WHERE, hint="no such folder, and not in the local Hugging Face cache")
+    return name
+
+
 def go_offline() -> None:
     os.environ.update(OFFLINE)
 

@@ -241,3 +241,104 @@ def test_a_v06_env_timeout_is_the_pins_episode_timeout_and_one_without_a_place_i
     v07 = migrate(head + '[[orchestrator.train.env]]\nid = "reverse-text"\ntimeout = { scoring = 30 }\n',
                   release="v0.7.0")
     assert [c.old for c in v07.decisions] == ["orchestrator.train.env[0].timeout.scoring"]
+
+
+# prime-rl v0.6.0 configs/elastic/rl.toml, as it was (its comments left out)
+V06_ELASTIC = """max_steps = 200
+seq_len = 2048
+
+[ckpt]
+
+[model]
+name = "Qwen/Qwen3-4B-Instruct-2507"
+
+[wandb]
+project = "alphabet-sort"
+name = "alphabet-sort-elastic"
+
+[trainer.model.lora]
+rank = 32
+alpha = 64
+
+[trainer.optim]
+lr = 1e-5
+
+[orchestrator]
+batch_size = 512
+group_size = 8
+
+[orchestrator.train.sampling]
+max_completion_tokens = 768
+
+[orchestrator.client.elastic]
+hostname = "localhost"
+port = 8000
+sync_interval = 5.0
+
+[[orchestrator.train.env]]
+id = "alphabet-sort"
+name = "alphabet-sort"
+args = { min_turns = 3, max_turns = 5, power_per_turn = false }
+"""
+
+
+def test_a_key_its_release_took_through_a_before_validator_is_not_unknown() -> None:
+    """v0.6.0 re-nested [orchestrator.client] under the student's client in a before-validator
+    (configs/orchestrator.py:629-688, fold_student_shortcuts), not a field alias: migrate called
+    its own release's file unknown. Now it is renamed first, citing the validator, and carried
+    on: to the pin, which removed the elastic pool (a drop, one line each, the old key named)."""
+    m = migrate(V06_ELASTIC)
+    assert m.release == "v0.6.0" and not [c for c in m.changes if c.kind == "unknown"]
+    elastic = [c for c in m.changes if c.old.startswith("orchestrator.client.elastic.")]
+    assert sorted(c.old.rsplit(".", 1)[1] for c in elastic) == ["hostname", "port", "sync_interval"]
+    assert all(c.kind == "dropped" and "before-validator" in c.why and "orchestrator.py:629-688" in c.why
+               and "orchestrator.student.client" in c.why for c in elastic), elastic
+    # a key the same validator folds and a later release keeps: renamed, then carried to the pin
+    m = migrate('[model]\nname = "m"\n[trainer]\n[orchestrator]\nbatch_size = 8\n'
+                "[orchestrator.client]\ntimeout = 60\n", release="v0.6.0")
+    assert [c.kind for c in m.changes if c.old == "orchestrator.client.timeout"] == ["moved"]
+    assert tomllib.loads(m.text)["orchestrator"]["model"]["client"]["timeout"] == 60
+
+
+def test_one_old_key_is_one_line(tmp_path: Path) -> None:
+    """Each key of the old file is named on exactly one line of the whole output: a key carried
+    through several releases is one `moved`/`converted`/`dropped` line (old -> final), and a
+    drop or an unknown key is its error line alone (not also a report line, nor the pin's
+    refusal of the same key)."""
+    src = tmp_path / "old.toml"
+    src.write_text(V06_ELASTIC.replace("batch_size = 512", "batch_size = 512\nbatch_sise = 4"))
+    done = run(src)
+    assert done.returncode == 1
+    lines = (done.stdout + done.stderr).splitlines()
+    for key in ("orchestrator.client.elastic.port", "orchestrator.batch_sise", "orchestrator.train.env[0].id",
+                "orchestrator.train.env[0].args"):
+        said = [line for line in lines if key in line.split(" (")[0]]
+        assert len(said) == 1, (key, said)
+    assert any(line.startswith("error: ") and "orchestrator.batch_sise is unknown" in line for line in lines)
+    assert not any("the pin would refuse" in line and "batch_sise" in line for line in lines)
+    (line,) = [x for x in lines if "orchestrator.train.env[0].args" in x.split(" (")[0]]
+    assert "orchestrator.train.source[0].env.taskset.min_turns" in line
+    assert "orchestrator.train.source[0].env.taskset.task.power_per_turn" in line
+
+
+def test_the_migrated_file_keeps_its_blank_lines_between_tables() -> None:
+    text = migrate(V03_RESUME).text
+    lines = text.splitlines()
+    heads = [i for i, line in enumerate(lines) if line.startswith("[") and i]
+    assert heads and all(lines[i - 1] == "" for i in heads), text
+    compact = V03_RESUME.replace("\n\n", "\n")  # a file written without them keeps that too
+    lines = migrate(compact).text.splitlines()
+    assert any(lines[i - 1] != "" for i, line in enumerate(lines) if line.startswith("[") and i)
+
+
+def test_an_output_in_a_missing_folder_is_refused_and_no_folder_is_made(tmp_path: Path) -> None:
+    src = tmp_path / "old.toml"
+    src.write_text(V03_RESUME)
+    for out, missing in ((tmp_path / "no" / "dir" / "x.toml", tmp_path / "no" / "dir"),
+                         (tmp_path / "no" / "dir", tmp_path / "no")):
+        done = run(src, "-o", out, "--force", "--allow-drops")
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith("error: -o: ") and f"no folder {missing}" in done.stderr
+        assert done.stdout == "" and not (tmp_path / "no").exists()
+    done = run(src, "-o", tmp_path / "new", "--force", "--allow-drops")  # a new folder in one that exists
+    assert done.returncode == 0 and (tmp_path / "new" / "old.toml").is_file(), done.stderr

@@ -53,3 +53,20 @@ def test_tiny_without_torch_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None
     assert " not installed; " in r.stderr
     assert "True is not allowed" not in r.stderr  # it said '--tiny: True is not allowed'
     assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("spec", "field"), [("grpo.toml", "method.type"),
+                                             ("tasksets/gsm8k-opd.toml", "taskset")])
+def test_tiny_refuses_what_it_cannot_inspect_before_building_models(
+        spec: str, field: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GRPO (no teacher signal) and a spec whose tasks are not on this machine are refused in one
+    line before the tiny models are built (a cold build takes more than a minute)."""
+    from whileai.vocab import tiny
+
+    def build(*a: object, **k: object) -> None:
+        raise AssertionError("the tiny models were built before the spec was checked")
+
+    monkeypatch.setattr(tiny, "cached", build)
+    r = runner.invoke(app, ["inspect", str(EXAMPLES / spec), "--tiny", "-o", str(tmp_path / "out")])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"error: {field}: ") and len(r.stderr.strip().splitlines()) == 1

@@ -51,27 +51,50 @@ OPEN = re.compile(r"(\]\.env|\]\.taskset|\]\.harness|\.renderer)$")
 
 
 @functools.cache
-def canonical(path: str, release: str, entry: str = "rl") -> str:
+def canonical(path: str, release: str, entry: str = "rl", folds: bool = True) -> str:
     """The field name a release's classes give a key spelled with one of its aliases
     (`orchestrator.rollouts_per_example` -> `orchestrator.group_size` at v0.6.0; a table's
-    alias renames its keys: `orchestrator.model.name` -> `orchestrator.student.name`)."""
-    cat = keys(release, entry)
+    alias renames its keys: `orchestrator.model.name` -> `orchestrator.student.name`), or with
+    a spelling a before-validator of the release re-nests (`folded`: then
+    `orchestrator.student.model.name`)."""
+    cat, fold = keys(release, entry), folded(release, entry) if folds else {}
     for cut in _prefixes(path):
-        target = cat.get(cut, {}).get("alias_of")
+        target = cat.get(cut, {}).get("alias_of") or fold.get(cut, {}).get("new")
         if target is not None:
-            return canonical(target + path[len(cut):], release, entry)
+            return canonical(target + path[len(cut):], release, entry, folds)
     return path
 
 
 @functools.cache
-def known(path: str, release: str, entry: str = "rl") -> bool:
+def folded(release: str, entry: str = "rl") -> dict[str, dict[str, Any]]:
+    """The keys a release accepted through a before-validator rather than a field alias
+    (`orchestrator.client` -> `orchestrator.student.client` at v0.6.0), old -> its rule."""
+    return {f["old"]: f for f in renames().get("folded", [])
+            if f["release"] == release and f["entry"] == entry}
+
+
+def fold_of(path: str, release: str, entry: str = "rl") -> dict[str, Any] | None:
+    """The before-validator rule that spells `path` (or the key its alias names) anew, if any."""
+    cat, folds = keys(release, entry), folded(release, entry)
+    for cut in _prefixes(path):
+        if cut in folds:
+            return folds[cut]
+        target = cat.get(cut, {}).get("alias_of")
+        if target is not None:
+            return fold_of(target + path[len(cut):], release, entry)
+    return None
+
+
+@functools.cache
+def known(path: str, release: str, entry: str = "rl", folds: bool = True) -> bool:
     """Whether a release's classes accept this key, by its name or an alias (a key inside a
     free-form dict, or inside a source's env, taskset or harness, whose fields the plugin
-    defines, counts as known)."""
+    defines, counts as known); `folds`: or by a spelling a before-validator re-nests (not for
+    telling which release a file is for: the fields and aliases alone say that)."""
     cat = keys(release, entry)
     if path in cat:
         return True
-    path = canonical(path, release, entry)
+    path = canonical(path, release, entry, folds)
     if path in cat:
         return True
     probe = path
@@ -98,7 +121,7 @@ def looks_written_for(paths: list[str], entry: str = "rl") -> tuple[str, int]:
     for i, rel in enumerate(releases()):
         if not keys(rel, entry):
             continue
-        unknown = sum(not known(p, rel, entry) for p in paths)
+        unknown = sum(not known(p, rel, entry, folds=False) for p in paths)
         score = (unknown, -i, rel)
         best = score if best is None or score < best else best
     assert best is not None

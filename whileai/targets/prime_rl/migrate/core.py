@@ -22,7 +22,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from whileai.targets.prime_rl.migrate import chain, meanings, reshape, transforms
-from whileai.targets.prime_rl.migrate.edit import get, leaves, prune, show, supers
+from whileai.targets.prime_rl.migrate.edit import get, leaves, prune, show, spaced, supers
 from whileai.targets.prime_rl.migrate.transforms import Change
 
 TRANSFORMS = transforms.TRANSFORMS | reshape.TRANSFORMS | meanings.TRANSFORMS
@@ -53,7 +53,7 @@ def window(doc: Any, entry: str = "rl") -> tuple[str, ...]:
     """Every release whose classes know as many of the document's keys as the best one, oldest
     first: a file whose keys v0.6.0 and v0.7.0 both know could be written for either."""
     paths = [chain.generic(p) for p in leaves(doc)]
-    counts = {r: sum(not chain.known(p, r, entry) for p in paths) for r in chain.releases()
+    counts = {r: sum(not chain.known(p, r, entry, folds=False) for p in paths) for r in chain.releases()
               if chain.keys(r, entry)}
     best = min(counts.values())
     return tuple(r for r, n in counts.items() if n == best)
@@ -110,10 +110,48 @@ def migrate(text: str, release: str | None = None, entry: str | None = "rl") -> 
     created += ctx.created
     prune(doc, emptied)
     supers(created)
-    result.text = tomlkit.dumps(doc)
+    result.text = spaced(tomlkit.dumps(doc), text)  # the file's blank lines between tables kept
+    result.changes = one_line_each(result.changes)
     named = {c.old.split(" = ")[0] for c in result.changes}
     result.kept = [show(p) for p in original if show(p) not in named and p in paths]
     return result
+
+
+def one_line_each(changes: list[Change]) -> list[Change]:
+    """A key carried through several releases is one Change: old key -> the keys it ends as (or
+    its final outcome, dropped or needing a decision), each step's reason in order. The docs
+    promise one line a key; `orchestrator.client.x` at v0.6.0 read as three moves. A drop or a
+    decision of one part of a key that also moved elsewhere stays a line of its own (it stops
+    the file being written, and must say so)."""
+    out: list[Change] = []
+    roots: list[list[str]] = []  # per change: every key it has written (a later step may move one)
+    finals: list[list[str]] = []  # per change: the keys it ends as, as said
+    steps: list[list[str]] = []  # per change: each step's reason
+    for c in changes:
+        carried = c.kind in ("moved", "converted")
+        i = None if c.kind == "defaulted" else next(
+            (j for j in range(len(out) - 1, -1, -1) if any(_under(c.old, n) for n in roots[j])), None)
+        if i is not None and not carried and finals[i] != [c.old]:
+            i = None  # a part of a key dropped or undecided while the rest moved: its own line
+        if i is None:
+            out.append(c)
+            roots.append([c.new] if carried and c.new else [])
+            finals.append(list(roots[-1]))
+            steps.append([f"[{c.release}] {c.why}"])
+            continue
+        first = out[i]
+        finals[i] = [n for n in finals[i] if not _under(c.old, n)] + ([c.new] if carried and c.new else [])
+        roots[i] += [c.new] if carried and c.new else []
+        if not any(f"[{c.release}]" in x and x.endswith(f": {c.why}") for x in steps[i]):  # once a reason
+            steps[i].append(f"then [{c.release}] as {c.old}: {c.why}")
+        kind = c.kind if not carried else "converted" if "converted" in (first.kind, c.kind) else "moved"
+        span = f"{first.release.split(' -> ')[0]} -> {c.release.split(' -> ')[-1]}"
+        out[i] = Change(kind, first.old, ", ".join(finals[i]), span, "; ".join(steps[i]))
+    return out
+
+
+def _under(key: str, root: str) -> bool:
+    return key == root or key.startswith((root + ".", root + "["))
 
 
 def apply(ctx: transforms.Step, path: chain.Path_, rule: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@ one key by its concrete path (list items by index), drop tables a move left empt
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import tomlkit
@@ -117,3 +118,36 @@ def show(path: Path_) -> str:
 
 
 __all__ = ["delete", "generic", "get", "has", "leaves", "prune", "put", "show"]
+
+
+HEADER = re.compile(r"""^\[\[?\s*[A-Za-z0-9_\-."' ]+\]\]?\s*(#.*)?$""")
+
+
+def spaced(text: str, like: str) -> str:
+    """`text` with a blank line before each table header (before the comments right above it)
+    when the original file `like` separates its tables so: tables a migration makes or moves
+    come out of tomlkit joined to the line before. The same document, or `text` unchanged."""
+    import tomllib
+
+    def headers(lines: list[str]) -> list[int]:
+        return [i for i, line in enumerate(lines) if i and HEADER.match(line)]
+
+    old = like.splitlines()
+    apart = [i for i in headers(old) if not old[i - 1].strip() or old[i - 1].lstrip().startswith("#")]
+    if not headers(old) or len(apart) * 2 < len(headers(old)):
+        return text  # a file written without blank lines between its tables keeps that layout
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if i and HEADER.match(line.rstrip("\r\n")):
+            at = len(out)
+            while at and out[at - 1].lstrip().startswith("#"):
+                at -= 1
+            if at and out[at - 1].strip():
+                out.insert(at, "\n")
+        out.append(line)
+    new = "".join(out)
+    try:
+        return new if tomllib.loads(new) == tomllib.loads(text) else text
+    except tomllib.TOMLDecodeError:
+        return text

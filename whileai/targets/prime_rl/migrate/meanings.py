@@ -44,8 +44,11 @@ def rename_aliases(ctx: Step, release: str) -> None:
         if name != gen and path in ctx.paths and chain.known(name, release, ctx.entry):
             new = target(path, gen, name)
             ctx.set(new, ctx.drop(path))
-            ctx.note("moved", show(path), show(new), f"an alias of {name} at {release}, renamed "
-                     "to the field's own name")
+            fold = chain.fold_of(gen, release, ctx.entry)
+            why = (f"accepted at {release} through a before-validator as {name}: {fold['why']}; "
+                   f"{fold['at']}") if fold else \
+                f"an alias of {name} at {release}, renamed to the field's own name"
+            ctx.note("moved", show(path), show(new), why)
 
 
 def renderer(ctx: Step) -> None:

@@ -118,6 +118,24 @@ def bin_dir(python: Path) -> Path:
     return python.parent
 
 
+def runnable(python: Path, where: str = "--python") -> Path:
+    """`python` if its environment can start a rehearsal, checked before any folder or model is
+    made, cheapest first: the commands the launcher starts by name on its bin/, then a Python
+    3.12. Else one line (SpecError) naming what is missing and `--setup`, which checks the rest."""
+    setup_line = "`whileai rehearse --setup DIR` checks and prepares one"
+    lacking = [c for c in COMMANDS if not (bin_dir(python) / c).exists()]
+    if lacking:
+        raise SpecError(where, str(python), "a Python with prime-rl installed (a prime-rl checkout after "
+                        f"`uv sync`, or its venv); {setup_line}",
+                        hint=f"{bin_dir(python)} has no {', '.join(lacking)}")
+    version = str(probe(python, ("sys",), timeout=60.0)["version"])
+    if not version.startswith("3.12"):
+        raise SpecError(where, str(python),
+                        f"a Python 3.12 environment (prime-rl requires ~=3.12); {setup_line}",
+                        hint=f"found Python {version}")
+    return python
+
+
 PROBE = r"""
 import importlib, json, sys, sysconfig
 out = {"version": sys.version.split()[0], "site": sysconfig.get_paths()["purelib"], "missing": {},

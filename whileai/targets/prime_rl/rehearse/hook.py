@@ -56,10 +56,13 @@ class PrimeRLRehearsal:
 
     def rehearse(self, stages: list[Any], *, python: str | None, steps: int, timeout: float,
                  keep: Path | None, say: Callable[[str], None]) -> Result:
-        from whileai.targets.prime_rl.rehearse.env import find_python
+        from whileai.rehearse.session import checked
+        from whileai.targets.prime_rl.rehearse.env import find_python, runnable
         from whileai.targets.prime_rl.rehearse.run import rehearse
 
-        return rehearse(stages, python=find_python(python), steps=steps, timeout=timeout, keep=keep, say=say)
+        checked(steps, timeout, keep, kept="tiny")  # the flags, then the environment, before any folder
+        return rehearse(stages, python=runnable(find_python(python)), steps=steps, timeout=timeout, keep=keep,
+                        say=say)
 
     def lines(self, result: Result) -> list[str]:
         from whileai.rehearse.report import lines
