@@ -21,7 +21,7 @@ def test_seed_snippet_as_written(chdir_tmp: Path) -> None:
     lines = text.splitlines()
     assert lines[0] == "prime-rl config: opsd.toml"
     assert "method opsd, model PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT, taskset reverse-text, " \
-           "2 GPUs (1 inference, 1 trainer)" in lines[1]
+           "2 GPUs (1 inference GPU, 1 trainer GPU)" in lines[1]
     assert lines[2].startswith("  100 steps x 64 prompts x 1 rollout =")
     assert "privileged -> orchestrator.algo.demo_key = 'answer'" in text
     assert "learning_rate -> trainer.optim.lr = 5e-06" in text

@@ -152,13 +152,14 @@ def print_methods() -> None:
             if info is None or field == "schema_" or (model is RunSpec and field.startswith("method.")):
                 continue
             extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-            default = "required" if info.is_required() else fmt(info.get_default(
-                call_default_factory=True))
+            value = None if info.is_required() else info.get_default(call_default_factory=True)
+            default = "required" if info.is_required() else "unset" if value is None else fmt(value)
             rows.append((field, default, str(extra.get("source", "")), info.description or ""))
         t = whole_table(("field", "default", "source of the default", "meaning"),
                         [_cells(*r) for r in rows], con.width, (1, 2, 3, 4), title=title,
                         title_justify="left", title_style="bold")
-        lines = [f"{f} = {d}{f' ({src})' if src else ''}: {m}" for f, d, src, m in rows]
+        lines = [f"{f} unset: {src or 'no value'}; {m}" if d == "unset" else
+                 f"{f} = {d}{f' ({src})' if src else ''}: {m}" for f, d, src, m in rows]
         _table_or_lines(con, t, title, "bold", lines)
         con.print()
 
