@@ -10,6 +10,7 @@ from rich.text import Text
 
 from whileai.errors import clean
 from whileai.report.explain import explain_rows, explain_text, unemitted_line
+from whileai.report.overview import overview
 from whileai.report.tables import whole_table
 from whileai.report.text import fmt, grouped_reads, ignore_text, read_text, warning_text
 from whileai.report.wrap import command, para, width
@@ -34,20 +35,27 @@ def console() -> Console:
     return _Console(width=width(), highlight=False, soft_wrap=False)
 
 
-def print_report(c: Compiled) -> None:
+def print_report(c: Compiled, nested: bool = False) -> None:
+    """The rich report: the first screen (whileai.report.overview), then the detail; `nested`: a
+    stage of a two-stage run, whose first screen the whole run's gave."""
     con = console()
-    if c.stages:  # a two-stage run: each stage's report, then every command in order
+    if c.stages:  # a two-stage run: the whole run's first screen, each stage's report, the commands
+        if not nested:
+            _overview(con, c)
         for i, st in enumerate(c.stages, 1):
             con.print(Text(f"stage {i} of {len(c.stages)}", style="bold magenta"))
             if i > 1 and c.facts.handoff:
                 con.print(Text(f"  student: {c.facts.handoff}"))
-            print_report(replace(st, commands=()))
+            print_report(replace(st, commands=()), nested=True)
         con.print(Text("run, in order" + ("" if c.out else " (once written with -o)") + ":", style="cyan"))
         for cmd in c.commands:
             con.print(Text("\n".join(command(clean(cmd), con.width, "  "))), soft_wrap=True)
         con.print()
         return
     con.print(Text(f"{c.target} config: {c.label}", style="bold"), Text(f"  [{c.pin}]", "dim"))
+    if not nested:
+        _overview(con, c)
+    con.print(Text("  detail:", style="dim"))
     for line in c.header():
         con.print(_hanging(line, con.width), soft_wrap=True)
     rows = grouped_reads(c.reads)
@@ -70,6 +78,14 @@ def print_report(c: Compiled) -> None:
         for cmd in c.commands:
             con.print(Text("\n".join(command(clean(cmd), con.width))), soft_wrap=True)
     con.print()
+
+
+def _overview(con: Console, c: Compiled) -> None:
+    """The first screen's lines; an error-level warning's head in red."""
+    for line in overview(c):
+        head = line.split(":", 1)[0] + ":" if line.startswith(("error [", "shape:", "time:")) else ""
+        style = "bold red" if line.startswith("error [") else "bold"
+        con.print(_hanging(line, con.width, {(2, 2 + len(head)): style} if head else None), soft_wrap=True)
 
 
 def _where(r: Read) -> Text:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai.cost.estimate import Cost
+from whileai.report.overview import overview
 from whileai.report.records import Fixed, Ignore, Read, Teacher
 from whileai.rules import accept
 from whileai.rules.base import Finding
@@ -108,6 +109,7 @@ class Compiled:
             "out": self.out,
             "main": self.main,
             "summary": self.header(),
+            "overview": overview(self),
             "spec": self.run.model_dump(mode="json", by_alias=True, exclude_none=True),
             "reads": [x.to_dict() for x in self.reads],
             "ignores": [x.to_dict() for x in self.ignores],
