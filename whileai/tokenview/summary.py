@@ -47,7 +47,8 @@ def hanging(console: Console, head: str, style: str, body: str) -> None:
 def print_summary(report: InspectReport, paths: list[str], console: Console) -> None:
     o, s = report.overall, report.settings
     hanging(console, f"inspect: {report.method.type} on {report.taskset}", "bold",
-            f"  ({counted(s.prompts, 'prompts')} x {counted(s.samples, 'samples')}, {o.tokens} tokens, sampler: "
+            f"  ({counted(s.prompts, 'prompts')} x {counted(s.samples, 'samples')}, {o.tokens} tokens, "
+            "sampler: "
             f"{report.method.sampler})")
     for side in (report.student, report.teacher):
         where = side.model + (f" at {side.url}" if side.url else "")
