@@ -243,7 +243,9 @@ def write_comparison(m: Manifest, out: Path, xs: tuple[str, ...]) -> dict[str, A
 def print_results(m: Manifest, out: Path, xs: tuple[str, ...]) -> None:
     """write_comparison, then its lines and the files written, on stdout."""
     res = write_comparison(m, out, xs)
-    print("\n".join(result_lines(res)))
+    from whileai.report.wrap import fit
+
+    print("\n".join(fit(result_lines(res))))
     print(f"wrote {out / 'results.json'} and {out / 'results.png'}")
 
 

@@ -127,6 +127,9 @@ def _text(t: str) -> Text:
     return Text("\n".join(clean(line) for line in t.split("\n")))
 
 
+NO_TABLE = "(one key a line: the table does not fit {} columns)"
+
+
 def print_explain(c: Compiled) -> None:
     """The rich explain: a table where every key, value and word fits whole, else the plain lines."""
     if c.stages:
@@ -138,7 +141,9 @@ def print_explain(c: Compiled) -> None:
     rows = explain_rows(c)
     t = whole_table(("key", "value", "produced by"), [_cells(k, fmt(v), why) for k, v, why in rows],
                     con.width, (2, 1, 4))
-    if t is None:  # the plain lines: one key a line, each key and value whole
+    if t is None:  # the plain lines: one key a line, each key and value whole; said in one line
+        con.print(Text("\n".join(para(NO_TABLE.format(con.width), con.width, "", "  ")), style="dim"),
+                  soft_wrap=True)
         con.print(Text(explain_text(c, con.width).split("\n", 1)[1]), soft_wrap=True)
         return
     con.print(t)
