@@ -32,7 +32,7 @@ def overview(c: Any) -> list[str]:
     lines += [f"teacher {t.model}: {where(t)}" for t in teachers]
     found = [w for w in c.warnings if w.accepted is None]
     errors = [w for w in found if severity(w.rule) == "error"]
-    lines += [f"error [{w.rule}]: {w.message}" for w in errors]
+    lines += [f"error [{w.rule}]: {_short(w.message)}" for w in errors]
     rest = [w.rule for w in found if w not in errors]
     accepted = sum(1 for w in c.warnings if w.accepted is not None)
     told = [*([f"{len(rest)} open ({', '.join(rest)})"] if rest else []),
@@ -61,6 +61,13 @@ def _shape(c: Any) -> str:
 def _time(c: Any) -> str:
     """`time: ≈ 1.1 h on 2 GPUs = 2.3 GPU-hours held; slowest: ...`, or why there is none."""
     cost = c.cost
+    if cost is None and c.stages and all(s.cost is not None and s.cost.wall_hours is not None
+                                         for s in c.stages):  # a two-stage run: one after the other
+        each = [s.cost.wall_hours for s in c.stages]
+        held = sum(w * (s.cost.gpus + (s.cost.teacher_gpus or 0))
+                   for w, s in zip(each, c.stages, strict=True))
+        return (f"time: ≈ {_num(sum(each))} hours in {len(each)} stages, one after the other ("
+                + " + ".join(_num(w) for w in each) + f") = {_num(held)} GPU-hours held")
     if cost is None:
         return "time: no estimate for this run (docs/cost.md)"
     if cost.gpu_hours is None or cost.wall_hours is None:
@@ -90,6 +97,14 @@ def where(t: Teacher) -> str:
         "in-process": "loaded into every training process",
         "verl pool": f"verl's own pool of {counted(gpus, 'GPUs')}" if gpus else "verl's own pool",
     }.get(t.mode, t.mode)
+
+
+def _short(message: str, room: int = 140) -> str:
+    """A warning's first clause, at most `room` characters (cut between words): the whole is below."""
+    head = message.split("; ", 1)[0]
+    if len(head) <= room:
+        return head + (" (more below)" if head != message else "")
+    return head[:room].rsplit(" ", 1)[0] + " ... (in full below)"
 
 
 def _num(x: float) -> str:
