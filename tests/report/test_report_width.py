@@ -52,7 +52,8 @@ def test_plain_report_fits_with_one_read_per_line(width: int, name: str) -> None
     flat = squeeze(text)
     c = compiled(name)
     for r in grouped_reads(c.reads):  # each read starts its own line, its value is there
-        assert any(line.startswith(f"    {r.field} ->") for line in lines), r.field  # its key = value may start the next
+        # its `path = value` may start the next line, whole
+        assert any(line.startswith(f"    {r.field} ->") for line in lines), r.field
         assert f"= {fmt(r.value)}" in flat, (r.field, r.value)
     for ig in c.ignores:
         assert any(line.startswith(f"    {ig.field}={fmt(ig.value)}: ") for line in lines)

@@ -38,7 +38,7 @@ def squeeze(text: str) -> str:
 def unsplit_flags(text: str) -> None:
     """No line ends with a command-line flag whose value starts the next line."""
     lines = text.splitlines()
-    for a, b in zip(lines, lines[1:]):
+    for a, b in zip(lines, lines[1:], strict=False):
         if re.search(r"\s--[\w.-]+$", a.rstrip()) and b.strip() and not b.strip().startswith("-"):
             raise AssertionError(f"a flag parted from its value: {a!r} / {b!r}")
 
