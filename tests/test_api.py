@@ -20,9 +20,11 @@ def test_seed_snippet_as_written(chdir_tmp: Path) -> None:
     text = str(cfg)
     lines = text.splitlines()
     assert lines[0] == "prime-rl config: opsd.toml"
+    assert lines[1].startswith("  shape: 2 GPUs on 1 node")  # the first screen, then the detail
+    at = lines.index("  detail:")
     assert "method opsd, model PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT, taskset reverse-text, " \
-           "2 GPUs (1 inference, 1 trainer)" in lines[1]
-    assert lines[2].startswith("  100 steps x 64 prompts x 1 rollout =")
+           "2 GPUs (1 inference GPU, 1 trainer GPU)" in lines[at + 1]
+    assert lines[at + 2].startswith("  100 steps x 64 prompts x 1 rollout =")
     assert "privileged -> orchestrator.algo.demo_key = 'answer'" in text
     assert "learning_rate -> trainer.optim.lr = 5e-06" in text
     assert "  ignores:" in lines and "anchor='ema:0.01': prime-rl opsd scores against the live policy" in text

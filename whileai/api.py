@@ -8,6 +8,7 @@ SpecError only.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +49,9 @@ def compile_all(
         if not isinstance(run, RunSpec):
             raise SpecError("run", run, "a whileai.RunSpec (build one with wai.RunSpec(...))")
     dests = write.destinations(*t.shape, names or [r.method.type for r in runs], out)
-    compiled = [t.compile(run, name=d.name, out=str(d.root) if d.root is not None else None,
-                          options=options) for run, d in zip(runs, dests, strict=True)]
+    compiled = [replace(t.compile(run, name=d.name, out=str(d.root) if d.root is not None else None,
+                                  options=options), name=d.name.removesuffix(t.shape.suffix or ""))
+                for run, d in zip(runs, dests, strict=True)]
     # a GRPO arm compiled alongside meets the others' needs-grpo-arm (whileai.rules.accept)
     compiled = in_context(compiled, names or [r.method.type for r in runs])
     if strict:  # every warning is an error, before anything is written (whileai.rules.honoured)

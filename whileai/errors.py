@@ -77,6 +77,8 @@ def show(value: Any, limit: int = VALUE_LIMIT) -> str:
     """A value for a message: its repr, secrets masked, escaped, at most `limit` characters."""
     if isinstance(value, str) and find(value):
         return "[redacted]"
+    if isinstance(value, bool):  # a spec is TOML (and --set takes TOML values): true, not True
+        return "true" if value else "false"
     if isinstance(value, (str, bytes)) and len(value) > 4 * limit:
         value = value[: 4 * limit]  # repr of the part that can be shown, not of megabytes
     return bound(escape(mask(repr(value))), limit)

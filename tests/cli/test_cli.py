@@ -250,7 +250,7 @@ def test_check_takes_several_files_and_names_each_entry_point(tmp_path: Path) ->
     code, out, err = run("check", *map(str, files))
     assert code == 0, err
     for entry, f in zip(ENTRY_DOCS, files, strict=True):
-        assert f"ok: {f} is a prime-rl {entry} config (uv run {entry} @ {f})" in out
+        assert f"ok: {f} is a prime-rl {entry} config (uv run {entry} @ {f})" in " ".join(out.split())
     bad = tmp_path / "bad.toml"
     bad.write_text(ENTRY_DOCS["rl"].replace("min_turns", "min_turn"))
     code, out, err = run("check", str(files[0]), str(bad))

@@ -38,7 +38,7 @@ def test_rehearse_refuses_a_target_without_a_rehearsal_in_one_line(name: str) ->
 @pytest.mark.parametrize("name", NOTHING_TO_MIGRATE)
 def test_migrate_has_nothing_to_migrate_for_a_target_without_a_migration(name: str, tmp_path: Path) -> None:
     out = tmp_path / "new.toml"
-    r = CliRunner().invoke(app, ["migrate", str(SPEC), "-b", name, "-o", str(out)])
+    r = CliRunner().invoke(app, ["migrate", str(SPEC), "-b", name, "-o", str(out)], env={"COLUMNS": "1000"})
     assert r.exit_code == 0 and r.stderr == "", r.output
     assert r.stdout == (f"nothing to migrate for {name}: whileai writes its files for one release "
                         "(migrate carries older files of prime-rl to the pin)\n")

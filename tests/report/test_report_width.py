@@ -45,12 +45,15 @@ def test_plain_report_fits_with_one_read_per_line(width: int, name: str) -> None
     text = cli(width, "compile", str(EXAMPLES / name), "--plain")
     fits(text, width)
     lines = text.splitlines()
-    assert lines[0].startswith("prime-rl config: ") and lines[1].startswith(f"  method {name[:-5]}")
+    assert lines[0].startswith("prime-rl config: ") and lines[1].startswith("  shape: ")  # the first screen
+    detail = lines.index("  detail:")
+    assert lines[detail + 1].startswith(f"  method {name[:-5]}")  # then the detail, as before
     assert "  reads:" in lines and not any(line.startswith("  reads: ") for line in lines)
     flat = squeeze(text)
     c = compiled(name)
     for r in grouped_reads(c.reads):  # each read starts its own line, its value is there
-        assert any(line.startswith(f"    {r.field} -> ") for line in lines), r.field
+        # its `path = value` may start the next line, whole
+        assert any(line.startswith(f"    {r.field} ->") for line in lines), r.field
         assert f"= {fmt(r.value)}" in flat, (r.field, r.value)
     for ig in c.ignores:
         assert any(line.startswith(f"    {ig.field}={fmt(ig.value)}: ") for line in lines)

@@ -30,7 +30,7 @@ def toy() -> Iterator[None]:
 
 
 def cli(*args: str) -> tuple[int, str]:
-    r = CliRunner().invoke(app, list(args))
+    r = CliRunner().invoke(app, list(args), env={"COLUMNS": "1000"})  # one line each, unwrapped
     return r.exit_code, r.output
 
 

@@ -53,17 +53,14 @@ def arms_cmd(
     if as_json:
         print(json.dumps(plan, indent=1))
         return
-    import textwrap
-
     from whileai.cli.pairs import plan_lines
+    from whileai.report.wrap import fit
 
-    for line in skipped:  # whole words a line: the URL and keys stay copyable
-        print(textwrap.fill(f"note: {line}", width=100, subsequent_indent="  ",
-                            break_long_words=False, break_on_hyphens=False))
-
-    print("\n".join(plan_lines({n: a["steps"] for n, a in plan["arms"].items()},
-                               {n: a["per_step"] for n, a in plan["arms"].items()},
-                               [tuple(p) for p in plan["pairs"]], None)))
+    # whole words a line, wrapped to the terminal: the URL and keys stay copyable
+    print("\n".join(fit([f"note: {line}" for line in skipped], hang="  ")), end="\n" if skipped else "")
+    print("\n".join(fit(plan_lines({n: a["steps"] for n, a in plan["arms"].items()},
+                                   {n: a["per_step"] for n, a in plan["arms"].items()},
+                                   [tuple(p) for p in plan["pairs"]], None))))
     if plan["budget"]:
         print(f"budget matched: every arm's steps set to spend {plan['budget']}")
     if out is not None:

@@ -15,6 +15,7 @@ from whileai.cli.fail import fail as _fail
 from whileai.cli.fail import quiet_pipe as _stdout
 from whileai.cli.params import CHECK, COMPILE, ENTRY_POINTS, EXPLAIN, Param
 from whileai.errors import SpecError, clean
+from whileai.report.wrap import fit
 
 
 def _compile_all(specs: list[Path], target: str, sets: list[str] | None, out: Path | None,
@@ -126,7 +127,7 @@ def _check_target(target: str, results: list[Any]) -> None:
         _fail(e)
     for passed, line in verdicts:
         if passed:
-            print(line)
+            print("\n".join(fit([line])))
         else:
             _err(f"error: {line}")
     if not all(passed for passed, _ in verdicts):
@@ -165,7 +166,7 @@ def check(configs: list[Path], entry: str) -> None:
                     _err(f"error: {line}")
                     failed = True
                 else:
-                    print(clean(f"{level}: {line}"))
+                    print("\n".join(fit([clean(f"{level}: {line}")])))
     if failed:
         raise SystemExit(2)
 

@@ -13,6 +13,7 @@ import typer
 
 from whileai.cli.params import TARGET
 from whileai.errors import SpecError, clean
+from whileai.report.wrap import fit
 
 if TYPE_CHECKING:
     from whileai.targets.hooks import MigratedFile
@@ -46,8 +47,8 @@ def migrate_cmd(
     mig = t.migration
     if mig is None:  # nothing is wrong, and nothing is read or written
         can = [n for n in registry.names() if registry.get(n).migration is not None]
-        print(clean(f"nothing to migrate for {t.name}: whileai writes its files for one release "
-                    f"(migrate carries older files of {', '.join(can)} to the pin)"))
+        _say(f"nothing to migrate for {t.name}: whileai writes its files for one release "
+             f"(migrate carries older files of {', '.join(can)} to the pin)")
         raise typer.Exit(0)
     try:
         release = mig.release(release) if release is not None else None
@@ -79,15 +80,15 @@ def migrate_cmd(
         what = "" if m.entry == mig.entries[0] else f" ({m.entry} entry point)"
         also = f" (or {', '.join(m.also)}: they know all its keys too; --from to say which)" if m.also else ""
         if m.release == pin and not m.changes:  # nothing older about it: say so plainly
-            print(clean(f"{config}: {how} {t.name} {m.release}{what}, the pinned release: nothing "
-                        "to migrate (the file is carried over unchanged)"))
+            _say(f"{config}: {how} {t.name} {m.release}{what}, the pinned release: nothing "
+                 "to migrate (the file is carried over unchanged)")
         else:
-            print(clean(f"{config}: {how} {t.name} {m.release}{also}{what}; migrating to {pin}"))
+            _say(f"{config}: {how} {t.name} {m.release}{also}{what}; migrating to {pin}")
             for c in m.changes:  # a drop, a decision or an unknown key: its one line is the error below
                 if c not in m.decisions:
-                    print(clean(f"  {c.line()}"))
+                    _say(f"  {c.line()}")
             if m.kept:
-                print(clean(f"  kept: {', '.join(m.kept)}"))
+                _say(f"  kept: {', '.join(m.kept)}")
         results.append((config, m))
         texts[config] = m.text
         named = [d.old for d in m.decisions]  # the pin refusing a key already named is no second line
@@ -107,7 +108,7 @@ def migrate_cmd(
             write.commit(write.plan(outputs, force=force))
         except SpecError as e:
             _fail(e)
-        print(f"wrote {len(configs)} file(s) to {out} in {time.perf_counter() - t0:.2f} s")
+        _say(f"wrote {len(configs)} file(s) to {out} in {time.perf_counter() - t0:.2f} s")
 
 
 def _under(key: str, root: str) -> bool:
@@ -140,3 +141,8 @@ def may_write(results: list[tuple[Path, MigratedFile]], refused: list[tuple[Path
     if refused:
         err_line("warning: --force: writing files the pin's checks refuse")
     return True
+
+
+def _say(text: str) -> None:
+    """One line of migrate's account, wrapped to the terminal (a key or value never split)."""
+    print("\n".join(fit([clean(text)])))

@@ -19,6 +19,7 @@ from whileai.launch.local import LocalExecutor
 from whileai.launch.manifest import MANIFEST, Manifest, load_manifest
 from whileai.results.plot import AXES
 from whileai.targets.run import positive
+from whileai.words import counted
 
 if TYPE_CHECKING:
     pass
@@ -164,7 +165,8 @@ def result_lines(res: Mapping[str, Any]) -> list[str]:
         ci = "none" if d["ci95"] is None else f"[{d['ci95'][0]:+.3f}, {d['ci95'][1]:+.3f}]"
         delta = "none" if d["delta"] is None else f"{d['delta']:+.4f}"
         out.append(f"{d['arm']} vs {d['baseline']}: delta {delta}, 95% CI {ci}, p {d.get('p_text')}, "
-                   f"{d['n_tasks']} tasks (paired {d['paired']}): {d['verdict']}")
+                   f"{counted(d['n_tasks'], 'tasks')} ({'paired by task' if d['paired'] else 'unpaired'}): "
+                   f"{d['verdict']}")
         if d.get("verdict_reason"):
             out.append(f"  why: {d['verdict_reason']}")
     stats = res.get("stats") or {}
@@ -241,7 +243,9 @@ def write_comparison(m: Manifest, out: Path, xs: tuple[str, ...]) -> dict[str, A
 def print_results(m: Manifest, out: Path, xs: tuple[str, ...]) -> None:
     """write_comparison, then its lines and the files written, on stdout."""
     res = write_comparison(m, out, xs)
-    print("\n".join(result_lines(res)))
+    from whileai.report.wrap import fit
+
+    print("\n".join(fit(result_lines(res))))
     print(f"wrote {out / 'results.json'} and {out / 'results.png'}")
 
 

@@ -32,6 +32,7 @@ def preflight_cmd(
 ) -> None:
     """Probe the servers, models and machine facts a spec's run touches, before it launches."""
     from whileai.preflight.run import preflight
+    from whileai.report.wrap import fit
     from whileai.spec.load import load_spec
 
     try:
@@ -47,7 +48,8 @@ def preflight_cmd(
               file=sys.stderr)
         raise typer.Exit(130) from None
     try:
-        print(json.dumps(report.to_dict(), indent=1) if as_json else "\n".join(report.lines()))
+        lines = fit(report.lines(), hang=" " * 5)  # under the check's name, past its status
+        print(json.dumps(report.to_dict(), indent=1) if as_json else "\n".join(lines))
         sys.stdout.flush()
     except BrokenPipeError:
         pass

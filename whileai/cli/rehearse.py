@@ -136,11 +136,6 @@ def _compiler(target: str, config: Path, sets: list[str] | None) -> Callable[[],
 def _fit(lines: list[str]) -> list[str]:
     """Each verdict line cleaned and wrapped to the width (the terminal's, else 100), its
     continuation indented under it: one item a line, readable in a log."""
-    from whileai.report.wrap import para, width
+    from whileai.report.wrap import fit
 
-    out: list[str] = []
-    for line in lines:
-        text = clean(line)
-        lead = text[: len(text) - len(text.lstrip())]
-        out += para(text.lstrip(), width(), lead, lead + "    ")
-    return out
+    return fit(clean(line) for line in lines)

@@ -35,6 +35,10 @@ class Report(BaseModel):
     out: str | None = Field(description="Where the main file was written; null when nothing was.")
     main: str = Field(description="Name of the main file in `files`.")
     summary: list[str] = Field(description="The report's header lines: method, model, GPUs, batch.")
+    overview: list[str] = Field(description="The report's first screen (whileai.report.overview): the "
+                                "run's shape (GPUs, nodes, where each model runs), its hours and slowest "
+                                "part, each teacher's pool, each error-level warning, then the count "
+                                "of the others.")
     spec: RunSpec = Field(description="The run spec with every default filled in (unset fields left out).")
     reads: list[Read] = Field(description="Spec fields the target reads, one row per target key.")
     ignores: list[Ignore] = Field(description="Spec fields the target does not read, with reasons.")

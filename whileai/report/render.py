@@ -10,6 +10,7 @@ from rich.text import Text
 
 from whileai.errors import clean
 from whileai.report.explain import explain_rows, explain_text, unemitted_line
+from whileai.report.overview import overview
 from whileai.report.tables import whole_table
 from whileai.report.text import fmt, grouped_reads, ignore_text, read_text, warning_text
 from whileai.report.wrap import command, para, width
@@ -34,20 +35,27 @@ def console() -> Console:
     return _Console(width=width(), highlight=False, soft_wrap=False)
 
 
-def print_report(c: Compiled) -> None:
+def print_report(c: Compiled, nested: bool = False) -> None:
+    """The rich report: the first screen (whileai.report.overview), then the detail; `nested`: a
+    stage of a two-stage run, whose first screen the whole run's gave."""
     con = console()
-    if c.stages:  # a two-stage run: each stage's report, then every command in order
+    if c.stages:  # a two-stage run: the whole run's first screen, each stage's report, the commands
+        if not nested:
+            _overview(con, c)
         for i, st in enumerate(c.stages, 1):
             con.print(Text(f"stage {i} of {len(c.stages)}", style="bold magenta"))
             if i > 1 and c.facts.handoff:
                 con.print(Text(f"  student: {c.facts.handoff}"))
-            print_report(replace(st, commands=()))
+            print_report(replace(st, commands=()), nested=True)
         con.print(Text("run, in order" + ("" if c.out else " (once written with -o)") + ":", style="cyan"))
         for cmd in c.commands:
             con.print(Text("\n".join(command(clean(cmd), con.width, "  "))), soft_wrap=True)
         con.print()
         return
     con.print(Text(f"{c.target} config: {c.label}", style="bold"), Text(f"  [{c.pin}]", "dim"))
+    if not nested:
+        _overview(con, c)
+    con.print(Text("  detail:", style="dim"))
     for line in c.header():
         con.print(_hanging(line, con.width), soft_wrap=True)
     rows = grouped_reads(c.reads)
@@ -70,6 +78,14 @@ def print_report(c: Compiled) -> None:
         for cmd in c.commands:
             con.print(Text("\n".join(command(clean(cmd), con.width))), soft_wrap=True)
     con.print()
+
+
+def _overview(con: Console, c: Compiled) -> None:
+    """The first screen's lines; an error-level warning's head in red."""
+    for line in overview(c):
+        head = line.split(":", 1)[0] + ":" if line.startswith(("error [", "shape:", "time:")) else ""
+        style = "bold red" if line.startswith("error [") else "bold"
+        con.print(_hanging(line, con.width, {(2, 2 + len(head)): style} if head else None), soft_wrap=True)
 
 
 def _where(r: Read) -> Text:
@@ -111,6 +127,9 @@ def _text(t: str) -> Text:
     return Text("\n".join(clean(line) for line in t.split("\n")))
 
 
+NO_TABLE = "(one key a line: the table does not fit {} columns)"
+
+
 def print_explain(c: Compiled) -> None:
     """The rich explain: a table where every key, value and word fits whole, else the plain lines."""
     if c.stages:
@@ -122,7 +141,9 @@ def print_explain(c: Compiled) -> None:
     rows = explain_rows(c)
     t = whole_table(("key", "value", "produced by"), [_cells(k, fmt(v), why) for k, v, why in rows],
                     con.width, (2, 1, 4))
-    if t is None:  # the plain lines: one key a line, each key and value whole
+    if t is None:  # the plain lines: one key a line, each key and value whole; said in one line
+        con.print(Text("\n".join(para(NO_TABLE.format(con.width), con.width, "", "  ")), style="dim"),
+                  soft_wrap=True)
         con.print(Text(explain_text(c, con.width).split("\n", 1)[1]), soft_wrap=True)
         return
     con.print(t)
@@ -152,13 +173,14 @@ def print_methods() -> None:
             if info is None or field == "schema_" or (model is RunSpec and field.startswith("method.")):
                 continue
             extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
-            default = "required" if info.is_required() else fmt(info.get_default(
-                call_default_factory=True))
+            value = None if info.is_required() else info.get_default(call_default_factory=True)
+            default = "required" if info.is_required() else "unset" if value is None else fmt(value)
             rows.append((field, default, str(extra.get("source", "")), info.description or ""))
         t = whole_table(("field", "default", "source of the default", "meaning"),
                         [_cells(*r) for r in rows], con.width, (1, 2, 3, 4), title=title,
                         title_justify="left", title_style="bold")
-        lines = [f"{f} = {d}{f' ({src})' if src else ''}: {m}" for f, d, src, m in rows]
+        lines = [f"{f} unset: {src or 'no value'}; {m}" if d == "unset" else
+                 f"{f} = {d}{f' ({src})' if src else ''}: {m}" for f, d, src, m in rows]
         _table_or_lines(con, t, title, "bold", lines)
         con.print()
 

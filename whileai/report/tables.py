@@ -14,6 +14,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from whileai.report.wrap import breaks, glue
+
 GAP = 2  # columns between two cells: box=None, padding (0, 1)
 
 
@@ -22,7 +24,7 @@ def widths(cells: Sequence[Sequence[str]], room: int, ratios: Sequence[int] = ()
     Each column starts at its longest word; the spare room goes to the columns whose lines are
     longer than that, in proportion to `ratios`."""
     n = len(cells[0]) if cells else 0
-    low = [max((len(w) for row in cells for w in row[i].split()), default=1) for i in range(n)]
+    low = [max((len(w) for row in cells for w in glue(row[i], room).split()), default=1) for i in range(n)]
     high = [max((len(line) for row in cells for line in row[i].split("\n")), default=1) for i in range(n)]
     spare = room - GAP * (n - 1) - sum(low)
     if spare < 0:
@@ -55,6 +57,9 @@ def whole_table(
     t = Table(box=None, pad_edge=False, **table)
     for head, size in zip(headers, sizes, strict=True):
         t.add_column(head, width=size, overflow="fold")
-    for row in rows:
-        t.add_row(*row)
+    for row in rows:  # each cell broken here, a flag or `key =` kept with its value (rich would part them)
+        cells = [cell.copy() for cell in row]
+        for cell, size in zip(cells, sizes, strict=True):
+            cell.plain = breaks(cell.plain, size)
+        t.add_row(*cells)
     return t

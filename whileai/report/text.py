@@ -90,11 +90,15 @@ def warning_text(w: Finding) -> str:
 def render_text(c: Rendered, width: int | None = None) -> str:
     """The plain report: the summary lines, then one read, ignore, warning or command per
     line. `width`: wrap to it with a hanging indent (whileai.report.wrap); None: one line each."""
+    from whileai.report.overview import overview
     from whileai.report.wrap import command, para
 
     if c.stages:
         return _render_stages(c, width)
     lines = para(f"{c.target} config: {c.label}", width, "", "    ")
+    for o in overview(c):  # the first screen (whileai.report.overview), then the detail
+        lines += para(o, width, "  ", "    ")
+    lines.append("  detail:")
     for h in c.header():
         lines += para(h, width, "  ", "    ")
     lines.append("  reads:")
@@ -115,10 +119,13 @@ def render_text(c: Rendered, width: int | None = None) -> str:
 
 def _render_stages(c: Rendered, width: int | None) -> str:
     """A two-stage run: each stage's own report, then the commands of both in order."""
+    from whileai.report.overview import overview
     from whileai.report.wrap import command, para
 
     n = len(c.stages)
     out = [f"{c.target} {n}-stage run: {c.label}"]
+    for o in overview(c):  # the whole run's first screen, then each stage's report
+        out += para(o, width, "  ", "    ")
     for i, st in enumerate(c.stages, 1):
         head, rest = render_text(replace(st, commands=()), width).split("\n", 1)
         out += para(f"stage {i} of {n}: {head}", width, "", "    ")

@@ -31,9 +31,10 @@ def mark(run: RunSpec, found: Iterable[Finding], known: Sequence[str]) -> tuple[
     return tuple(replace(w, accepted=run.accept[w.rule]) if w.rule in run.accept else w for w in found)
 
 
-def unused(run: RunSpec, found: Iterable[Finding]) -> list[str]:
-    """One note per acceptance whose rule did not fire on this run."""
-    fired = {w.rule for w in found}
+def unused(run: RunSpec, found: Iterable[Finding], notes: Iterable[str] = ()) -> list[str]:
+    """One note per acceptance whose rule did not fire on this run; none for a rule a note already
+    says is met (`answered`: the GRPO arm compiled alongside), which would contradict it."""
+    fired = {w.rule for w in found} | {n.split(" is met", 1)[0] for n in notes if " is met" in n}
     return [f"accepted {rule} but it does not apply to this run (reason given: {why})"
             for rule, why in run.accept.items() if rule not in fired]
 

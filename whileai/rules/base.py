@@ -50,6 +50,25 @@ class Rule(NamedTuple):
         return Finding(rule=self.id, message=msg, citation=self.citation) if msg else None
 
 
+# Error-level rules: when one fires unaccepted, the run trains nothing useful or its result cannot be
+# read (a report's first screen names each: whileai.report.overview). Every other rule warns.
+SINKS: dict[str, str] = {
+    "grpo-no-credit": "every advantage is 0: no gradient reaches the policy",
+    "tokenizer-mismatch": "the teacher scores token ids the student did not sample",
+    "divergence-not-honoured": "the file trains another objective than the spec asks for",
+    "engine-too-small": "inference cannot hold the student's weights",
+    "eval-never-runs": "no holdout score, so the arm cannot be compared",
+    "holdout-is-training-data": "the holdout score is measured on the training rows",
+    "ema-lora-adapter": "the self-teacher averages the adapter, not the student",
+    "ema-lora-sharded": "the EMA teacher breaks under FSDP2 (huggingface/trl issue 6828)",
+}
+
+
+def severity(rule: str) -> str:
+    """'error' for a rule in SINKS, else 'warning'."""
+    return "error" if rule in SINKS else "warning"
+
+
 def _as_written(run: RunSpec, replaced: tuple[tuple[str, Any], ...]) -> RunSpec:
     """The run with each spec field an override replaced holding the value the file holds, so a
     rule judges what will run (`--set trainer.optim.lr=1e-2` is judged as learning_rate 1e-2)."""
@@ -62,4 +81,4 @@ def _as_written(run: RunSpec, replaced: tuple[tuple[str, Any], ...]) -> RunSpec:
     return run
 
 
-__all__ = ["Facts", "Finding", "Rule"]
+__all__ = ["SINKS", "Facts", "Finding", "Rule", "severity"]

@@ -16,6 +16,7 @@ from pydantic import ValidationInfo, field_validator
 
 from whileai.errors import SpecError
 from whileai.spec.base import _Spec, src
+from whileai.words import counted
 
 DEFAULT_GPUS = 2  # prime-rl's default single_node layout: 1 inference + 1 trainer GPU
 DEFAULT_GPUS_PER_NODE = 8  # prime-rl's deployment default gpus_per_node (an HGX node)
@@ -101,12 +102,13 @@ class Layout(NamedTuple):
 
     def text(self) -> str:
         if not self.multi:
-            return f"{self.gpus} GPUs ({self.inference_gpus} inference, {self.trainer_gpus} trainer)"
-        infer = (f"{self.inference_nodes} inference ({self.replicas} replica"
-                 f"{'s' if self.replicas != 1 else ''} of {self.nodes_per_replica})"
+            return (f"{self.gpus} GPUs ({counted(self.inference_gpus, 'inference GPUs')}, "
+                    f"{counted(self.trainer_gpus, 'trainer GPUs')})")
+        infer = (f"{counted(self.inference_nodes, 'inference nodes')} "
+                 f"({counted(self.replicas, 'replicas')} of {counted(self.nodes_per_replica, 'nodes')})"
                  if self.inference_nodes else "no inference (fake data)")
         return (f"{self.gpus} GPUs on {self.nodes} nodes x {self.gpus_per_node} "
-                f"({self.trainer_nodes} trainer, {infer})")
+                f"({counted(self.trainer_nodes, 'trainer nodes')}, {infer})")
 
 
 class Placement(Protocol):

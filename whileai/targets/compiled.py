@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from whileai.cost.estimate import Cost
+from whileai.report.overview import overview
 from whileai.report.records import Fixed, Ignore, Read, Teacher
 from whileai.rules import accept
 from whileai.rules.base import Finding
 from whileai.rules.facts import Facts
 from whileai.spec.run import RunSpec
+from whileai.words import counted
 
 REPORT_VERSION = 2  # the `--json` report's shape (whileai.report.document.Report, which checks it): 1
 # was unversioned, naming the target "backend" and the pin "target"; 2 says "target" and "pin"
@@ -48,6 +50,7 @@ class Compiled:
     stages: tuple[Compiled, ...] = ()  # a two-stage run (whileai.targets.stages): each stage, in order
     folder: str = ""  # a stage's folder inside the run's output folder ("" : beside the main file)
     doc: dict[str, Any] = field(default_factory=dict)  # the main file as data (read, not re-parsed)
+    name: str = ""  # the spec's name (the CLI's file stem): a run directory's label names it
 
     @property
     def data(self) -> Facts:
@@ -60,8 +63,12 @@ class Compiled:
 
     @property
     def label(self) -> str:
-        """Where the main file is; without an output, its name and that it was not written."""
-        return self.out or f"{self.main} (not written)"
+        """Where the main file is; without an output, its name and that it was not written (and,
+        for a run directory's fixed file name such as config.yaml, the spec it is for)."""
+        if self.out:
+            return self.out
+        spec = f" for {self.name}" if self.name and not self.main.startswith(self.name) else ""
+        return f"{self.main}{spec} (not written)"
 
     def header(self) -> list[str]:
         """Two summary lines from the FINAL values the target compiled (overrides included),
@@ -86,7 +93,7 @@ class Compiled:
             f"{batch}, {asynchrony}",
             *([self.cost.line()] if self.cost is not None else []),
             *self.notes,
-            *accept.unused(r, self.warnings),
+            *accept.unused(r, self.warnings, self.notes),
         ]
 
     def __str__(self) -> str:
@@ -102,6 +109,7 @@ class Compiled:
             "out": self.out,
             "main": self.main,
             "summary": self.header(),
+            "overview": overview(self),
             "spec": self.run.model_dump(mode="json", by_alias=True, exclude_none=True),
             "reads": [x.to_dict() for x in self.reads],
             "ignores": [x.to_dict() for x in self.ignores],
@@ -114,11 +122,6 @@ class Compiled:
             "teachers": [t.to_dict() for t in self.teachers or ((self.teacher,) if self.teacher else ())],
             "stages": [s.to_dict() for s in self.stages],
         }
-
-
-def counted(n: Any, words: str) -> str:
-    """`1 prompt`, `~1 prompt`, `64 prompts`: `words` is the plural, ending in s."""
-    return f"{n} {words[:-1] if str(n).lstrip('~') == '1' else words}"
 
 
 def _or(fact: Any, spec: Any) -> Any:
@@ -148,4 +151,4 @@ def as_written(c: Compiled, folder: str | Path | None) -> Compiled:
     return replace(c, out=str(root / c.main), stages=stages)
 
 
-__all__ = ["Compiled", "Fixed", "Ignore", "Read", "Teacher", "as_written", "in_context"]
+__all__ = ["Compiled", "Fixed", "counted", "Ignore", "Read", "Teacher", "as_written", "in_context"]

@@ -13,6 +13,7 @@ from importlib import resources
 from typing import Any
 
 from whileai.tokenview.document import InspectReport, Stats
+from whileai.words import counted
 
 MARKER = "written by whileai inspect"
 
@@ -148,7 +149,8 @@ def render(report: InspectReport) -> str:
         f"<title>whileai inspect: {esc(report.method.type)} on {esc(report.taskset)}</title>"
         f"<style>{asset('page.css')}</style></head><body>",
         f'<header><h1>Per-token signal: {esc(report.method.type)} on {esc(report.taskset)}</h1>'
-        f"<p class=\"sub\">{esc(report.spec)} · {st.prompts} prompts × {st.samples} samples from "
+        f"<p class=\"sub\">{esc(report.spec)} · {counted(st.prompts, 'prompts')} × "
+        f"{counted(st.samples, 'samples')} from "
         f"{esc(st.data)} ({st.split}) · max {st.max_tokens} tokens · temperature {st.temperature:g} · "
         f"seed {st.seed} · whileai {esc(report.whileai)}</p><ul class=\"sides\">{sides(report)}</ul>"
         f"<p><b>sampler</b>: {report.method.sampler} · <b>teacher sees</b>: "

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from whileai.tokenview.document import InspectReport
 from whileai.tokenview.page import num, pct, shown
+from whileai.words import counted
 
 
 @contextmanager
@@ -46,7 +47,8 @@ def hanging(console: Console, head: str, style: str, body: str) -> None:
 def print_summary(report: InspectReport, paths: list[str], console: Console) -> None:
     o, s = report.overall, report.settings
     hanging(console, f"inspect: {report.method.type} on {report.taskset}", "bold",
-            f"  ({s.prompts} prompts x {s.samples} samples, {o.tokens} tokens, sampler: "
+            f"  ({counted(s.prompts, 'prompts')} x {counted(s.samples, 'samples')}, {o.tokens} tokens, "
+            "sampler: "
             f"{report.method.sampler})")
     for side in (report.student, report.teacher):
         where = side.model + (f" at {side.url}" if side.url else "")

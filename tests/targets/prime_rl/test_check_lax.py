@@ -49,8 +49,9 @@ def test_a_vllm_key_typo_is_warned_with_a_guess(tmp_path: Path) -> None:
     f = written(tmp_path, ("enable_lora = true", "enable_lora = true\ngpu_memory_utilisation = 0.5"))
     r = runner.invoke(app, ["check", str(f)])
     assert r.exit_code == 0, r.stderr
-    assert "warning: " in r.stdout and "inference.vllm.gpu_memory_utilisation: not a field prime-rl " \
-        "knows" in r.stdout and "did you mean 'gpu_memory_utilization'?" in r.stdout
+    out = " ".join(r.stdout.split())  # wrapped to the terminal: the words, whole
+    assert "warning: " in out and "inference.vllm.gpu_memory_utilisation: not a field prime-rl " \
+        "knows" in out and "did you mean 'gpu_memory_utilization'?" in out
     f = written(tmp_path, ("enable_lora = true", "enable_lora = true\nmy_own_engine_flag = 1"))
     r = runner.invoke(app, ["check", str(f)])
     assert r.exit_code == 0 and "my_own_engine_flag" not in r.stdout  # an extra key, no guess

@@ -47,7 +47,8 @@ id = "reverse-text"
 
 def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "whileai", "migrate", *map(str, args)], capture_output=True,
-                          text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "COLUMNS": "1000"})
 
 
 def test_a_v03_file_keeps_its_group_cap_checkpoints_and_resume() -> None:

@@ -216,4 +216,4 @@ def test_the_header_counts_the_gpus_the_cost_line_counts(teacher: str, gpus: int
     from whileai.report.text import render_text
 
     text = " ".join(render_text(c, 1000).split())
-    assert f"{gpus} GPUs (1 inference, 1 trainer" in text and f"on {gpus} GPUs" in text
+    assert f"{gpus} GPUs (1 inference GPU, 1 trainer GPU" in text and f"on {gpus} GPUs" in text

@@ -69,7 +69,7 @@ def test_layout_errors_name_the_field_and_what_is_allowed(fields: dict[str, Any]
 
 
 def test_layout_defaults_split_whole_nodes() -> None:
-    assert run().layout.text() == "2 GPUs (1 inference, 1 trainer)"
+    assert run().layout.text() == "2 GPUs (1 inference GPU, 1 trainer GPU)"
     lay = run(nodes=5).layout
     assert (lay.gpus, lay.trainer_nodes, lay.inference_nodes, lay.replicas, lay.nodes_per_replica) \
         == (40, 3, 2, 2, 1)

@@ -17,6 +17,7 @@ from whileai.cost import sizes
 from whileai.spec.layout import DEFAULT_GPUS_PER_NODE, Slurm
 from whileai.targets.fieldmap import Drop, Fix, Row, To, const, get_path
 from whileai.targets.prime_rl import nodes
+from whileai.words import counted
 
 if TYPE_CHECKING:
     from whileai.targets.prime_rl.plan import CompilePlan
@@ -169,13 +170,15 @@ def layout_fact(doc: dict[str, Any], got: tuple[int, int, int, int] | None, teac
         return "GPUs as overridden"
     train, infer, nodes, per = got
     if _deployment(doc).get("type") != "multi_node":
-        held = f", {teachers} teacher" if teachers else ""
-        return f"{infer + train + teachers} GPUs ({infer} inference, {train} trainer{held})"
+        held = f", {counted(teachers, 'teacher GPUs')}" if teachers else ""
+        return (f"{infer + train + teachers} GPUs ({counted(infer, 'inference GPUs')}, "
+                f"{counted(train, 'trainer GPUs')}{held})")
     reps = _deployment(doc).get("num_infer_replicas", 1)
-    what = (f"{infer // per} inference ({reps} replica{'s' if reps != 1 else ''} of "
-            f"{infer // per // reps})" if infer else "no inference (fake data)")
+    what = (f"{counted(infer // per, 'inference nodes')} ({counted(reps, 'replicas')} of "
+            f"{counted(infer // per // reps, 'nodes')})" if infer else "no inference (fake data)")
     held = f", + {teachers} teacher GPU{'s' if teachers != 1 else ''}" if teachers else ""
-    return f"{nodes * per} GPUs on {nodes} nodes x {per} ({train // per} trainer, {what}){held}"
+    return (f"{nodes * per} GPUs on {nodes} nodes x {per} ({counted(train // per, 'trainer nodes')}, "
+            f"{what}){held}")
 
 
 def run_commands(p: CompilePlan, fname: str) -> list[str]:

@@ -41,6 +41,7 @@ from whileai.targets.compiled import Teacher
 from whileai.targets.prime_rl.nodes import job_name
 from whileai.targets.prime_rl.pin import TARGET
 from whileai.version import __version__
+from whileai.words import plural
 
 TEACHER_GPU_MEMORY = 0.4  # prime-rl's ci opd config: teacher and policy share GPU 0
 LOCAL = ("localhost", "127.0.0.1", "0.0.0.0")
@@ -199,8 +200,9 @@ def _plan(run: RunSpec, field: str, t: Any, suffix: str, stem: str, max_tokens: 
                             f"host in {field}.url")
         gpus = ",".join(str(i) for i in range(first, first + need))
         doc = _doc(run, t, mml, port, need, 1, suffix, slurm=False)
-        p = base.placed(mode="local", note=f"teacher {t.model}: {what}; served on GPUs {gpus} of "
-                        f"this node from {name}, {ctx}", file=name, doc=doc, cuda=gpus, held=need)
+        p = base.placed(mode="local", note=f"teacher {t.model}: {what}; served on "
+                        f"{plural(need, 'GPUs')} {gpus} of this node from {name}, {ctx}",
+                        file=name, doc=doc, cuda=gpus, held=need)
         return p._replace(text=_text(run, p, role))
     if not slurm or t.url.startswith("https://") or need is None or need > per:
         why = ("an https endpoint is a hosted service" if t.url.startswith("https://") else

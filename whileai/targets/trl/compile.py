@@ -203,7 +203,12 @@ class TRLSteps(Steps):
         return judged(facts(run, doc, ignored(said)), said)
 
     def cost(self, doc: dict[str, Any], run: RunSpec, facts: Facts) -> Cost | None:
-        return trl_cost.estimate(run, doc)
+        got = trl_cost.estimate(run, doc)
+        if got is None or not self.cpu:
+            return got
+        # --cpu: the estimate's hours are an H100's; on the CPU they would mislead (no GPU is held)
+        return replace(got, gpu_hours=None, gpu_seconds=None, wall_hours=None, held_gpu_hours=None,
+                       unknown="compiled for the CPU (--cpu), and whileai estimates GPU time only")
 
     def finish(self, compiled: Compiled) -> Compiled:
         compiled.files["README.md"] = _readme(compiled, self.path, self.sampled, self.cpu)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from whileai.targets.verl.job import Job, Refusal
 from whileai.targets.verl.values import parse_value
+from whileai.words import counted
 
 _ROLLOUT = "actor_rollout_ref.rollout."
 _ACTOR = "actor_rollout_ref.actor."
@@ -101,7 +102,8 @@ def batches(run: Job) -> list[Refusal]:
     micro = run.get(_ACTOR + "ppo_micro_batch_size_per_gpu")
     if not dynamic and type(micro) is int and micro > 0 and (mini * n // total) % micro:
         return [run.refuse(_ACTOR + "ppo_micro_batch_size_per_gpu", f"a GPU's share of a mini batch "
-                        f"({mini * n // total} samples) does not split into micro batches of {micro}",
+                        f"({counted(mini * n // total, 'samples')}) does not split into micro batches of "
+                        f"{micro}",
                         f"a divisor of {mini * n // total} (verl #833, #382, #559)",
                         "lets it through: validate_config checks the deprecated global micro batch only "
                         "(workers/config/actor.py:233); the first update fails (data size must be "

@@ -99,7 +99,8 @@ def commands(run: RunSpec, out: str | None) -> list[str]:
     n, per = knobs.all_nodes(run), knobs.gpus_per_node(run)  # an OPD teacher's own node included
     return [
         f"ray start --head --dashboard-host=0.0.0.0 --num-gpus={per}  # on the head node",
-        f"ray start --address=$HEAD_IP:6379 --num-gpus={per}  # on each of the other {n - 1} nodes",
+        f"ray start --address=$HEAD_IP:6379 --num-gpus={per}  # on " + (
+        "the other node" if n == 2 else f"each of the other {n - 1} nodes"),
         f'{where}ray job submit --address=http://$HEAD_IP:8265 -- bash "$PWD/run.sh"  # once the '
         f"{n} nodes have joined, in this folder on a filesystem they all see (or: sbatch {SLURM})",
     ]
