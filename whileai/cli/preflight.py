@@ -31,6 +31,7 @@ def preflight_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
 ) -> None:
     """Probe the servers, models and machine facts a spec's run touches, before it launches."""
+    from whileai.files.names import spec_name
     from whileai.preflight.run import preflight
     from whileai.spec.load import load_spec
 
@@ -38,7 +39,8 @@ def preflight_cmd(
         run = load_spec(spec)
         report = preflight(run, target=target, spec=str(spec), student_endpoint=student_endpoint,
                            student_key_env=student_api_key_env, timeout=timeout,
-                           checkout=str(checkout) if checkout is not None else None, cpu=cpu)
+                           checkout=str(checkout) if checkout is not None else None, cpu=cpu,
+                           name=spec_name(spec))
     except SpecError as e:
         print(clean(f"error: {e}"), file=sys.stderr)
         raise typer.Exit(2) from None

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from whileai.cost.budget import check_matched, per_step
+from whileai.files.names import main_file, spec_name
 from whileai.launch.arms import Arms, match_budget, repeat, replace_run
 from whileai.launch.local import LocalExecutor
 from whileai.launch.manifest import ArmSpec, arm_from_compiled
@@ -45,7 +46,7 @@ def compile_arms(t: Target, L: Launcher, arms: Arms,
         return tiny.paths_in(tiny.cache_dir(tiny.cache_key(texts, pairs, warmup(a))))
 
     def planned(r: RunSpec) -> dict[str, Any]:  # a step's spend, as the target compiles the spec
-        name = f"{r.method.type}{t.shape.suffix or ''}"
+        name = main_file(spec_name(None, r), t.shape.suffix)
         return per_step(t.compile(r, name=name, out=None, options=L.options))
 
     paths = sorted({str(p.resolve().parent) for p in arms.paths.values()})

@@ -21,6 +21,7 @@ from typing import Any
 
 from whileai.cost import sizes
 from whileai.errors import SpecError
+from whileai.files.names import spec_name
 from whileai.preflight import machine
 from whileai.preflight.report import Check, PreflightReport, fail, skip
 from whileai.preflight.servers import probe
@@ -36,13 +37,16 @@ WHERE = ("here", "modal")
 def preflight(run: RunSpec, *, target: str | None = None, spec: str = "spec",
               student_endpoint: str | None = None, student_key_env: str = "VLLM_API_KEY",
               timeout: float = 10.0, checkout: str | None = None, where: str = "here",
-              cpu: bool = False, output_dir: str | None = None) -> PreflightReport:
+              cpu: bool = False, output_dir: str | None = None,
+              name: str | None = None) -> PreflightReport:
     """Every check of `run` for `target` (whileai.targets.registry; None: the first listed).
     where: "here" (this machine runs it) or "modal" (the arms run in Modal containers that serve
     their own local teachers: those and this machine's facts are skipped). checkout: the path of
     the framework's own checkout, for a target whose runs start from one. Bad input (target,
-    URL, timeout) raises SpecError."""
-    from whileai.api import compile
+    URL, timeout) raises SpecError. name: the spec's name, which the files its fix lines name
+    start with (whileai.files.names: the spec file's stem, as `compile -o` writes them; None: the
+    method type, as the API names a spec without a file)."""
+    from whileai.api import compile_all
     from whileai.targets import registry
 
     tg = registry.get(registry.names()[0] if target is None else target, "--target")
@@ -52,7 +56,7 @@ def preflight(run: RunSpec, *, target: str | None = None, spec: str = "spec",
         raise SpecError("--timeout", timeout, "seconds, more than 0 and at most 3600")
     student_ep = _student(run, student_endpoint, student_key_env)
     start = time.monotonic()
-    c = compile(run, tg.name, cpu=cpu)
+    c = compile_all([run], tg.name, names=[name or spec_name(None, run)], cpu=cpu)[0]
     deadline = time.monotonic() + timeout
     report = PreflightReport(spec, tg.name, timeout)
     stages = list(c.stages or (c,))
