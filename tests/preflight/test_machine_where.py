@@ -86,3 +86,23 @@ def test_each_target_names_its_own_weight_copies_and_checkout(tmp_path: Path) ->
     bad = runner.invoke(app, ["preflight", str(spec), "-t", "verl", "--checkout", str(tmp_path)])
     assert bad.exit_code == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert bad.stderr.startswith("error: --checkout") and "verl" in bad.stderr
+
+
+def test_preflights_shared_code_names_no_target_in_what_it_prints() -> None:
+    """What a check says of one target comes from that target (its `probes` and `machine`): no
+    string the shared preflight code prints names prime-rl, TRL or verl (docstrings aside)."""
+    import ast
+
+    import whileai.preflight as pkg
+
+    found = []
+    for path in Path(pkg.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+                if any(w in node.value for w in ("prime-rl", "prime_rl", "TRL", "verl")):
+                    found.append(f"{path.name}:{node.lineno}: {node.value[:60]}")
+    assert found == []

@@ -165,6 +165,7 @@ def test_a_different_chat_template_is_a_note(tok: Path, tmp_path: Path) -> None:
         report = preflight(opd(server.url, tmp_path), timeout=TIMEOUT)
     (check,) = checks(report, "tokenizer")
     assert check.status == "note" and "chat template renders the probe conversation" in check.detail
+    assert "prime-rl's scoring is token-in" in check.detail  # the target's words (its probes)
     assert report.exit_code == 0, report.lines()
 
 
