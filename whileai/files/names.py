@@ -7,6 +7,7 @@ writes for the same spec.
     teacher_file(stem, 1)                            # "opd-gsm8k.teacher.toml" (the 2nd: .teacher-2.toml)
     stage_name(stem, 2, "opd")                       # "opd-gsm8k-2-opd" (a two-stage spec's stage 2)
     arm_group("opd-gsm8k@2")                         # "opd-gsm8k": a repeat's files are named as its arm's
+    inspect_folder(stem)                             # "inspect-opd-gsm8k" (`whileai inspect` without --out)
 
 A spec's name is its file's stem; a spec with no file (the Python API) is named by its method.
 """
@@ -62,10 +63,15 @@ def stage_name(stem: str, i: int, method: str) -> str:
     return f"{stem}-{stage(i, method)}"
 
 
+def inspect_folder(stem: str) -> str:
+    """`whileai inspect SPEC`'s folder when no --out is given."""
+    return f"inspect-{stem}"
+
+
 def arm_group(arm: str) -> str:
     """The arm a repeat belongs to (`opd@2` -> `opd`): its files carry the arm's name."""
     return arm.split(REPEAT, 1)[0]
 
 
-__all__ = ["REPEAT", "arm_group", "main_file", "spec_name", "stage", "stage_name", "teacher_file",
-           "teacher_suffix"]
+__all__ = ["REPEAT", "arm_group", "inspect_folder", "main_file", "spec_name", "stage", "stage_name",
+           "teacher_file", "teacher_suffix"]

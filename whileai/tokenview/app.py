@@ -89,7 +89,9 @@ def run_inspect(spec: Path, *, opts: InspectOptions, out: Path | None, force: bo
     ad = adapter(run)
     student_src, teacher_src = sources(run, ad, **flags)
     data.sample(run, 1, seed=0, split=opts.split, privileged=ad.privileged(run))  # data errors first
-    target = check_folder(out if out is not None else Path(f"inspect-{spec.stem}"),
+    from whileai.files.names import inspect_folder, spec_name
+
+    target = check_folder(out if out is not None else Path(inspect_folder(spec_name(spec))),
                           "--out", "inspect writes inspect.html and inspect.json into it")
     from whileai.files.writable import probe
 
