@@ -14,6 +14,7 @@ from typing import Any
 
 from whileai.errors import SpecError, raw
 from whileai.files import write
+from whileai.files.names import spec_name
 from whileai.spec.load import build
 from whileai.spec.run import METHODS, RunSpec
 from whileai.targets import registry
@@ -36,7 +37,8 @@ def compile_all(
 ) -> list[Compiled]:
     """Compile several specs and write them all, or nothing when any one fails.
 
-    names: each spec's name (the CLI passes the file stems); unset: the method type. With one
+    names: each spec's name (whileai.files.names.spec_name: the CLI passes the file stems);
+    unset: the method type. With one
     spec, `out` is the target's file (or a folder for it) or its run directory itself; with
     several, a folder holding <name>.toml or <name>/ each."""
     t = registry.get(target)
@@ -48,12 +50,12 @@ def compile_all(
     for run in runs:
         if not isinstance(run, RunSpec):
             raise SpecError("run", run, "a whileai.RunSpec (build one with wai.RunSpec(...))")
-    dests = write.destinations(*t.shape, names or [r.method.type for r in runs], out)
+    dests = write.destinations(*t.shape, names or [spec_name(None, r) for r in runs], out)
     compiled = [replace(t.compile(run, name=d.name, out=str(d.root) if d.root is not None else None,
                                   options=options), name=d.name.removesuffix(t.shape.suffix or ""))
                 for run, d in zip(runs, dests, strict=True)]
     # a GRPO arm compiled alongside meets the others' needs-grpo-arm (whileai.rules.accept)
-    compiled = in_context(compiled, names or [r.method.type for r in runs])
+    compiled = in_context(compiled, names or [spec_name(None, r) for r in runs])
     if strict:  # every warning is an error, before anything is written (whileai.rules.honoured)
         from whileai.rules.honoured import strict as refuse_warnings
 

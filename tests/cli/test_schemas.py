@@ -311,3 +311,18 @@ def test_trl_field_map_names_only_catalogue_paths() -> None:
                 if path.startswith("<"):  # not a YAML key: the command, a dataset column
                     continue
                 assert trl_catalog.has(command, path), f"{name}: TRL {command} accepts no {path}"
+
+
+def test_compile_json_for_one_and_several_specs_validates_against_schema_report() -> None:
+    """`compile A B --json` (an array) and `compile A --json` (an object) both validate against
+    what `whileai schema report` prints (issue 40, item 6)."""
+    printed = CliRunner().invoke(app, ["schema", "report"])
+    assert printed.exit_code == 0, printed.output
+    validator = Draft202012Validator(json.loads(printed.output))
+    for specs in (EXAMPLES[:2], EXAMPLES[:1]):
+        res = CliRunner().invoke(app, ["compile", *map(str, specs), "--json"])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.output)
+        assert isinstance(doc, list if len(specs) > 1 else dict)
+        assert [e.message for e in validator.iter_errors(doc)] == [], specs
+    assert list(validator.iter_errors([]))  # an empty array is no report

@@ -259,3 +259,37 @@ def test_bundled_arms_a_target_cannot_run_are_skipped_with_why_but_named_ones_re
     assert p.returncode == 2 and "#6827" in p.stderr and "Traceback" not in p.stderr
     p = whileai("arms", "-b", "prime-rl", "--json")  # a target that runs them all skips none
     assert p.returncode == 0 and json.loads(p.stdout)["skipped"] == []
+
+
+@pytest.mark.parametrize("target", ["prime-rl", "trl", "verl"])
+def test_repeats_files_differ_exactly_in_the_seed(tmp_path: Path, target: str) -> None:
+    """`arms --repeats 2 -o DIR`: each repeat's files carry its own seed (prime-rl's vLLM seed,
+    TRL's seed, verl's loader and rollout seeds), and nothing else differs (issue 40, item 5)."""
+    import difflib
+    import re
+
+    from typer.testing import CliRunner
+
+    from whileai.cli.app import app
+
+    out = tmp_path / "arms"
+    argv = ["arms", str(EXAMPLES / "grpo.toml"), str(EXAMPLES / "opd.toml"), "--repeats", "2",
+            "-t", target, "-o", str(out)] + (["--cpu"] if target == "trl" else [])
+    res = CliRunner().invoke(app, argv)
+    assert res.exit_code == 0, res.output
+    for arm in ("grpo", "opd"):
+        one, two = out / arm, out / f"{arm}@2"
+        names = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file())
+        assert names == sorted(p.relative_to(two) for p in two.rglob("*") if p.is_file())
+        changed = []
+        for name in names:
+            a, b = (one / name).read_text().splitlines(), (two / name).read_text().splitlines()
+            changed += [(name, d) for d in difflib.ndiff(a, b) if d[:2] in ("+ ", "- ")]
+        assert all("seed" in d and re.search(r"\b[01]\b", d) for _, d in changed), changed
+        assert any(d.startswith("+ ") for _, d in changed), f"{target} {arm}: identical repeats"
+    sampling = {"prime-rl": ("opd.toml", "[inference.vllm]"), "trl": ("config.yaml", "seed: 1"),
+                "verl": ("run.sh", "actor_rollout_ref.rollout.seed=1")}[target]  # the sampler's seed
+    text = (out / "opd@2" / sampling[0]).read_text()
+    assert sampling[1] in text and (target != "prime-rl" or "\nseed = 1\n" in text)
+    seeds = {n: a["spec"]["seed"] for n, a in json.loads((out / "manifest.json").read_text())["arms"].items()}
+    assert seeds == {"grpo": 0, "grpo@2": 1, "opd": 0, "opd@2": 1}

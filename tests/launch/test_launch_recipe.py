@@ -131,3 +131,27 @@ def test_recipe_rehearse_needs_local_validate_and_the_environment(tmp_path: Path
     argv = [sys.executable, str(RECIPE), "--validate", "--rehearse", "--arms", "grpo", "--out", str(tmp_path)]
     p = subprocess.run(argv, capture_output=True, text=True, env=env_less, timeout=120, cwd=tmp_path)
     assert p.returncode == 2 and "WHILEAI_REHEARSE_PYTHON" in p.stderr.splitlines()[-1], p.stderr
+
+
+def test_validate_refuses_an_arm_its_modal_container_cannot_hold(tmp_path: Path) -> None:
+    """An OPD arm on 4 GPUs with a teacher on GPUs of its own, in a recipe whose arms each run in
+    a 2-GPU Modal container: --validate refuses it in one line naming the arm, the GPUs it needs
+    and the container's (issue 40, item 9); a container list that holds it lets it through."""
+    head = 'taskset = "reverse-text"\nmodel = "PrimeIntellect/Qwen3-0.6B-Reverse-Text-SFT"\n'
+    (tmp_path / "grpo.toml").write_text(head + '[method]\ntype = "grpo"\n')
+    (tmp_path / "big.toml").write_text(head + 'gpus = 4\n[method]\ntype = "opd"\n'
+                                       'teacher = "vllm:Qwen/Qwen3-32B@http://localhost:8001/v1"\n')
+    specs = [str(tmp_path / "grpo.toml"), str(tmp_path / "big.toml")]
+    p = run(*specs, "--validate", "--out", str(tmp_path / "out"))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert "arm big needs 6 GPUs" in p.stderr and "the 2 GPUs of its Modal container" in p.stderr
+    assert not (tmp_path / "out").exists()  # refused before anything is written
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MODAL_TOKEN")}
+    ok = subprocess.run([sys.executable, str(RECIPE), *specs, "--validate", "--out", str(tmp_path / "o8")],
+                        capture_output=True, text=True, env=env | {"WHILEAI_MODAL_GPUS": "H100:8"},
+                        timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    from whileai.launch.executor import container_gpus
+
+    assert container_gpus(["H100:2", "H200:2", "A100-80GB:2"]) == 2
+    assert container_gpus(["H100:8", "A100"]) == 1  # Modal may start any choice: the fewest

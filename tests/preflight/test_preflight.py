@@ -165,6 +165,7 @@ def test_a_different_chat_template_is_a_note(tok: Path, tmp_path: Path) -> None:
         report = preflight(opd(server.url, tmp_path), timeout=TIMEOUT)
     (check,) = checks(report, "tokenizer")
     assert check.status == "note" and "chat template renders the probe conversation" in check.detail
+    assert "prime-rl's scoring is token-in" in check.detail  # the target's words (its probes)
     assert report.exit_code == 0, report.lines()
 
 
@@ -294,13 +295,17 @@ def test_prime_rl_checkout_at_the_pin(tok: Path, tmp_path: Path) -> None:
     assert dirty.status == "FAIL" and "local changes" in dirty.detail
 
 
-def test_disk_estimate_counts_checkpoints_broadcasts_and_rollouts() -> None:
+def test_disk_estimate_counts_checkpoints_copies_and_rollouts() -> None:
     from whileai.preflight.machine import disk_estimate
 
-    est = disk_estimate(8.0, lora=False, checkpoints=2, broadcasts=2, tokens_per_step=1000, steps_kept=9)
+    est = disk_estimate(8.0, lora=False, checkpoints=2, copies=2, tokens_per_step=1000, steps_kept=9,
+                        copies_are="weight broadcast(s)")
     assert est is not None
     assert est.bytes == pytest.approx(2 * (16e9 + 96e9) + 2 * 16e9 + 9 * 1000 * 16)
-    unknown = disk_estimate(None, lora=True, checkpoints=1, broadcasts=1, tokens_per_step=1, steps_kept=1)
+    assert "2 weight broadcast(s)" in est.parts and "rollouts of 9 step(s)" in est.parts
+    bare = disk_estimate(8.0, lora=False, checkpoints=1, copies=0, tokens_per_step=1, steps_kept=0)
+    assert bare is not None and bare.parts == "1 checkpoint(s) 112.0 GB"  # no part that is none
+    unknown = disk_estimate(None, lora=True, checkpoints=1, copies=1, tokens_per_step=1, steps_kept=1)
     assert unknown is None
 
 
@@ -382,7 +387,8 @@ def test_gpus_and_gpu_memory_from_nvidia_smi(tmp_path: Path, monkeypatch: pytest
     assert big.status == "FAIL" and "85.5 GB on the smallest GPU here" in big.detail
     assert machine.memory("org/model-7B", "org/teacher-8B", soon, cpu=False).status == "ok"
     monkeypatch.setenv("PATH", "/nonexistent")
-    assert machine.gpus(1, "on this node", soon).status == "skip"
+    assert machine.gpus(1, "on this node", soon).status == "FAIL"  # no GPU where the run trains
+    assert machine.gpus(1, "on this node", soon, away="on the login node").status == "skip"
 
 
 def test_admin_base_url_is_where_health_and_the_model_list_are_asked(tok: Path, tmp_path: Path) -> None:

@@ -83,10 +83,14 @@ def _bundled() -> list[Path]:
 
 def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats: int,
               budget: str | None, target: str, cpu: bool, out: Path | None) -> dict[str, Any]:
-    from whileai.api import compile
+    from whileai.api import compile_all
     from whileai.cost.budget import check_matched, parse_budget, per_step, steps_of
+    from whileai.files.names import arm_group
     from whileai.launch.arms import load_arms, match_budget, repeat
     from whileai.targets import registry
+
+    def compile(name: str, r: Any) -> Any:  # an arm's files named as its spec's (whileai.files.names)
+        return compile_all([r], target, names=[arm_group(name)], cpu=cpu)[0]
 
     registry.get(target)  # an unknown target: one line, before any arm is compiled
     if out is not None:
@@ -97,13 +101,13 @@ def make_plan(specs: list[Path], baseline: str | None, pairs: list[str], repeats
     arms = load_arms(specs, baseline=baseline, pairs=pairs)
     runs = dict(arms.runs)
     if matched is not None:
-        runs = match_budget(runs, matched, lambda r: per_step(compile(r, target, cpu=cpu)))
-    compiled = {n: compile(r, target, cpu=cpu) for n, r in repeat(runs, repeats).items()}
+        runs = match_budget(runs, matched, lambda r: per_step(compile_all([r], target, cpu=cpu)[0]))
+    compiled = {n: compile(n, r) for n, r in repeat(runs, repeats).items()}
     check_matched(compiled, matched)
     plan: dict[str, Any] = {
         "baseline": arms.baseline, "pairs": [list(p) for p in arms.pairs],
         "budget": str(matched) if matched else None, "manifest": None,
-        "arms": {n: {"spec": str(arms.paths[n.split("@")[0]]), "method": c.run.method.type,
+        "arms": {n: {"spec": str(arms.paths[arm_group(n)]), "method": c.run.method.type,
                      "steps": steps_of(c), "seed": c.run.seed, "per_step": per_step(c)}
                  for n, c in compiled.items()},
     }

@@ -23,13 +23,15 @@ def _compile_all(specs: list[Path], target: str, sets: list[str] | None, out: Pa
     from functools import partial
 
     from whileai.api import compile_all
+    from whileai.files.names import spec_name
     from whileai.files.writable import named
     from whileai.spec.load import load_spec, parse_sets
 
     overrides = parse_sets(sets or [])
     runs = [named(specs, p, partial(load_spec, p, overrides)) for p in specs]  # all valid first
+    stems = [spec_name(p, r) for p, r in zip(specs, runs, strict=True)]
     try:
-        return compile_all(runs, target, names=[p.stem for p in specs], out=out, force=force, cpu=cpu,
+        return compile_all(runs, target, names=stems, out=out, force=force, cpu=cpu,
                            strict=strict)
     except SpecError:
         if len(specs) > 1:  # which spec: compile each alone (the error path only)
@@ -38,7 +40,7 @@ def _compile_all(specs: list[Path], target: str, sets: list[str] | None, out: Pa
             if strict:  # a warning: each spec's own, among the others (whileai.rules.accept)
                 from whileai.rules.honoured import strict as refuse_warnings
 
-                together = compile_all(runs, target, names=[p.stem for p in specs], cpu=cpu)
+                together = compile_all(runs, target, names=stems, cpu=cpu)
                 for p, c in zip(specs, together, strict=True):
                     named(specs, p, partial(refuse_warnings, [c]))
         raise

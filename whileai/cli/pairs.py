@@ -85,7 +85,9 @@ def add_arm_options(ap: argparse.ArgumentParser, *, default_tag: str) -> None:
 
 
 def bundled() -> list[str]:
-    return sorted(p.stem for p in EXAMPLES.glob("*.toml"))
+    from whileai.files.names import spec_name
+
+    return sorted(spec_name(p) for p in EXAMPLES.glob("*.toml"))
 
 
 def spec_paths(a: argparse.Namespace) -> list[Path]:

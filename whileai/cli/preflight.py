@@ -26,11 +26,15 @@ def preflight_cmd(
     checkout: Annotated[Path | None, typer.Option("--checkout", "--prime-rl", help="The framework's own "
                         "checkout, for a target whose runs start from one: checked against the "
                         "pinned commit.")] = None,
+    elsewhere: Annotated[bool, typer.Option("--elsewhere", help="This machine only submits the run "
+                         "(a laptop, a login node): its GPUs are not checked, its disk is, and "
+                         "each line says so. Without it a one-node run needs its GPUs here.")] = False,
     cpu: Annotated[bool, typer.Option(help="A CPU run, for a target that trains on one (no GPU "
                                       "needed; memory is RAM).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the checks as JSON.")] = False,
 ) -> None:
     """Probe the servers, models and machine facts a spec's run touches, before it launches."""
+    from whileai.files.names import spec_name
     from whileai.preflight.run import preflight
     from whileai.report.wrap import fit
     from whileai.spec.load import load_spec
@@ -39,7 +43,8 @@ def preflight_cmd(
         run = load_spec(spec)
         report = preflight(run, target=target, spec=str(spec), student_endpoint=student_endpoint,
                            student_key_env=student_api_key_env, timeout=timeout,
-                           checkout=str(checkout) if checkout is not None else None, cpu=cpu)
+                           checkout=str(checkout) if checkout is not None else None, cpu=cpu,
+                           name=spec_name(spec), where="elsewhere" if elsewhere else "here")
     except SpecError as e:
         print(clean(f"error: {e}"), file=sys.stderr)
         raise typer.Exit(2) from None

@@ -38,9 +38,9 @@ from whileai.cli.pairs import (
 )
 from whileai.errors import SpecError
 from whileai.launch.arms import Arms, load_arms
-from whileai.launch.executor import collect, launch
+from whileai.launch.executor import collect, container_gpus, launch, modal_gpus
 from whileai.launch.manifest import Manifest
-from whileai.launch.recipe import arm_specs, compile_arms, local_executor, substituted, warmup
+from whileai.launch.recipe import arm_specs, check_fits, compile_arms, local_executor, substituted, warmup
 from whileai.targets.run import positive
 
 if TYPE_CHECKING:
@@ -124,6 +124,10 @@ def _main(t: Target, L: Launcher, doc: str | None, argv: list[str] | None) -> in
                 strict(compiled.values())
             if not a.dry_run:  # after the input's own errors, before anything is written
                 L.require(a.validate)
+                if L.app is not None:  # each arm runs in one Modal container: it must fit it
+                    choices = modal_gpus()
+                    check_fits(t, compiled, container_gpus(choices),
+                               f"its Modal container ({','.join(choices)})")
             specs = arm_specs(L, compiled, prep, arms.runs[arms.baseline])
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)

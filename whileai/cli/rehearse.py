@@ -126,9 +126,11 @@ def _compiler(target: str, config: Path, sets: list[str] | None) -> Callable[[],
 
     def compiled() -> Compiled:
         from whileai.api import compile_all
+        from whileai.files.names import spec_name
         from whileai.spec.load import load_spec, parse_sets
 
-        return compile_all([load_spec(config, parse_sets(sets or []))], target, names=[config.stem])[0]
+        run = load_spec(config, parse_sets(sets or []))
+        return compile_all([run], target, names=[spec_name(config, run)])[0]
 
     return compiled
 

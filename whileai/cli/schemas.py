@@ -118,7 +118,18 @@ def _walk(node: Any) -> Any:
 def report_schema() -> Node:
     from whileai.report.document import Report
 
-    return document(Report, title=SCHEMAS["report"][1], edit=_with_spec)
+    return document(Report, title=SCHEMAS["report"][1], edit=_one_or_several)
+
+
+def _one_or_several(schema: Node) -> Node:
+    """What `whileai compile --json` prints: one spec file's report (an object), or for several
+    an array of them in the order given (docs/guide.md "The --json report")."""
+    schema = _with_spec(schema)
+    ref = schema.pop("$ref")
+    schema["oneOf"] = [{"$ref": ref, "description": "One spec file: its report."},
+                       {"type": "array", "items": {"$ref": ref}, "minItems": 2,
+                        "description": "Several spec files: one report each, in the order given."}]
+    return schema
 
 
 def _with_spec(schema: Node) -> Node:

@@ -20,6 +20,7 @@ from typing import Any
 
 from whileai.cost.budget import Budget, steps_for
 from whileai.errors import SpecError, raw
+from whileai.files.names import REPEAT, spec_name
 from whileai.spec.load import replace_run
 from whileai.spec.run import RunSpec
 
@@ -84,10 +85,10 @@ def load_arms(
 
 def add_path(paths: dict[str, Path], p: Path) -> str:
     """Add a spec file under its stem; the same file twice is one arm, two files one name an error."""
-    name = p.stem
+    name = spec_name(p)
     if p.suffix != ".toml":
         raise SpecError("arms", str(p), "a .toml spec file")
-    if "@" in name or not name:
+    if REPEAT in name or not name:
         raise SpecError("arms", str(p), "a file name without '@' ('name@k' marks repeat k)")
     old = paths.get(name)
     if old is not None and old.resolve() != p.resolve():
@@ -180,7 +181,8 @@ def repeat(runs: Mapping[str, RunSpec], n: int) -> dict[str, RunSpec]:
     out: dict[str, RunSpec] = {}
     for name, r in runs.items():
         for k in range(n):
-            out[name if k == 0 else f"{name}@{k + 1}"] = r if k == 0 else replace_run(r, seed=r.seed + k)
+            key = name if k == 0 else f"{name}{REPEAT}{k + 1}"
+            out[key] = r if k == 0 else replace_run(r, seed=r.seed + k)
     return out
 
 

@@ -20,6 +20,25 @@ from whileai.targets.run import Metrics
 EXIT_DONE = 0
 EXIT_RUNNING = 3
 EXIT_INFRA = 4
+MODAL_GPUS = "H100:2,H200:2,A100-80GB:2"  # an arm's Modal container: the first of these available
+
+
+def modal_gpus() -> list[str]:
+    """The GPU choices of an arm's Modal container (WHILEAI_MODAL_GPUS, else MODAL_GPUS), in
+    Modal's `gpu=` form: the app is deployed with them (whileai.launch.modal_app)."""
+    import os
+
+    return [g.strip() for g in os.environ.get("WHILEAI_MODAL_GPUS", MODAL_GPUS).split(",") if g.strip()]
+
+
+def container_gpus(choices: list[str]) -> int:
+    """GPUs an arm can count on in its container: the fewest any choice gives ('H100:2' -> 2,
+    'H100' -> 1); Modal may start any of them."""
+    counts = []
+    for g in choices:
+        _, _, n = g.partition(":")
+        counts.append(int(n) if n.strip().isdigit() else 1)
+    return min(counts) if counts else 1
 
 
 class InfraError(RuntimeError):

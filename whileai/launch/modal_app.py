@@ -31,14 +31,14 @@ import modal
 import modal.exception as mx
 
 from whileai.errors import SpecError
-from whileai.launch.executor import InfraError, Outcome
+from whileai.launch.executor import InfraError, Outcome, modal_gpus
 from whileai.launch.manifest import SLIM_MARK, ArmRecord, Manifest
 from whileai.targets import registry
 from whileai.targets.run import Metrics, ModalApp
 
 TARGET = os.environ.get("WHILEAI_MODAL_TARGET", "prime-rl")
 VOLUME_NAME = os.environ.get("WHILEAI_MODAL_VOLUME", "whileai-runs")
-GPUS = os.environ.get("WHILEAI_MODAL_GPUS", "H100:2,H200:2,A100-80GB:2").split(",")
+GPUS = modal_gpus()
 TIMEOUT = int(os.environ.get("WHILEAI_MODAL_TIMEOUT", "43200"))
 SECRETS = [s for s in os.environ.get("WHILEAI_MODAL_SECRETS", "").split(",") if s]
 MOUNT = "/runs"

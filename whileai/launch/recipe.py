@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from whileai.cost.budget import check_matched, per_step
+from whileai.files.names import main_file, spec_name
 from whileai.launch.arms import Arms, match_budget, repeat, replace_run
 from whileai.launch.local import LocalExecutor
 from whileai.launch.manifest import ArmSpec, arm_from_compiled
@@ -45,7 +46,7 @@ def compile_arms(t: Target, L: Launcher, arms: Arms,
         return tiny.paths_in(tiny.cache_dir(tiny.cache_key(texts, pairs, warmup(a))))
 
     def planned(r: RunSpec) -> dict[str, Any]:  # a step's spend, as the target compiles the spec
-        name = f"{r.method.type}{t.shape.suffix or ''}"
+        name = main_file(spec_name(None, r), t.shape.suffix)
         return per_step(t.compile(r, name=name, out=None, options=L.options))
 
     paths = sorted({str(p.resolve().parent) for p in arms.paths.values()})
@@ -65,6 +66,24 @@ def compile_arms(t: Target, L: Launcher, arms: Arms,
     out = dict(zip(out, in_context(list(out.values()), list(out)), strict=True))  # the GRPO arm is here
     check_matched(out, a.budget)
     return prep, out
+
+
+def check_fits(t: Target, compiled: Mapping[str, Compiled], gpus: int, where: str) -> None:
+    """Refuse (SpecError, one line) the first arm that does not fit the one machine it will run
+    on, `gpus` GPUs (`where`: its name, e.g. the Modal container and its GPU list): the GPUs the
+    target says the run needs on one node (its `machine` hook: the layout, plus a teacher's own
+    GPUs), and one node."""
+    from whileai.errors import SpecError, raw
+
+    for n, c in compiled.items():
+        need = t.machine(c.run, list(c.stages or (c,)))
+        if need.nodes > 1 or need.gpus > gpus:
+            many = f"{need.nodes} nodes of {need.gpus} GPUs" if need.nodes > 1 else f"{need.gpus} GPUs"
+            why = need.gpus_why[1:-1] if need.gpus_why.startswith("(") else need.gpus_why
+            raise SpecError("arms", raw(f"arm {n} needs {many} ({why})"),
+                            f"an arm that fits the {gpus} GPUs of {where}",
+                            hint="give it fewer gpus or a smaller teacher, or every arm a larger "
+                            "container: WHILEAI_MODAL_GPUS=H100:8")
 
 
 def arm_specs(L: Launcher, compiled: Mapping[str, Compiled], prep: Prepared,
@@ -99,4 +118,4 @@ def local_executor(L: Launcher, jobs: int, paths: list[str]) -> LocalExecutor:
     return LocalExecutor(env=env)
 
 
-__all__ = ["arm_specs", "compile_arms", "local_executor", "substituted", "warmup"]
+__all__ = ["arm_specs", "check_fits", "compile_arms", "local_executor", "substituted", "warmup"]

@@ -14,6 +14,7 @@ def gate(compiled: Mapping[str, Any], target: str, *, where: str = "here", cpu: 
          say: Callable[[str], None] = print) -> bool:
     """True when no check of any arm fails. compiled: arm name -> Compiled (its `run`); arms
     with the same run (repeats) are checked once."""
+    from whileai.files.names import arm_group
     from whileai.preflight.run import preflight
 
     seen: set[str] = set()
@@ -25,7 +26,7 @@ def gate(compiled: Mapping[str, Any], target: str, *, where: str = "here", cpu: 
         seen.add(key)
         try:
             report = preflight(c.run, target=target, spec=name, timeout=timeout, where=where,
-                               cpu=cpu, output_dir=output_dir)
+                               cpu=cpu, output_dir=output_dir, name=arm_group(name))
         except SpecError as e:
             say(f"FAIL {name}: preflight: {e}")
             good = False

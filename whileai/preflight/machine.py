@@ -40,32 +40,53 @@ class Estimate(NamedTuple):
     parts: str
 
 
-def disk_estimate(params_b: float | None, *, lora: bool, checkpoints: int, broadcasts: int,
-                  tokens_per_step: int, steps_kept: int) -> Estimate | None:
-    """An upper bound: checkpoints x (bf16 weights + Adam state of the trained parameters) + broadcasts x
-    (bf16 weights, or the adapter) + kept steps x tokens per step x EXPORT_BYTES."""
+def disk_estimate(params_b: float | None, *, lora: bool, checkpoints: int, copies: int,
+                  tokens_per_step: int, steps_kept: int,
+                  copies_are: str = "weight copies") -> Estimate | None:
+    """An upper bound: checkpoints x (bf16 weights + Adam state of the trained parameters) + copies x
+    (bf16 weights, or the adapter) + kept steps x tokens per step x EXPORT_BYTES. copies_are: what
+    the target calls its copies (whileai.targets.base.Machine); a part that is none is left out."""
     if params_b is None:
         return None
     n = params_b * 1e9
     trained = n * (LORA_SHARE if lora else 1.0)
     ckpt = checkpoints * (2 * n + ADAM_BYTES * trained)  # an upper bound: base weights included
-    cast = broadcasts * 2 * trained
+    cast = copies * 2 * trained
     tokens = steps_kept * tokens_per_step * EXPORT_BYTES
-    parts = (f"{checkpoints} checkpoint(s) {amount(ckpt)}, {broadcasts} weight broadcast(s) "
-             f"{amount(cast)}, rollouts of {steps_kept} step(s) {amount(tokens)}")
-    return Estimate(ckpt + cast + tokens, parts)
+    parts = [f"{checkpoints} checkpoint(s) {amount(ckpt)}"]
+    parts += [f"{copies} {copies_are} {amount(cast)}"] if copies else []
+    parts += [f"rollouts of {steps_kept} step(s) {amount(tokens)}"] if steps_kept else []
+    return Estimate(ckpt + cast + tokens, ", ".join(parts))
 
 
-def gpus(need: int, what: str, deadline: float, *, cpu: bool = False) -> Check:
+LOGIN = "on the login node"  # a run on several nodes: preflight runs where it is submitted
+ELSEWHERE = "on a machine that only submits the run (--elsewhere)"
+
+
+def submitted(nodes: int, elsewhere: bool) -> str | None:
+    """Where preflight runs when this machine is not the one the run trains on (each machine
+    check then says "checked here, <that>" or "not checked here, <that>"), or None when it is."""
+    if nodes > 1:
+        return f"{LOGIN} (the run trains on its {nodes} nodes)"
+    return ELSEWHERE if elsewhere else None
+
+
+def gpus(need: int, what: str, deadline: float, *, cpu: bool = False, away: str | None = None) -> Check:
+    """The GPUs this machine shows against the run's `need`. away: why this machine is not the
+    one the run trains on (`submitted`): then they are not checked here. Otherwise a run that
+    needs GPUs on a machine with none is not ready: a FAIL."""
     name = "machine: GPUs"
     if cpu:
         return skip(name, "a CPU run (--cpu): no GPU needed")
     if need == 0:
         return skip(name, f"the run needs no GPU {what}")
+    if away is not None:
+        return skip(name, f"not checked here, {away}: the run needs {need} GPU(s) {what}")
     smi = shutil.which("nvidia-smi")
+    fix = ("run preflight on the machine that trains it, or pass --elsewhere when this machine only "
+           "submits it")
     if smi is None:
-        return skip(name, f"no nvidia-smi here (a laptop, or a login node before a submit): the run "
-                    f"needs {need} GPU(s) {what}")
+        return fail(name, f"no nvidia-smi here, and the run needs {need} GPU(s) {what}: {fix}")
     try:
         out = subprocess.run([smi, "-L"], capture_output=True, text=True,
                              timeout=max(0.5, deadline - time.monotonic()))
@@ -79,13 +100,17 @@ def gpus(need: int, what: str, deadline: float, *, cpu: bool = False) -> Check:
     else:
         count, how = len(found), "nvidia-smi -L"
     if out.returncode != 0 and not found:
-        return skip(name, f"nvidia-smi found no GPU (exit {out.returncode}): the run needs {need} {what}")
+        return fail(name, f"nvidia-smi found no GPU (exit {out.returncode}): the run needs {need} "
+                    f"{what}: {fix}")
     if count < need:
         return fail(name, f"{count} GPU(s) visible ({how}), the run needs {need} {what}")
     return ok(name, f"{count} GPU(s) visible ({how}); the run needs {need} {what}")
 
 
-def disk(output_dir: str, est: Estimate | None, why: str) -> Check:
+def disk(output_dir: str, est: Estimate | None, why: str, away: str | None = None) -> Check:
+    """Free space under output_dir against `est`. away (`submitted`): this machine is not the one
+    the run trains on, said first: the space is what this machine sees of the folder (on several
+    nodes, the shared folder every node writes)."""
     name = "machine: disk"
     where = Path(output_dir).expanduser().absolute()
     probe = where
@@ -95,9 +120,14 @@ def disk(output_dir: str, est: Estimate | None, why: str) -> Check:
         free = shutil.disk_usage(probe).free
     except OSError as e:
         return fail(name, f"{probe}: {e.strerror}")
+    said = f"checked here, {away}: " if away else ""
+    if away and probe != where:  # the run's folder is not here: whatever is, may not be what it writes to
+        need = f"; the run writes about {amount(est.bytes)} ({est.parts})" if est else ""
+        return skip(name, f"not checked here, {away}: {where} is not on this machine (its nearest "
+                    f"folder here, {probe}, may be another filesystem){need}")
     if est is None:
-        return skip(name, f"{amount(free)} free under {where}; no estimate: {why}")
-    text = (f"{amount(free)} free under {where}, the run writes about {amount(est.bytes)} "
+        return skip(name, f"{said}{amount(free)} free under {where}; no estimate: {why}")
+    text = (f"{said}{amount(free)} free under {where}, the run writes about {amount(est.bytes)} "
             f"({est.parts})")
     return ok(name, text) if free >= est.bytes else fail(name, text + ": free space or move output_dir")
 
@@ -223,4 +253,5 @@ def checkout(path: str | None, src: Checkout, deadline: float) -> Check:
     return ok(n, f"{p} is at the pinned commit {commit[:7]}")
 
 
-__all__ = ["Estimate", "checkout", "disk", "disk_estimate", "find_model", "gpus", "memory", "model"]
+__all__ = ["ELSEWHERE", "LOGIN", "Estimate", "checkout", "disk", "disk_estimate", "find_model", "gpus",
+           "memory", "model", "submitted"]

@@ -21,6 +21,7 @@ from typing import Any
 
 from whileai.cost import sizes
 from whileai.errors import SpecError
+from whileai.files.names import spec_name
 from whileai.preflight import machine
 from whileai.preflight.report import Check, PreflightReport, fail, skip
 from whileai.preflight.servers import probe
@@ -30,19 +31,25 @@ from whileai.targets.base import Machine as Needs
 from whileai.targets.probe import Loads, Probe, ServerProbe, Unprobed
 
 LOCAL = ("localhost", "127.0.0.1", "0.0.0.0")
-WHERE = ("here", "modal")
+WHERE = ("here", "elsewhere", "modal")
 
 
 def preflight(run: RunSpec, *, target: str | None = None, spec: str = "spec",
               student_endpoint: str | None = None, student_key_env: str = "VLLM_API_KEY",
               timeout: float = 10.0, checkout: str | None = None, where: str = "here",
-              cpu: bool = False, output_dir: str | None = None) -> PreflightReport:
+              cpu: bool = False, output_dir: str | None = None,
+              name: str | None = None) -> PreflightReport:
     """Every check of `run` for `target` (whileai.targets.registry; None: the first listed).
-    where: "here" (this machine runs it) or "modal" (the arms run in Modal containers that serve
-    their own local teachers: those and this machine's facts are skipped). checkout: the path of
-    the framework's own checkout, for a target whose runs start from one. Bad input (target,
-    URL, timeout) raises SpecError."""
-    from whileai.api import compile
+    where: "here" (this machine runs it), "elsewhere" (this machine only submits it: its GPUs are
+    not checked, its disk is, said so) or "modal" (the arms run in Modal containers that serve
+    their own local teachers: those and this machine's facts are skipped). A run on several
+    nodes is checked as "elsewhere": this machine is the login node it is submitted from.
+    checkout: the path of the framework's own checkout, for a target whose runs start from one
+    (refused for another: it would be read by nothing). Bad input (target,
+    URL, timeout) raises SpecError. name: the spec's name, which the files its fix lines name
+    start with (whileai.files.names: the spec file's stem, as `compile -o` writes them; None: the
+    method type, as the API names a spec without a file)."""
+    from whileai.api import compile_all
     from whileai.targets import registry
 
     tg = registry.get(registry.names()[0] if target is None else target, "--target")
@@ -52,10 +59,14 @@ def preflight(run: RunSpec, *, target: str | None = None, spec: str = "spec",
         raise SpecError("--timeout", timeout, "seconds, more than 0 and at most 3600")
     student_ep = _student(run, student_endpoint, student_key_env)
     start = time.monotonic()
-    c = compile(run, tg.name, cpu=cpu)
+    c = compile_all([run], tg.name, names=[name or spec_name(None, run)], cpu=cpu)[0]
     deadline = time.monotonic() + timeout
     report = PreflightReport(spec, tg.name, timeout)
     stages = list(c.stages or (c,))
+    need = tg.machine(run, stages)
+    if checkout is not None and need.checkout is None:
+        raise SpecError("--checkout", checkout, f"no --checkout with target {tg.name}: its runs "
+                        "start from its installed package, not from a checkout whileai can check")
     probes = tg.probes(run, stages, student_ep)
     servers, skipped = _servers(probes, where)
     results: list[list[Check]] = [[] for _ in servers]
@@ -65,7 +76,7 @@ def preflight(run: RunSpec, *, target: str | None = None, spec: str = "spec",
     for th in threads:
         th.start()
     loads = next((p for p in probes if isinstance(p, Loads)), None)
-    local = _machine(run, tg.machine(run, stages), loads, stages, where, cpu, checkout, output_dir,
+    local = _machine(run, need, loads, stages, where, cpu, checkout, output_dir,
                      deadline)
     for i, (th, t) in enumerate(zip(threads, servers, strict=True)):
         th.join(max(0.0, deadline - time.monotonic()) + 0.5)
@@ -131,9 +142,10 @@ def _machine(run: RunSpec, need: Needs, loads: Loads | None, stages: list[Any], 
              cpu: bool, checkout: str | None, output_dir: str | None, deadline: float) -> list[Check]:
     if where == "modal":
         return [skip("machine", "the arms run on Modal's GPUs, not on this machine")]
-    out: list[Check] = [machine.gpus(need.gpus, need.gpus_why, deadline, cpu=cpu)]
+    away = machine.submitted(need.nodes, where == "elsewhere")
+    out: list[Check] = [machine.gpus(need.gpus, need.gpus_why, deadline, cpu=cpu, away=away)]
     out.append(machine.disk(output_dir or run.output_dir, _disk(stages, need), "the student's "
-                            f"size is unknown from its name ({run.model!r}) and it is not here"))
+                            f"size is unknown from its name ({run.model!r}) and it is not here", away))
     # models the run loads in-process: offline (HF_HUB_OFFLINE) they must be here already
     offline = loads is not None and os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
     out.append(machine.model("student", run.model, required=offline))
@@ -160,7 +172,7 @@ def _disk(stages: list[Any], need: Needs) -> machine.Estimate | None:
             n_ckpt = min(n_ckpt, ck.keep_last)
         per_step = c.cost.to_dict()["tokens_per_step"] if c.cost is not None else 0
         est = machine.disk_estimate(
-            params_b, lora=r.lora, checkpoints=n_ckpt, broadcasts=need.broadcasts,
+            params_b, lora=r.lora, checkpoints=n_ckpt, copies=need.copies, copies_are=need.copies_are,
             tokens_per_step=per_step,
             steps_kept=r.max_off_policy_steps + 1 if need.keeps_rollouts else 0)
         if est is None:

@@ -1,7 +1,7 @@
 """The tokenizer check of a served model: vLLM's `POST <root>/tokenize` of whileai's probe text and
 of a chat-templated conversation, against the student's own tokenizer. The run never calls
-/tokenize (prime-rl scores token ids, and SFT's completions are rendered by the student's renderer
-on the client: orchestrator/algo/base.py), so what this finds is a note, never a FAIL.
+/tokenize, so what this finds is a note, never a FAIL; why a different chat template is no matter
+to the run is the target's word (`ServerProbe.template_why`).
 """
 
 from __future__ import annotations
@@ -58,10 +58,9 @@ def tokenizer(p: Any, student: Student) -> tuple[list[int] | None, Check]:
     if mine_chat != served_chat:
         return probe_ids, note(n, f"same ids for the probe text; the server's chat template "
                                f"renders the probe conversation to other ids ({len(served_chat)} vs "
-                               f"{len(mine_chat)} tokens) than the student's ({student.where}): "
-                               "no matter to the run, whose scoring is token-in and whose "
-                               "completions the student's renderer writes (prime-rl's "
-                               "orchestrator/algo/base.py)")
+                               f"{len(mine_chat)} tokens) than the student's ({student.where})"
+                               + (f": no matter to the run: {p.t.template_why}" if p.t.template_why
+                                  else ": the run may render prompts with it"))
     return probe_ids, ok(n, f"the probe text ({len(mine)} ids) and a chat-templated conversation "
                          f"({len(mine_chat)} ids) tokenize exactly as the student's tokenizer "
                          f"({student.where})")

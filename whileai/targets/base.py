@@ -52,9 +52,12 @@ class Machine(NamedTuple):
     """What a run needs of the machine it starts on, as `whileai preflight` checks it. A target
     fills what applies to it; the rest keep their neutral defaults."""
 
-    gpus: int  # GPUs on this machine
+    gpus: int  # GPUs on this machine (one node), or on each node (several)
     gpus_why: str  # how that number comes about, for the check's line
-    broadcasts: int = 0  # full weight copies kept on disk besides checkpoints
+    nodes: int = 1  # past one, the GPUs are on the nodes the run is given: preflight runs on the
+    # login node it is submitted from, and says so on each machine check it makes there
+    copies: int = 0  # full weight copies kept on disk besides checkpoints, in the target's words:
+    copies_are: str = ""  # e.g. "weight broadcast(s)" (prime-rl), "final save(s)" (TRL)
     keeps_rollouts: bool = False  # rollouts of max_off_policy_steps + 1 steps are kept on disk
     checkout: Checkout | None = None  # the run starts from the framework's own checkout
 

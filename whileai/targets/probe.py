@@ -71,6 +71,8 @@ class ServerProbe:
     # variable holding its value
     prefill_why: str = ""  # why max_model_len must exceed seq_len (whole sequences scored as
     # prompts with max_tokens 1); "": seq_len tokens are enough
+    template_why: str = ""  # why the server's own chat template is no matter to the run, in the
+    # target's words (it sends token ids); "": the run may render prompts with it
 
     @property
     def need(self) -> int:

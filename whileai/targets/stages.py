@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from whileai.files import names
 from whileai.spec.load import replace_run
 from whileai.spec.run import RunSpec, Stage
 from whileai.targets.compiled import Compiled, Read
@@ -42,10 +43,14 @@ def second(run: RunSpec, output_dir: str | None = None) -> RunSpec:
     return replace_run(run, **changes)
 
 
+def method_of(i: int, run: RunSpec) -> str:
+    """Stage i's method type."""
+    return (run.method if i == 1 else run.then.method).type  # type: ignore[union-attr]
+
+
 def folder(i: int, run: RunSpec) -> str:
-    """The stage's name: its position and method, e.g. 1-sft, 2-opd."""
-    method = run.method if i == 1 else run.then.method  # type: ignore[union-attr]
-    return f"{i}-{method.type}"
+    """The stage's name: its position and method, e.g. 1-sft, 2-opd (whileai.files.names)."""
+    return names.stage(i, method_of(i, run))
 
 
 # -- both ----------------------------------------------------------------------------------
@@ -94,4 +99,4 @@ def script(commands: list[str], how: str, *, here: bool = False) -> str:
             f"set -euo pipefail\n{home}{body}\n")
 
 
-__all__ = ["chain", "first", "folder", "script", "second"]
+__all__ = ["chain", "first", "folder", "method_of", "script", "second"]

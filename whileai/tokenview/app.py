@@ -106,12 +106,13 @@ def _inspectable(run: RunSpec) -> Adapter:
 
 def _ready(run: RunSpec, ad: Adapter, spec: Path, *, split: str, out: Path | None) -> Path:
     """The spec's data readable and the output folder writable: the folder."""
+    from whileai.files.names import inspect_folder, spec_name
     from whileai.files.writable import probe
     from whileai.files.write import check_folder
     from whileai.tokenview import data
 
     data.sample(run, 1, seed=0, split=split, privileged=ad.privileged(run))  # data errors first
-    target = check_folder(out if out is not None else Path(f"inspect-{spec.stem}"),
+    target = check_folder(out if out is not None else Path(inspect_folder(spec_name(spec))),
                           "--out", "inspect writes inspect.html and inspect.json into it")
     probe(target, "--out")  # writable before any model loads or any token is generated
     return target

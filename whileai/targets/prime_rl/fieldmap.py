@@ -70,6 +70,7 @@ def _eval_note(r: RunSpec) -> str:
     return mix.eval_note(split(r), trained="training reads")
 
 
+VLLM_SEED = 0  # inference.vllm.seed's default (prime_rl/configs/inference.py:99)
 ALGO = algo_rows("orchestrator.algo")
 
 
@@ -120,8 +121,14 @@ def _map(p: CompilePlan) -> list[Row]:
         To("lora_rank", "trainer.model.lora.rank", when=_lora),
         To("lora_rank", "inference.vllm.max_lora_rank", when=_lora, note="vLLM must admit the rank"),
         Drop("lora_rank", "lora is false: full weights are trained", when=lambda r: not r.lora),
-        Drop("seed", "prime-rl has no run seed (orchestrator.seed was removed); only vLLM sampling "
-             "takes one, --set inference.vllm.seed=N"),
+        To("seed", "inference.vllm.seed", when=lambda r: p.serves and r.seed != VLLM_SEED,
+           note="vLLM's sampling seed: prime-rl has no run seed (orchestrator.seed was removed), so "
+           "a repeat's seed reaches its rollouts here"),
+        Drop("seed", f"vLLM's sampling seed defaults to {VLLM_SEED}, this seed (prime-rl has no run "
+             "seed): nothing to write; another seed is written as inference.vllm.seed",
+             when=lambda r: p.serves and r.seed == VLLM_SEED),
+        Drop("seed", "prime-rl has no run seed (orchestrator.seed was removed) and this run serves "
+             "no policy inference, whose vLLM seed is the only one", when=const(not p.serves)),
         To("prompt_tokens", "seq_len", lambda r: r.prompt_tokens + p.max_tokens,
            note=lambda r: "seq_len = prompt_tokens + the longest source's max_tokens" if r.sources
            else "seq_len = prompt_tokens + max_tokens"),

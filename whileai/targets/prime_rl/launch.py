@@ -198,9 +198,10 @@ class PrimeRLLauncher(AsWritten):
     env: dict[str, str] = {}
 
     def compile(self, name: str, run: RunSpec, subs: list[dict[str, Any]] | None) -> Compiled:
+        from whileai.files.names import arm_group, main_file
         from whileai.targets.prime_rl.compile import compile
 
-        return compile(run, name=f"{name.split('@')[0]}.toml")
+        return compile(run, name=main_file(arm_group(name), ".toml"))
 
     def meta(self, base: RunSpec, prep: Prepared) -> dict[str, Any]:
         return {"holdout": f"{base.taskset} (eval split, {base.eval.examples} tasks)",

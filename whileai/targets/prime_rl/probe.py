@@ -71,7 +71,12 @@ def server(label: str, field: str, ep: Endpoint, scores: bool, seq: int, seq_fie
                        (generate(ep.model, scores, serve),), serve, wait=wait,
                        serves_it=rec is not None and bool(rec.serve),
                        headers=dict(client.get("headers") or {}),
-                       headers_from_env=dict(client.get("headers_from_env") or {}), prefill_why=why)
+                       headers_from_env=dict(client.get("headers_from_env") or {}), prefill_why=why,
+                       template_why=TEMPLATE_WHY)
+
+
+TEMPLATE_WHY = ("prime-rl's scoring is token-in and the student's renderer writes the completions "
+                "(orchestrator/algo/base.py)")
 
 
 def fallback(url: str, model: str, need: int) -> str:

@@ -30,6 +30,7 @@ from shlex import quote
 from typing import Any
 
 from whileai.errors import SpecError, raw
+from whileai.files.names import teacher_file
 from whileai.targets.prime_rl import teacher
 from whileai.targets.prime_rl.catalog import catalog as prime_rl_catalog
 from whileai.targets.prime_rl.check import check_document
@@ -101,7 +102,7 @@ def teacher_servers(plans: tuple[CompilePlan, CompilePlan], stem: str) -> list[S
         if server.doc is None:
             continue
         shared = len(server.stages) == 2
-        server.file = f"{stem}.teacher.toml" if shared else server.plan.file
+        server.file = teacher_file(stem) if shared else server.plan.file
         role = "SFT/OPD" if shared else ("SFT" if server.plan.samples else "OPD")
         run = one if 1 in server.stages else two
         server.plan = server.plan.placed(file=server.file, doc=server.doc)

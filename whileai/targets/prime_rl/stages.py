@@ -17,12 +17,13 @@ import shlex
 from dataclasses import replace
 
 from whileai.errors import SpecError
+from whileai.files.names import stage_name
 from whileai.spec.run import RunSpec
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Fix, Row
 from whileai.targets.prime_rl import stage_script, teacher
 from whileai.targets.prime_rl.plan import CompilePlan
-from whileai.targets.stages import chain, first, folder, second
+from whileai.targets.stages import chain, first, method_of, second
 
 
 def compile_stages(run: RunSpec, stem: str) -> Compiled:
@@ -32,7 +33,7 @@ def compile_stages(run: RunSpec, stem: str) -> Compiled:
     from whileai.targets.prime_rl import compile as prime_rl
 
     one = first(run)
-    names = [f"{stem}-{folder(1, run)}", f"{stem}-{folder(2, run)}"]
+    names = [stage_name(stem, i, method_of(i, run)) for i in (1, 2)]
     c1, p1 = prime_rl.planned(one, name=f"{names[0]}.toml", extra=[
         Fix("run.name", names[0], "a known run directory: the next stage reads its final weights"),
         Fix("weight_broadcast.type", "filesystem", "the final weights land on disk in Hugging Face "

@@ -74,7 +74,8 @@ class PrimeRL:
             need, what = lay.gpus + held, f"on this node: {lay.text()}{teacher}"
         else:
             need, what = lay.gpus_per_node, f"on each of {lay.nodes} nodes"
-        return Machine(gpus=need, gpus_why=what, broadcasts=2, keeps_rollouts=True,
+        return Machine(gpus=need, gpus_why=what, nodes=lay.nodes, copies=2,
+                       copies_are="weight broadcast(s)", keeps_rollouts=True,
                        checkout=Checkout("prime-rl", COMMIT, REPO, "uv sync"))
 
     def probes(self, run: RunSpec, stages: list[Compiled], student: Endpoint | None) -> list[Probe]:

@@ -34,6 +34,7 @@ import tomli_w
 
 from whileai.cost import sizes
 from whileai.errors import SpecError
+from whileai.files.names import teacher_file, teacher_suffix
 from whileai.spec.layout import Layout
 from whileai.spec.mixture import Entry
 from whileai.spec.run import RunSpec
@@ -154,19 +155,18 @@ def plans(run: RunSpec, stem: str, teachers: Sequence[tuple[str, Any, list[Entry
             raise SpecError(f"{field}.url", t.url, f"a server of its own: {where[at]} is served "
                             "there already (one vLLM server serves one model)")
         where[at] = t.model
-        suffix = "" if k == 0 else f"-{k + 1}"
         taken = sum(p.held or 0 for p in out if p.mode == "local")
         shared = any(p.mode == "share" for p in out)
         role = "/".join(sorted({e.method.type for e in users})).upper()
-        out.append(_plan(run, field, t, suffix, stem, max(e.method.max_tokens for e in users),
+        out.append(_plan(run, field, t, stem, k + 1, max(e.method.max_tokens for e in users),
                          role=role, offset=taken, share=not shared, lay=lay, slurm=slurm,
                          size=known[t.model]))
     return out
 
 
-def _plan(run: RunSpec, field: str, t: Any, suffix: str, stem: str, max_tokens: int, *, role: str,
+def _plan(run: RunSpec, field: str, t: Any, stem: str, k: int, max_tokens: int, *, role: str,
           offset: int, share: bool, lay: Layout, slurm: bool, size: sizes.Size | None) -> TeacherServer:
-    name, samples = f"{stem}.teacher{suffix}.toml", "SFT" in role
+    name, suffix, samples = teacher_file(stem, k), teacher_suffix(k), "SFT" in role
     need = sizes.serve_gpus(size.total_b) if size else None
     what = _size_text(size, need)
     host, port = host_port(t.url)

@@ -51,7 +51,8 @@ def vllm_serve(ep: Endpoint, seq: int, seq_field: str) -> ServerProbe:
     return ServerProbe("student endpoint", "--student-endpoint", ep.url, ep.model, ep.api_key_env,
                        seq, seq_field, "generation route",
                        (health, Call("POST", "/v1/completions", body, _completions)), serve,
-                       wait=None, empty_key=None)
+                       wait=None, empty_key=None,
+                       template_why="TRL's VLLMClient sends token-id prompts (trl/generation/vllm_client.py)")
 
 
 def _completions(data: Any, ids: list[int]) -> tuple[bool, str]:

@@ -94,7 +94,8 @@ class TRL:
         return [("ok", f"{path} parses with TRL's own parser (no unknown keys)")]
 
     def machine(self, run: RunSpec, stages: list[Compiled]) -> Machine:
-        return Machine(gpus=run.gpus or 1, gpus_why="(TRL: one per training process)", broadcasts=1)
+        return Machine(gpus=run.gpus or 1, gpus_why="(TRL: one per training process)", copies=1,
+                       copies_are="final save(s)")  # trl/scripts/grpo.py:156, sft.py:119: save_model
 
     def probes(self, run: RunSpec, stages: list[Compiled], student: Endpoint | None) -> list[Probe]:
         from whileai.targets.trl.probe import probes

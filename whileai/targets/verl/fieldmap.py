@@ -146,6 +146,8 @@ FIELD_MAP: list[Row] = [
     To("method.max_tokens", "data.max_response_length"),
     To("prompts", "data.train_batch_size", note=knobs.RULES["train_batch"]),
     To("seed", "data.seed", note="the loader's shuffle"),
+    To("seed", "actor_rollout_ref.rollout.seed", note="vLLM's sampling seed, plus each replica's "
+       "rank (workers/rollout/vllm_rollout/vllm_async_server.py:343); verl's default is 42"),
     To("taskset", "reward.custom_reward_function.path", lambda r: HERE + REWARD,
        when=lambda r: r.data is None and r.reward is None and not gsm8k(r)),
     To("reward", "reward.custom_reward_function.path", lambda r: HERE + REWARD if r.reward else None,

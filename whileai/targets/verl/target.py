@@ -71,7 +71,7 @@ class Verl:
 
         pool = knobs.pool(run)  # what run.sh asks Ray for on this node: never more than the node has
         beside = pool.gpus if pool and knobs.nodes(run) == 1 else 0
-        return Machine(gpus=knobs.gpus_per_node(run) + beside,
+        return Machine(gpus=knobs.gpus_per_node(run) + beside, nodes=knobs.nodes(run),
                        gpus_why="(verl: trainer.n_gpus_per_node, plus an OPD teacher's pool on one "
                        "node; past one node the teacher has a node of its own)")
 

@@ -36,7 +36,9 @@ class PrimeRLRehearsal:
             return self.stages(compile())
         if sets:
             raise SpecError("--set", sets[0], "nothing with a prime-rl TOML (edit the file)")
-        return from_toml(text, config.stem, serve)
+        from whileai.files.names import spec_name
+
+        return from_toml(text, spec_name(config), serve)
 
     def stages(self, compiled: Compiled) -> list[Any]:
         from whileai.errors import SpecError
