@@ -217,3 +217,21 @@ def test_the_docs_show_the_setup_command_the_cli_prints() -> None:
     assert hook.SETUP.replace("\\\\", "\\") in docs
     installed = hook.SETUP.replace("hydra-core", "hydra")
     assert [m for m in hook.NEEDS if m not in installed] == []
+
+
+def test_a_python_without_verl_is_refused_before_any_folder_is_made(tmp_path: Path) -> None:
+    """--python naming a Python that has no verl: one line naming it and the setup command, exit 2,
+    and no rehearsal folder (whileai-rehearse-*) made."""
+    import tempfile
+
+    before = set(Path(tempfile.gettempdir()).glob("whileai-rehearse-*"))
+    p = subprocess.run([sys.executable, "-m", "whileai", "rehearse", str(ROOT / "examples" / "grpo.toml"),
+                        "-t", "verl", "--python", sys.executable if not _has_verl() else "/bin/false"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "Traceback" not in p.stderr and "--setup DIR -t verl" in p.stderr, p.stderr
+    assert set(Path(tempfile.gettempdir()).glob("whileai-rehearse-*")) == before
+
+
+def _has_verl() -> bool:
+    return importlib.util.find_spec("verl") is not None

@@ -89,7 +89,8 @@ class VerlRehearsal:
         from whileai.rehearse.session import checked
 
         checked(steps, timeout, keep, kept="verdict.json")
-        return rehearse(stages, python=find_python(python), timeout=timeout, keep=keep, say=say)
+        return rehearse(stages, python=usable(find_python(python), python), timeout=timeout, keep=keep,
+                        say=say)
 
     def lines(self, result: Result) -> list[str]:
         from whileai.rehearse.report import lines
@@ -184,6 +185,23 @@ def find_python(flag: str | None) -> str:
         return sys.executable
     raise SpecError("--python", None, f"verl's python: --python PATH or ${ENV}; this Python has no "
                     "verl (docs/rehearse.md, 'verl': the setup command)")
+
+
+def usable(python: str, flag: str | None) -> str:
+    """The python, when it has verl at the pin and every module the rehearsal needs (checked
+    before any folder is made: a second or so); else a SpecError naming what it lacks (exit 2)."""
+    from whileai.errors import SpecError
+    from whileai.targets.verl.pin import VERSION
+
+    got = probe(python)
+    lacks = [m for m in got["missing"] if m != "verl"]
+    if got["verl"] != VERSION or lacks:
+        has = f"verl {got['verl']}" if got["verl"] else "no verl"
+        raise SpecError("--python" if flag else ENV, python,
+                        f"a Python with verl=={VERSION} and {', '.join(NEEDS[1:])} ({has}"
+                        + (f"; lacks {', '.join(lacks)}" if lacks else "") + "): `whileai rehearse "
+                        "--setup DIR -t verl` prints the commands that make one")
+    return python
 
 
 def probe(python: str) -> dict[str, Any]:
