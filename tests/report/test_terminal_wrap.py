@@ -81,7 +81,8 @@ def test_the_rich_table_keeps_set_with_its_value(command: str) -> None:
     import re
 
     _, out = run(120, command, str(EXAMPLES / "opd.toml"), "--rich")
-    assert ("--vllm.max-model-len 10241" if command == "compile" else "inference.vllm.max_lora_rank = 32") in out
+    kept = "--vllm.max-model-len 10241" if command == "compile" else "inference.vllm.max_lora_rank = 32"
+    assert kept in out
     flag = re.compile(r"-{1,2}[A-Za-z][\w.-]*")
     assert not [line for line in out.splitlines() if line.split() and flag.fullmatch(line.split()[-1])]
     fits(out, 120)
