@@ -16,6 +16,11 @@ from whileai.errors import SpecError, raw, show
 BOUND_WHY = {
     ("GRPO", "samples"): "GRPO's advantage compares each completion with the others sampled for "
                          "its prompt, and a group of one has nothing to compare",
+    ("RunSpec", "prompt_tokens"): "a chat template wraps even a one-word prompt in role markers "
+                                  "(Qwen3's makes a one-word prompt 9 tokens, Llama 3's default "
+                                  "system header alone is about 30) and a taskset's system "
+                                  "prompt comes on top; a smaller budget leaves no room for "
+                                  "the task itself",
 }
 
 
