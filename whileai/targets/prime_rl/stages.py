@@ -31,6 +31,8 @@ def compile_stages(run: RunSpec, stem: str) -> Compiled:
     from whileai.catalogs.paths import get_path
     from whileai.targets.prime_rl import compile as prime_rl
 
+    if run.then is not None:  # named where the user wrote it, before stage 1 is compiled
+        prime_rl.check_divergence(run.then.method, "then.method")
     one = first(run)
     names = [f"{stem}-{folder(1, run)}", f"{stem}-{folder(2, run)}"]
     c1, p1 = prime_rl.planned(one, name=f"{names[0]}.toml", extra=[
