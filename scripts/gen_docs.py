@@ -167,6 +167,10 @@ def _without_refused(compile_: Callable[[RunSpec], Compiled], run: RunSpec,
         try:
             return compile_(run)
         except SpecError as e:
+            if e.field.endswith("method.divergence"):  # prime-rl: reverse KL only (refused, and
+                refused.setdefault("method.divergence", e.allowed)  # the run compiled with it)
+                run = reverse_kl(run)
+                continue
             if e.field not in ("data", "reward"):
                 raise
             refused.setdefault(e.field, e.allowed)
@@ -222,8 +226,9 @@ def field_map(compile_: Callable[[RunSpec], Compiled]) -> tuple[list[list[str]],
             parts = ["each source's method: its algo table at `orchestrator.train.source[<i>].algo` "
                      "(fields as `method.<field>` above), samples at `.group_size`, temperature and "
                      "max_tokens at `.sampling`; learning_rate ignored (one optimizer)"]
-        if not parts and field in refused_field:
-            parts = [cell(f"refused: {refused_field[field]}")]
+        if field in refused_field and (not parts or field == "method.divergence"):
+            parts.append(cell(f"another is refused: {refused_field[field]}" if parts
+                              else f"refused: {refused_field[field]}"))
         why = next((v for k, v in refused.items() if field.split(".")[0] == k.split(".")[0] != "method"),
                    None) or (refused.get("method.type") if field.startswith("method.") else None)
         if not parts and why:
@@ -291,8 +296,9 @@ def rules_md() -> str:
         "anchor, top_p). `whileai rules` prints the same table.\n\n",
         "A rule never fires on a spec field the target ignores (the compiled report lists it "
         "under ignores: e.g. `top-k-small` on prime-rl, which has no top-k). A method setting "
-        "the target replaces with something else is a warning naming what will run "
-        "(`divergence-not-honoured`).\n\n",
+        "a target cannot honour is refused on every target (e.g. a divergence prime-rl or verl "
+        "has no loss for); an override that changes what will run is a warning naming what will "
+        "run (`divergence-not-honoured`).\n\n",
         "`--strict` (`whileai compile --strict`, the recipes' `--strict`, "
         "`wai.compile(..., strict=True)`) makes every warning an error: exit 2 (the API: "
         "`wai.SpecError`) with one line naming the first warning's id and message, and nothing "
@@ -391,7 +397,7 @@ def results_md() -> str:
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docs_tasksets import tasksets_md  # noqa: E402  (a sibling script: scripts/docs_tasksets.py)
-from sample_runs import sample_runs  # noqa: E402  (fixture runs of this checkout: scripts/sample_runs.py)
+from sample_runs import reverse_kl, sample_runs  # noqa: E402  (fixture runs of this checkout: scripts/sample_runs.py)
 
 PAGES: dict[str, Callable[[], str]] = {"methods.md": methods_md, "field-maps.md": field_maps_md,
                                        "rules.md": rules_md, "results.md": results_md,

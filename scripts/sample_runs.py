@@ -91,10 +91,23 @@ def sample_runs() -> dict[str, RunSpec]:
 def for_backend(run: RunSpec, backend: str) -> RunSpec | None:
     """The run as that backend takes it: prime-rl refuses `data` and `reward` (it trains on the
     taskset package's rows and rubric), so its copy leaves them out, or is None where the taskset
-    is only a label of the data; TRL takes the run whole."""
-    if backend != "prime-rl" or (run.data is None and run.reward is None):
+    is only a label of the data; prime-rl refuses a divergence but reverse KL (its only OPD/OPSD
+    loss), so its copy trains reverse KL; TRL takes the run whole."""
+    if backend != "prime-rl":
+        return run
+    run = reverse_kl(run)
+    if run.data is None and run.reward is None:
         return run
     try:
         return RunSpec.model_validate(run.model_dump(exclude={"data", "reward"}, exclude_unset=True))
     except ValueError:  # pydantic's ValidationError: a label taskset is no prime-rl taskset
         return None
+
+
+def reverse_kl(run: RunSpec) -> RunSpec:
+    """The run with every method's divergence reverse KL (its own, a second stage's, a source's)."""
+    def kl(m: Any) -> Any:
+        return m.model_copy(update={"divergence": "reverse_kl"}) if hasattr(m, "divergence") else m
+    then = run.then.model_copy(update={"method": kl(run.then.method)}) if run.then else None
+    return run.model_copy(update={"method": kl(run.method), "then": then, "sources": [
+        s.model_copy(update={"method": kl(s.method)}) for s in run.sources]})

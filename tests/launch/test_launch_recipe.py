@@ -71,10 +71,11 @@ def test_own_spec_files_with_a_matched_budget(tmp_path: Path) -> None:
     p = run(*specs, "--baseline", "baseline", "--budget", "rollouts=8192", "--pair",
             "distill:self-distill", "--dry-run", "--out", str(tmp_path), "--tag", "mine")
     assert p.returncode == 2 and p.stderr.startswith("error: data: ")  # prime-rl: no task files
-    specs = []  # the same arms on a taskset package of the user's (prime-rl trains on packages)
-    (tmp_path / "pkg").mkdir()
+    specs = []  # the same arms on a taskset package of the user's (prime-rl trains on packages),
+    (tmp_path / "pkg").mkdir()  # with reverse KL (prime-rl's only OPD loss: another is refused)
     for f in sorted(MINE.glob("*.toml")):
-        lines = [x for x in f.read_text().splitlines() if not x.startswith(("data =", "reward ="))]
+        lines = [x for x in f.read_text().splitlines()
+                 if not x.startswith(("data =", "reward =", "divergence ="))]
         text = "\n".join(lines).replace('taskset = "backwards"', 'taskset = "acme/backwards@0.1"')
         specs.append(str(tmp_path / "pkg" / f.name))
         Path(specs[-1]).write_text(text + "\n")

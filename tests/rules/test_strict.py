@@ -27,10 +27,31 @@ def rules(c: wai.Compiled) -> dict[str, str]:
     return {w.rule: w.message for w in c.warnings}
 
 
-@pytest.mark.parametrize("divergence", ["forward_kl", "jsd"])
-def test_prime_rl_says_the_divergence_asked_for_is_not_what_runs(divergence: str) -> None:
-    msg = rules(wai.compile(opd(divergence=divergence), "prime-rl"))["divergence-not-honoured"]
-    assert f"method.divergence {divergence!r}" in msg and "trains reverse KL" in msg
+@pytest.mark.parametrize(("target", "divergence", "honoured"), [
+    ("prime-rl", "forward_kl", False), ("prime-rl", "jsd", False), ("verl", "forward_kl", True),
+    ("verl", "jsd", False), ("trl", "forward_kl", True), ("trl", "jsd", True),
+])
+def test_a_divergence_a_target_cannot_train_is_refused_on_every_target(
+        target: str, divergence: str, honoured: bool) -> None:
+    """One policy per mistake (issue 40 item 10): a divergence the target cannot train exits 2
+    naming the field and a target that trains it, on every target (prime-rl used to warn and
+    train reverse KL, verl refused); one it can train compiles with no divergence warning."""
+    run = opd("reverse-text", divergence=divergence)
+    if not honoured:
+        with pytest.raises(SpecError) as e:
+            wai.compile(run, target)
+        assert e.value.field == "method.divergence" and "compile" in str(e.value)
+        assert "trl" in str(e.value).split("compile", 1)[1]
+        return
+    assert "divergence-not-honoured" not in rules(wai.compile(run, target))
+
+
+def test_prime_rl_refuses_a_source_divergence_it_cannot_train() -> None:
+    run = wai.RunSpec(taskset="reverse-text", model="Qwen/Qwen3-1.7B", method=wai.GRPO(),
+                      sources=[{"taskset": "gsm8k", "method": {"type": "opsd", "divergence": "jsd"}}])  # type: ignore[list-item]
+    with pytest.raises(SpecError) as e:
+        wai.compile(run, "prime-rl")
+    assert e.value.field == "sources[0].method.divergence"
     assert "divergence-not-honoured" not in rules(wai.compile(opd(), "prime-rl"))
 
 
@@ -77,7 +98,7 @@ def test_both_targets_pass_their_ignores_to_the_rules(target: str, monkeypatch: 
 def test_strict_turns_warnings_into_exit_2_and_writes_nothing(tmp_path: Path) -> None:
     spec = tmp_path / "fkl.toml"
     spec.write_text('taskset = "gsm8k"\nmodel = "Qwen/Qwen3-1.7B"\n[method]\ntype = "opd"\n'
-                    'divergence = "forward_kl"\nteacher = "vllm:Qwen/Qwen3-8B@http://localhost:8001/v1"\n')
+                    'teacher = "vllm:Qwen/Qwen3-8B@http://localhost:8001/v1"\n')  # needs-grpo-arm
     out = tmp_path / "out"
     r = CliRunner().invoke(app, ["compile", str(spec), "-o", str(out), "--strict"])
     assert r.exit_code == 2 and not out.exists()
@@ -85,7 +106,7 @@ def test_strict_turns_warnings_into_exit_2_and_writes_nothing(tmp_path: Path) ->
     assert len(lines) == 1 and lines[0].startswith("error: --strict: warning [")
     assert CliRunner().invoke(app, ["compile", str(spec), "-o", str(out)]).exit_code == 0
     with pytest.raises(SpecError, match="--strict: warning"):
-        wai.compile(opd(divergence="jsd"), "prime-rl", strict=True)
+        wai.compile(opd(), "prime-rl", strict=True)
     grpo = wai.RunSpec(taskset="gsm8k", model="Qwen/Qwen3-1.7B", method=wai.GRPO(), steps=100)
     assert wai.compile(grpo, "prime-rl", strict=True).warnings == ()
 
@@ -94,12 +115,12 @@ def test_the_recipe_takes_strict(tmp_path: Path) -> None:
     """A warning no spec accepts stops the recipe before anything is written (the bundled arms
     pass: tests/rules/test_accept.py)."""
     spec = tmp_path / "fkl.toml"
-    spec.write_text((ROOT / "examples" / "opd.toml").read_text().replace(
-        'type = "opd"', 'type = "opd"\ndivergence = "forward_kl"'))
+    text = (ROOT / "examples" / "opd.toml").read_text()
+    spec.write_text("\n".join(x for x in text.splitlines() if not x.startswith("teacher-ceiling")))
     recipe = ROOT / "recipes" / "04-train" / "prime-rl" / "run.py"
     p = subprocess.run([sys.executable, str(recipe), "--dry-run", "--strict", "--out", str(tmp_path),
                         "--arms", f"grpo,{spec}"], capture_output=True, text=True, timeout=120)
-    assert p.returncode == 2 and "--strict: warning [divergence-not-honoured]" in p.stderr
+    assert p.returncode == 2 and "--strict: warning [teacher-ceiling]" in p.stderr
     assert not (tmp_path / "rt").exists()
 
 

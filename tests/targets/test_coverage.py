@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,8 @@ def test_every_set_field_is_read_or_ignored(name: str, kind: str) -> None:
             continue
         if name == "prime-rl" and (run.data or run.reward):  # refused, not ignored (own_tasks below)
             run = run.model_copy(update={"data": None, "reward": None})
+        if name == "prime-rl":  # reverse KL only: another divergence is refused (test_strict.py)
+            run = _reverse_kl(run)
         c = mod.compile(run) if run.then is None else registry.get(name).compile(
             run, name="chain.toml", out=None, options=Options())
         assert_accounted(c, run, f"{name}/{kind}")
@@ -136,11 +139,23 @@ def test_every_field_of_every_source_is_read_or_ignored(kind: str) -> None:
     """A mixture on prime-rl: each source's fields (sources[i].*) too; TRL refuses it in one
     line."""
     for run in mixtures(kind):
-        assert_accounted(backend("prime-rl").compile(run), run, f"prime-rl/{kind} mixture")
+        assert_accounted(backend("prime-rl").compile(_reverse_kl(run)), _reverse_kl(run),
+                         f"prime-rl/{kind} mixture")
         with pytest.raises(wai.SpecError, match="TRL has no per-source algorithms"):
             backend("trl").compile(run)
         with pytest.raises(wai.SpecError, match="sources|opsd"):
             backend("verl").compile(run)
+
+
+def _reverse_kl(run: RunSpec) -> RunSpec:
+    """The run with every divergence reverse KL (prime-rl's only OPD/OPSD loss)."""
+    from helpers import ROOT
+
+    spec = importlib.util.spec_from_file_location("sample_runs", ROOT / "scripts" / "sample_runs.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.reverse_kl(run)  # type: ignore[no-any-return]
 
 
 def assert_accounted(c: wai.Compiled, run: RunSpec, what: str) -> None:

@@ -1,6 +1,6 @@
 """prime-rl's own token exporter at the pin, run on the CPU with the test dependencies.
 
-`WHILEAI_PRIME_RL_PIN` names the pinned source tree (/work/loader/env.sh sets it). The module
+`WHILEAI_PRIME_RL_PIN` names the pinned source tree (docs/loader-env.md). The module
 src/prime_rl/trainer/rl/token_export.py is executed unchanged; of its two prime-rl imports,
 `compute_importance_ratio_and_mismatch_kl` is the pin's own function, cut verbatim from
 src/prime_rl/trainer/rl/loss.py (whose other imports, beartype and jaxtyping, the tests do not

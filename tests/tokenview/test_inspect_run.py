@@ -28,7 +28,8 @@ def _pin_run(tmp: Path) -> tuple[Path, dict[int, list[tuple[Any, Any]]]]:
     (the trainer 'stopped' inside step 2). Returns the run dir and each step's micro-batches."""
     root = pin()
     if root is None:
-        pytest.skip("WHILEAI_PRIME_RL_PIN (the pinned prime-rl tree; source /work/loader/env.sh) not set")
+        pytest.skip("WHILEAI_PRIME_RL_PIN is not set: a prime-rl source tree at the pin "
+                    "(git archive 559b447; docs/loader-env.md says what the environment holds)")
     pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
     m = load(root)
     batches: dict[int, list[tuple[Any, Any]]] = {}

@@ -25,13 +25,17 @@ def _listed(names: tuple[str, ...]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
+HELP = {"help_option_names": ["-h", "--help"]}  # -h as in every other command-line tool
 SETTINGS: dict[str, Any] = dict(
-    add_completion=False, no_args_is_help=True, rich_markup_mode=None, pretty_exceptions_enable=False,
+    # shell completion: typer's --install-completion / --show-completion (docs/guide.md, The CLI)
+    context_settings=HELP, add_completion=True, no_args_is_help=True, rich_markup_mode=None,
+    pretty_exceptions_enable=False,
     # the targets are named from the registry: a target added there is named here with no edit
     help=f"Compile OPD / OPSD / GRPO / SFT method specs into {_listed(registry.names())} run files.",
 )
 app = typer.Typer(**SETTINGS)
-command = partial(app.command, cls=HelpCommand)  # plain, readable help: whileai.cli.helptext
+# plain, readable help (whileai.cli.helptext), -h as well as --help
+command = partial(app.command, cls=HelpCommand, context_settings=HELP)
 
 for _name, (_params, _body) in HOT.items():  # compile, explain, check: whileai.cli.params
     command(_name)(typer_command(_params, _body))

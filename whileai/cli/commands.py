@@ -152,7 +152,8 @@ def explain(specs: list[Path], target: str, sets: list[str] | None, as_json: boo
 def check(configs: list[Path], entry: str) -> None:
     """Check files written by hand: each goes to the target that claims it (a prime-rl TOML
     against the pinned schema, loader rules and known renames; a TRL run directory through
-    TRL's own parser)."""
+    TRL's own parser; a verl run.sh, or its run folder, through verl 0.9.1's own config check,
+    in a Python with verl)."""
     from whileai.targets import registry
 
     if entry != "auto" and entry not in ENTRY_POINTS:

@@ -172,7 +172,8 @@ EXPLAIN = (SPECS, TARGET, SETS, JSON._replace(help="Print the keys as JSON."),
 
 ENTRY_POINTS = ("rl", "sft", "evals", "inference", "orchestrator", "trainer", "env-server")
 CHECK = (
-    Param("configs", list[Path], (), "prime-rl TOML file(s) written by hand.", argument=True),
-    Param("entry", str, ("--entry",), "The entry point the files are for: auto (the first that "
+    Param("configs", list[Path], (), "Files written by hand: prime-rl TOMLs, TRL run directories, "
+          "verl run.sh files (or their run folders).", argument=True),
+    Param("entry", str, ("--entry",), "prime-rl: the entry point the files are for: auto (the first that "
           f"accepts, as prime-rl's own test does) or one of {', '.join(ENTRY_POINTS)}.", "auto"),
 )

@@ -3,11 +3,13 @@
 A setting the target replaces with something else is a warning with an id, naming what was asked
 and what will run (not only a line among the ignores):
 
-- `divergence-not-honoured`: method.divergence asks for one objective and the compiled file runs
-  another. prime-rl 559b447 has one OPD/OPSD loss, the sampled-token reverse-KL estimator
-  (orchestrator/algo/opd.py, opsd.py); TRL's DistillationTrainer interpolates with `beta`
-  (0 forward KL, 1 reverse KL, between: a generalized JSD; OPSD's train.py: distillation_alpha),
-  so `--set beta=0.5` on a reverse-KL spec trains a JSD.
+- `divergence-not-honoured`: method.divergence asks for one objective and an override makes the
+  compiled file run another. TRL's DistillationTrainer interpolates with `beta` (0 forward KL, 1
+  reverse KL, between: a generalized JSD; OPSD's train.py: distillation_alpha), so `--set
+  beta=0.5` on a reverse-KL spec trains a JSD. A divergence a target cannot train at all is no
+  warning but an error, on every target (prime-rl 559b447 has only the sampled-token reverse-KL
+  estimator, orchestrator/algo/opd.py and opsd.py; verl 0.9.1 has no JSD): the target's
+  refusal (whileai.targets.prime_rl.compile.check_divergence, whileai.targets.verl.compile.refuse).
 
 Rules never fire on a field the target ignores: a Rule that names the spec fields it reads
 (`Rule.fields`) is skipped when the compiled report lists one of them under ignores (the

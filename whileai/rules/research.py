@@ -339,7 +339,7 @@ RULES: list[Rule] = [
          "prime-rl 559b447 orchestrator/eval_source.py trigger (step % interval == 0); "
          "transformers DefaultFlowCallback (step % eval_steps == 0)", _eval_final),
     Rule("divergence-not-honoured", "method.divergence differs from the objective the compiled "
-         "file trains", "prime-rl 559b447 orchestrator/algo/opd.py (sampled-token reverse KL); "
+         "file trains (an override changed it)",
          "TRL 1.16.0 DistillationTrainer beta (0 forward KL, 1 reverse KL, between: JSD)",
          divergence_check),
 ]

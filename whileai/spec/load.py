@@ -151,7 +151,13 @@ def replace_run(run: RunSpec, **changes: Any) -> RunSpec:
     """A validated copy of `run` with fields changed (nested: pass the whole sub-table)."""
     from whileai.spec.run import RunSpec
 
-    data = run.model_dump(mode="python", by_alias=True) | changes
+    # the run's fields the spec set, not every default: "set" is what the contradiction checks
+    # read (lora_rank with lora = false); nested tables whole (a method's type is its tag)
+    set_ = {(RunSpec.model_fields[n].alias or n) for n in run.model_fields_set}
+    data = {k: v for k, v in run.model_dump(mode="python", by_alias=True).items() if k in set_}
+    data |= changes
+    if changes.get("lora") is False and "lora_rank" not in changes:
+        data.pop("lora_rank", None)  # full weights have no rank: one set would contradict lora
     if not data.get("overrides"):  # an empty table flattens to a key '' (spec._flatten)
         data.pop("overrides", None)
     new: RunSpec = build(RunSpec, data)

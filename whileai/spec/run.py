@@ -52,6 +52,38 @@ from whileai.spec.tables import (  # noqa: F401  (re-exported: the public spec n
     leaves,
 )
 
+# The fewest prompt tokens a run can work with: a chat template wraps even a one-word prompt in
+# role markers (Qwen3's makes it 9 tokens, <|im_start|>user ... <|im_start|>assistant; Llama 3's
+# default system header with its dates is about 30), and a taskset's system prompt comes on top. A
+# budget below it leaves no room for the task itself.
+MIN_PROMPT_TOKENS = 32
+# A Hugging Face Hub repo id, as the Hub and huggingface_hub's validate_repo_id (2.4.0,
+# utils/_validators.py:94-150) accept it: 'name' or 'owner/name', ASCII letters, digits, '-',
+# '_' and '.', neither part starting or ending with '-' or '.', each at most 96 characters, no
+# '--' or '..', not ending in '.git'. A model that starts with '/', '.', '~' or '$', or holds a
+# second '/', is a local path and is not checked against it.
+_HUB_PART = r"[A-Za-z0-9_](?:[A-Za-z0-9_.\-]{0,94}[A-Za-z0-9_])?"
+HUB_ID = rf"(?:{_HUB_PART}/)?{_HUB_PART}"
+
+
+def is_local_path(model: str) -> bool:
+    return model.startswith(("/", ".", "~", "$")) or model.count("/") > 1
+
+
+def check_hub_id(model: str) -> str | None:
+    """Why `model` is no Hub repo id a hub accepts, or None (a local path: None)."""
+    import re
+
+    if is_local_path(model):
+        return None
+    if not re.fullmatch(HUB_ID, model):
+        return ("a Hugging Face model id: 'name' or 'owner/name' in ASCII letters, digits, '-', '_' "
+                "and '.', neither part starting or ending with '-' or '.', at most 96 characters "
+                "each; a local path starts with /, ./ or ~")
+    if "--" in model or ".." in model or model.endswith(".git"):
+        return "a Hugging Face model id: the Hub refuses '--', '..' and a '.git' ending"
+    return None
+
 
 def default_eval_interval(steps: int) -> int:
     """The eval interval when eval.interval is unset: steps / k for the k nearest 4 (ties: the
@@ -83,7 +115,8 @@ class RunSpec(OnTaskset):
         "(wordle: player; kuhn-poker: player0, player1; proposer-solver: proposer, solver).",
         "verifiers' single-agent env: ['agent']", default=None, min_length=1, max_length=16,
     )
-    model: str = src("The student: a Hugging Face model id or local path.", "", min_length=1,
+    model: str = src("The student: a Hugging Face model id ('owner/name', ASCII) or a local path "
+                     "(starting with /, ./ or ~).", "", min_length=1,
                      max_length=PATH_LEN)
     method: Method = Field(description="The training method: a table with type = opd | opsd | grpo "
                            "| sft.")
@@ -161,14 +194,15 @@ class RunSpec(OnTaskset):
     )
     lora: bool = src("Train LoRA adapters (true) or full weights (false).", "anchor default", default=True)
     lora_rank: int = src(
-        "LoRA rank when lora is true.", "Lu 2025: rank 32 trails full FT by ~6% after OPD",
+        "LoRA rank when lora is true (set with lora = false: an error).",
+        "Lu 2025: rank 32 trails full FT by ~6% after OPD",
         default=32, ge=1, le=4096,
     )
     seed: int = src("Run seed (numpy, which TRL seeds too, takes at most 2**32 - 1).", "whileai",
                     default=0, ge=0, le=2**32 - 1)
     prompt_tokens: int = src(
         "Token budget for a prompt (sequence length = prompt_tokens + max_tokens).",
-        "whileai", default=2048, ge=1, le=1 << 20,
+        "whileai", default=2048, ge=MIN_PROMPT_TOKENS, le=1 << 20,
     )
     max_off_policy_steps: int = src(
         "How many steps behind the trainer a rollout may be (asynchrony).",
@@ -217,6 +251,36 @@ class RunSpec(OnTaskset):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True,
                               allow_inf_nan=False)
     _origin: str | None = PrivateAttr(default=None)  # the spec file's folder, when read from one
+
+    @field_validator("model")
+    @classmethod
+    def _hub_id(cls, v: str) -> str:
+        why = check_hub_id(v)
+        if why:
+            raise SpecError("model", v, why)
+        return v
+
+    @model_validator(mode="after")
+    def _contradictions(self) -> "RunSpec":
+        """Fields that contradict each other: an error, never a note under "ignores"."""
+        methods = [("method", self.method)] + [(f"sources[{i}].method", s.method)
+                                               for i, s in enumerate(self.sources)]
+        for at, m in methods:
+            if isinstance(m, OPD) and m.teacher.model.casefold() == self.model.casefold():
+                raise SpecError(f"{at}.teacher.model", m.teacher.model, "a model other than the "
+                                "student: OPD trains on the teacher's log-probs minus the "
+                                "student's, exactly zero when they are one model (serve a "
+                                "fine-tuned teacher under its own name; for the student taught "
+                                "by itself with privileged information, use type = \"opsd\")")
+        inherits = self.then is not None and self.then.lora and self.then.lora_rank is None
+        if not self.lora and "lora_rank" in self.model_fields_set and not inherits:
+            raise SpecError("lora_rank", self.lora_rank, "unset when lora = false: full weights "
+                            "have no LoRA rank", hint="remove lora_rank, or set lora = true")
+        if self.then is not None and self.then.lora is False and self.then.lora_rank is not None:
+            raise SpecError("then.lora_rank", self.then.lora_rank, "unset when then.lora = false: "
+                            "full weights have no LoRA rank", hint="remove then.lora_rank, or set "
+                            "then.lora = true")
+        return self
 
     @field_validator("accept")
     @classmethod

@@ -16,11 +16,17 @@ from whileai.errors import SpecError, raw, show
 BOUND_WHY = {
     ("GRPO", "samples"): "GRPO's advantage compares each completion with the others sampled for "
                          "its prompt, and a group of one has nothing to compare",
+    ("RunSpec", "prompt_tokens"): "a chat template wraps even a one-word prompt in role markers "
+                                  "(Qwen3's makes a one-word prompt 9 tokens, Llama 3's default "
+                                  "system header alone is about 30) and a taskset's system "
+                                  "prompt comes on top; a smaller budget leaves no room for "
+                                  "the task itself",
 }
 
 
 def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
-    err = exc.errors(include_url=False)[0]
+    errs = exc.errors(include_url=False)
+    err = _first(errs)
     loc, where = clean_loc(model, err["loc"])
     field = paths.join(tuple(loc)) if loc else model.__name__
     kind, value = err["type"], err.get("input")
@@ -34,6 +40,8 @@ def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
         guess = near(str(loc[-1]), known)
         said = f"unknown field (did you mean {guess!r}?)" if guess else "unknown field"
         return SpecError(field, raw(said), f"the fields here are {quoted(known)}")
+    if kind == "union_tag_not_found" and isinstance(value, dict):
+        return _untagged(model, loc, field, value)
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         ctx = err.get("ctx") or {}
         tag = ctx.get("tag", value)
@@ -55,6 +63,54 @@ def from_validation(exc: ValidationError, model: type[BaseModel]) -> SpecError:
     elif isinstance(value, list) and len(show(value)) > 60:
         value = raw(f"a list of {len(value)} items")
     return SpecError(field, value, msg[0].lower() + msg[1:] if msg else "see the docs")
+
+
+def _first(errs: list[Any]) -> Any:
+    """The error to show: pydantic's first, except that a table missing beside an unknown key
+    spelt like it (`[methd]` for `[method]`) is the unknown key's error, which names the typo."""
+    err = errs[0]
+    if err["type"] == "missing" and err["loc"]:
+        name, parent = str(err["loc"][-1]), err["loc"][:-1]
+        for other in errs[1:]:
+            loc = other["loc"]
+            if other["type"] == "extra_forbidden" and loc[:-1] == parent and near(str(loc[-1]), [name]):
+                return other
+    return err
+
+
+def _untagged(model: type[BaseModel], loc: list[Any], field: str, table: dict[str, Any]) -> SpecError:
+    """A union table with no `type` key: the key that is wrong (a misspelt `type` or field, a
+    sub-table named after a member) when there is one, else `type` missing with every tag."""
+    members = _union_at(model, loc)
+    tags = sorted(str(t) for t in map(_tag, members) if isinstance(t, str))
+    one_of = f"one of {', '.join(tags)}" if tags else "see the docs"
+    known = sorted({k for m in members for k in fields_at(m)})
+    for key in table:
+        if key in tags:  # [method.opd]: the method named as a sub-table
+            return SpecError(f"{field}.{key}", raw("a table named after a type"),
+                             f'{field} is one table with type = "{key}" and its fields in it')
+        if key not in known:
+            guess = near(str(key), known)
+            if guess:
+                return SpecError(f"{field}.{key}", raw(f"unknown field (did you mean {guess!r}?)"),
+                                 f"{field} needs type = {' | '.join(tags)}")
+    return SpecError(f"{field}.type", raw("missing"), one_of)
+
+
+def _union_at(model: type[BaseModel], loc: list[Any]) -> list[Any]:
+    """The models of the tagged union at the user's key path `loc` (none when it is not one)."""
+    cur: Any = model
+    for seg in loc:
+        cur = _bare(cur)
+        if isinstance(cur, type) and issubclass(cur, BaseModel):
+            info = _field(cur, seg)
+            cur = info.annotation if info is not None else None
+        elif get_origin(cur) in (list, tuple, dict):
+            args = get_args(cur)
+            cur = args[-1] if args else None
+        else:
+            return []
+    return [m for m in _members(_bare(cur)) if isinstance(m, type) and issubclass(m, BaseModel)]
 
 
 def quoted(names: list[str]) -> str:

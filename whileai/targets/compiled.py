@@ -110,7 +110,9 @@ class Compiled:
             "main": self.main,
             "summary": self.header(),
             "overview": overview(self),
-            "spec": self.run.model_dump(mode="json", by_alias=True, exclude_none=True),
+            # full weights have no rank: one in the spec would be a contradiction when re-read
+            "spec": self.run.model_dump(mode="json", by_alias=True, exclude_none=True,
+                                        exclude=None if self.run.lora else {"lora_rank"}),
             "reads": [x.to_dict() for x in self.reads],
             "ignores": [x.to_dict() for x in self.ignores],
             "fixed": [x.to_dict() for x in self.fixed],

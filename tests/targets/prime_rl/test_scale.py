@@ -290,9 +290,9 @@ def test_teacher_placement_follows_the_stated_rule() -> None:
         prime_rl.compile(opd("http://localhost:8001/v1", "Qwen/Qwen3-235B-A22B", model="Qwen/Qwen3-8B",
                              gpus=4))
     with pytest.raises(SpecError, match="port other than 8100"):
-        prime_rl.compile(opd("http://localhost:8100/v1", "Qwen/Qwen3-1.7B", model="Qwen/Qwen3-1.7B"))
+        prime_rl.compile(opd("http://localhost:8100/v1", "Qwen/Qwen3-1.7B", model="Qwen/Qwen3-0.6B"))
     with pytest.raises(SpecError, match="not localhost") as e:
-        prime_rl.compile(opd("http://localhost:8001/v1", BIG, nodes=2))
+        prime_rl.compile(opd("http://localhost:8001/v1", "Qwen/Qwen3-14B", nodes=2))
     assert e.value.field == "method.teacher.url"
     remote = prime_rl.compile(opd("https://api.example.com/v1", "deepseek-ai/DeepSeek-V3", nodes=2))
     assert remote.teacher is not None and remote.teacher.mode == "endpoint"

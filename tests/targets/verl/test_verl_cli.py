@@ -68,7 +68,8 @@ VERL_PYTHON = os.environ.get("WHILEAI_VERL_PYTHON")
 
 @pytest.mark.skipif(not VERL_PYTHON, reason="WHILEAI_VERL_PYTHON names no Python with verl 0.9.1")
 def test_compile_check_runs_verls_own_check(tmp_path: Path):
-    """Live: `whileai compile --check` in a Python with verl (e.g. /work/envs/verl/bin/python)."""
+    """Live: `whileai compile --check` in a Python with verl (`whileai rehearse --setup DIR -t verl`
+    prints the commands that make one)."""
     done = subprocess.run([str(VERL_PYTHON), "-m", "whileai", "compile", str(EXAMPLES / "sft.toml"),
                            "-b", "verl", "-o", str(tmp_path / "sft"), "--check", "--plain"],
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,

@@ -71,8 +71,6 @@ def algo_rows(table: str = "orchestrator.algo", field: str = "method") -> list[R
         To(f"{field}.type", f"{table}.type"),
         To(f"{field}.divergence", f"{table}.type", lambda r: m(r).type, when=reverse_kl,
            note="its loss is the sampled-token reverse-KL estimator"),
-        Drop(f"{field}.divergence", OPSD_REASON + "; a forward-KL or JSD objective is not offered",
-             when=lambda r: kind("opd", "opsd")(r) and not reverse_kl(r)),
         Drop(f"{field}.top_k", "prime-rl scores only the sampled token (its reverse-KL "
              "estimator); there is no top-k or full-vocabulary support to restrict"),
         # OPSD: the policy, shown the privileged text, is the teacher

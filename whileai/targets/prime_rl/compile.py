@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from whileai.cost.estimate import Cost
     from whileai.rules.base import Finding
 
-__all__ = ["COMMIT", "TARGET", "VERSION", "PrimeRLSteps", "compile", "facts", "lone_groups", "method_facts",
-           "planned"]
+__all__ = ["COMMIT", "TARGET", "VERSION", "PrimeRLSteps", "check_divergence", "compile", "facts",
+           "lone_groups", "method_facts", "planned"]
 
 
 def method_facts(run: RunSpec) -> dict[str, Any]:
@@ -177,6 +177,28 @@ def _own_tasks(run: RunSpec) -> None:
                         "and leave reward out")
 
 
+def _divergence(run: RunSpec) -> None:
+    """A divergence prime-rl cannot train is refused, as on verl (one policy per mistake, every
+    target): its only OPD/OPSD loss is the sampled-token reverse-KL estimator (559b447
+    orchestrator/algo/opd.py, opsd.py); training reverse KL under a forward-KL or JSD spec
+    would answer another question than the one asked."""
+    methods = [("method", run.method)] + [(f"sources[{i}].method", s.method)
+                                          for i, s in enumerate(run.sources)]
+    for at, m in methods:
+        check_divergence(m, at)
+
+
+def check_divergence(m: Any, at: str) -> None:
+    """One method's divergence (at: where it is in the spec, e.g. then.method)."""
+    asked = getattr(m, "divergence", None)
+    if asked is not None and asked != "reverse_kl":
+        other = "trl or verl" if asked == "forward_kl" and m.type == "opd" else "trl"
+        raise SpecError(f"{at}.divergence", asked, f"reverse_kl for prime-rl: its only "
+                        f"{m.type.upper()} loss is the sampled-token reverse-KL estimator "
+                        f"(orchestrator/algo/{m.type}.py at {COMMIT[:7]}); compile {asked} for "
+                        f"{other}")
+
+
 def compile(run: RunSpec, *, name: str | None = None, extra: Sequence[Row] = ()) -> Compiled:
     """Compile a run spec to prime-rl TOML. Pure: returns text and report, writes nothing.
 
@@ -210,6 +232,7 @@ class PrimeRLSteps(Steps):
 
     def refuse(self, run: RunSpec) -> None:
         _own_tasks(run)
+        _divergence(run)
         self.plan = plan.make(run, self.fname.removesuffix(".toml"))
 
     def rows(self, run: RunSpec) -> Sequence[Row]:

@@ -32,6 +32,8 @@ def compile_stages(run: RunSpec, stem: str) -> Compiled:
     from whileai.catalogs.paths import get_path
     from whileai.targets.prime_rl import compile as prime_rl
 
+    if run.then is not None:  # named where the user wrote it, before stage 1 is compiled
+        prime_rl.check_divergence(run.then.method, "then.method")
     one = first(run)
     names = [stage_name(stem, i, method_of(i, run)) for i in (1, 2)]
     c1, p1 = prime_rl.planned(one, name=f"{names[0]}.toml", extra=[

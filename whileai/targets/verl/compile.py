@@ -45,7 +45,7 @@ def refuse(run: RunSpec) -> None:
     if run.method.type == "opd" and divergence not in LOSS:
         raise SpecError("method.divergence", divergence, f"reverse_kl or forward_kl for {TARGET}: its "
                         "distillation losses (kl, k1..k3, forward_kl_topk: trainer/distillation/"
-                        "losses.py:305,370) have no JSD; compile JSD for trl or prime-rl")
+                        "losses.py:305,370) have no JSD; compile JSD for trl")
     if run.sources:
         raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source for "
                         "verl: one dataset and one method per run; compile a mixture for prime-rl")

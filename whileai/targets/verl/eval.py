@@ -62,11 +62,12 @@ def grader(c: Compiled, name: str, baseline: Any = None) -> Any:
     } | recipe_overrides(name)
     if run.lora:
         overrides["actor_rollout_ref.model.lora_adapter_path"] = f"$PWD/../{MERGED}/lora_adapter"
+    rank = {"lora_rank": run.lora_rank} if run.lora else {}  # lora = false: no rank (a contradiction)
     method = {"type": "grpo", "samples": max(2, m.samples), "temperature": m.temperature,
               "max_tokens": m.max_tokens}
     return replace_run(baseline if baseline is not None else run, model=f"$PWD/../{MERGED}",
-                       lora=run.lora, lora_rank=run.lora_rank, seed=run.seed, method=method,
-                       overrides=overrides, accept={}, then=None)
+                       lora=run.lora, seed=run.seed, method=method,
+                       overrides=overrides, accept={}, then=None, **rank)
 
 
 def eval_files(c: Compiled, name: str, baseline: Any = None) -> dict[str, str]:
