@@ -252,3 +252,16 @@ def test_no_teacher_log_probs_is_said_once(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["inspect", "--run", str(tmp_path / "outputs"), "-o", str(tmp_path / "v")])
     assert r.exit_code == 0, r.output
     assert " ".join(r.output.split()).count("no teacher log-probs") == 1
+
+
+def test_the_summary_counts_one_step_and_one_sequence_in_the_singular(tmp_path: Path) -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from whileai.tokenview.runapp import print_run_summary
+
+    gen.write_run(tmp_path, steps=1, ranks=1, sequences=1)
+    out = StringIO()
+    print_run_summary(summarise(tmp_path), [], Console(file=out, width=200))
+    assert "(1 step, 1 sequence," in out.getvalue(), out.getvalue()

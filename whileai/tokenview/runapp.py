@@ -24,6 +24,7 @@ from whileai.tokenview.page import num, pct, shown
 from whileai.tokenview.rundocument import RunReport
 from whileai.tokenview.runsummary import Decoder, ids_only, steps_text, summarise
 from whileai.tokenview.summary import hanging
+from whileai.words import counted
 
 FILES = ("inspect-run.html", "inspect-run.json")
 
@@ -101,8 +102,9 @@ def run_inspect_run(run: Path, *, steps: str | None, tokenizer: str | None, out:
 
 def print_run_summary(report: RunReport, paths: list[str], console: Console) -> None:
     rd = report.reading
-    hanging(console, f"inspect --run: {report.run}", "bold", f"   ({len(rd.steps_read)} steps, "
-            f"{rd.records} sequences, {rd.bytes_read / 1e6:.1f} MB, {report.timings['read']:.1f}s)")
+    read = (f"   ({counted(len(rd.steps_read), 'steps')}, {counted(rd.records, 'sequences')}, "
+            f"{rd.bytes_read / 1e6:.1f} MB, {report.timings['read']:.1f}s)")
+    hanging(console, f"inspect --run: {report.run}", "bold", read)
     t = Table(box=None, pad_edge=False)
     for col in ("step", "trained tokens", "mean signal", "top 1% share", "masked", "mismatch KL", "entropy"):
         t.add_column(col, justify="right")
@@ -115,7 +117,7 @@ def print_run_summary(report: RunReport, paths: list[str], console: Console) -> 
                   pct(s.masked_fraction), num(s.mean_mismatch_kl, 4), num(s.mean_entropy))
     console.print(t)
     hanging(console, "  signal", "bold", f" ({report.signal_name}) = {report.signal_definition}")
-    high = ", ".join(f"'{shown(r.text)}' ({r.steps_high} steps)" for r in report.top_tokens[:5])
+    high = ", ".join(f"'{shown(r.text)}' ({counted(r.steps_high, 'steps')})" for r in report.top_tokens[:5])
     if high:
         hanging(console, "  stays high: ", "bold", high)
     for n in report.notes:
