@@ -61,6 +61,20 @@ def needs(extra: str, *modules: str) -> None:
         pytest.skip(why, allow_module_level=True)
 
 
+def verl_python() -> str:
+    """A Python with verl 0.9.1: this one where verl imports, else $WHILEAI_VERL_PYTHON; else the
+    test is skipped, naming how to make one."""
+    import sys
+
+    from whileai.targets.verl import check as verl_check
+
+    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
+    if python is None:
+        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set (a Python with "
+                    "verl 0.9.1: `whileai rehearse --setup DIR -t verl` prints the commands)")
+    return python
+
+
 def needs_reference() -> Path:
     if not REFERENCE.is_dir():
         pytest.skip(f"no prime-rl reference at {REFERENCE}: restore tests/fixtures/reference "

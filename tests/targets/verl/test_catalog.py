@@ -8,12 +8,11 @@ that has it.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import verl_python
 
 from whileai.targets.verl import catalog
 from whileai.targets.verl import check as verl_check
@@ -98,9 +97,7 @@ def test_the_fixture_runs_use_only_known_keys():
 
 @pytest.mark.slow
 def test_live_catalogue_is_up_to_date():
-    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
-    if python is None:
-        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set")
+    python = verl_python()
     done = subprocess.run([python, str(ROOT / "scripts" / "gen_verl_catalog.py"), "--check"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]

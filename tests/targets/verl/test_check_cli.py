@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from helpers import verl_python
 from typer.testing import CliRunner
 
 from whileai.cli.app import app
@@ -150,11 +151,8 @@ def test_live_verl_accepts_and_whileai_refuses(tmp_path):
     """With verl 0.9.1 itself (WHILEAI_VERL_PYTHON): verl's check passes lr=abc, whileai's refuses it."""
     import os
     import subprocess
-    import sys
 
-    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
-    if python is None:
-        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set")
+    python = verl_python()
     script = run_dir(tmp_path, BY_NAME["lr-not-a-number"])
     code = ("import sys; from pathlib import Path; from whileai.targets.verl import check as verl_check; "
             f"[print(level, line) for level, line in verl_check.check(Path({str(script)!r}), 'auto')]")

@@ -12,10 +12,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import verl_python
 
 from whileai.errors import SpecError
 from whileai.spec.load import load_spec, replace_run
-from whileai.targets.verl import check as verl_check
 from whileai.targets.verl import data
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -125,10 +125,7 @@ def test_a_reward_with_kwargs_gets_every_column_verls_keys_too(tmp_path, monkeyp
 def test_live_verls_own_loader_and_call_score_a_strict_reward(tmp_path):
     """verl loads reward.py (trainer/ppo/reward.py:50-86, get_custom_reward_fn) and calls it with
     the extra_info its naive reward manager builds (naive.py:42-83)."""
-    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
-    if python is None:
-        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set (a Python with "
-                    "verl 0.9.1: pip install 'whileai[verl]')")
+    python = verl_python()
     strict = "def strict(completions, answer):\n    return [float(answer[0] in completions[0])]\n"
     _adapter_for(tmp_path, strict, "strict")
     sys.modules.pop("rewards", None)
@@ -212,9 +209,7 @@ def test_grpo_on_own_data_needs_a_reward():
 def test_live_verl_reads_the_rows(tmp_path):
     """verl's RLHFDataset loader (datasets' json, rl_dataset.py:175-176) reads the rows; the SFT
     step writes parquet with verl's pandas; verl's own gsm8k scorer is chosen by data_source."""
-    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
-    if python is None:
-        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set")
+    python = verl_python()
     plan = data.rows(load_spec(ROOT / "examples" / "sft.toml"))
     write(plan, tmp_path)
     check = textwrap.dedent(f"""
@@ -247,9 +242,7 @@ def test_the_data_rules_and_check_import_no_verl_torch_or_pyarrow():
 def test_live_mixed_field_types_still_load(tmp_path):
     """Tasks whose fields change type between rows (an int answer, then a text one): verl's JSON
     loader reads the RL rows, and SFT's parquet step works (pyarrow takes one type a column)."""
-    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
-    if python is None:
-        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set")
+    python = verl_python()
     tasks = [{"prompt": "2+3?", "answer": 5}, {"prompt": "Capital of France?", "answer": "Paris"}] * 5
     (tmp_path / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks))
     (tmp_path / "rewards.py").write_text("def r(completions, answer, **kw):\n    return [1.0]\n")

@@ -9,15 +9,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, verl_python
 
 from whileai.spec.load import load_spec
-from whileai.targets.verl import check as verl_check
 from whileai.targets.verl import gsm8k
 from whileai.targets.verl.compile import compile
 from whileai.targets.verl.runsh import parse
@@ -60,10 +58,7 @@ def test_the_revision_is_a_full_commit_and_the_compiled_run_runs_the_script():
 
 @pytest.mark.slow
 def test_live_the_script_writes_rows_verls_rlhf_dataset_reads_and_its_gsm8k_reward_scores(tmp_path):
-    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
-    if python is None:
-        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set (a Python with "
-                    "verl 0.9.1: pip install 'whileai[verl]')")
+    python = verl_python()
     c = compile(load_spec(ROOT / "tests" / "fixtures" / "verl" / "specs" / "gsm8k-grpo.toml"))
     (tmp_path / "gsm8k_rows.py").write_text(c.files["gsm8k_rows.py"])
     [cmd] = parse(c.files["run.sh"], {"PWD": str(tmp_path)})

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import EXAMPLES
+from helpers import EXAMPLES, verl_python
 
 from whileai.spec.load import load_spec
-from whileai.targets.verl import check as verl_check
 from whileai.targets.verl.compile import compile
 from whileai.targets.verl.runsh import read
 
@@ -66,10 +64,7 @@ def test_paths_in_a_folder_with_a_space_and_a_quote_reach_verl_as_one_value(kind
 
 @pytest.mark.slow
 def test_live_verls_check_accepts_whileais_run_sh_in_such_a_folder(tmp_path):
-    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
-    if python is None:
-        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set (a Python with "
-                    "verl 0.9.1: pip install 'whileai[verl]')")
+    python = verl_python()
     for kind in ("grpo", "sft"):
         folder = written(kind, tmp_path / kind / "it's my run")
         done = subprocess.run([python, "-m", "whileai", "check", str(folder)], capture_output=True,

@@ -13,16 +13,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from helpers import EXAMPLES
+from helpers import EXAMPLES, verl_python
 
 from whileai.spec.load import load_spec
-from whileai.targets.verl import check as verl_check
 from whileai.targets.verl import convert
 from whileai.targets.verl.compile import compile
 from whileai.targets.verl.runsh import parse
@@ -87,10 +85,7 @@ def test_convert_strips_the_teachers_think_block(tmp_path):
 
 @pytest.mark.slow
 def test_live_verls_sft_dataset_asserts_without_the_switch_and_reads_the_row_with_it(tmp_path):
-    python = sys.executable if verl_check.available() else os.environ.get("WHILEAI_VERL_PYTHON")
-    if python is None:
-        pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set (a Python with "
-                    "verl 0.9.1: pip install 'whileai[verl]')")
+    python = verl_python()
     c = compile(load_spec(EXAMPLES / "sft.toml"))
     (tmp_path / "convert.py").write_text(c.files["convert.py"])
     answers = ["<think>\nreverse it\n</think>\n\nolleh", "dlrow"]
