@@ -1,6 +1,6 @@
 """verl 0.9.1 (verl-project/verl, formerly volcengine/verl): a run directory whose run.sh runs
-`python3 -m verl.trainer.main_ppo`
-(GRPO, OPD) or verl's generation server then its SFT trainer (SFT on teacher samples).
+`python3 -m verl.trainer.main_ppo` (GRPO, OPD) or verl's generation server then its SFT trainer
+(SFT on teacher samples).
 
 - `compile`: the entry point, `compile(run) -> Compiled`; `fieldmap`: the field map as data;
   `knobs`: the hardware keys verl requires, chosen by stated rules; `script`: run.sh, the README
