@@ -11,7 +11,7 @@ and its config code took, and each file ends with its total. Exit 0 when every c
 accepted, 1 when verl refuses one, 2 on bad usage.
 
 The environment (Python 3.11, CPU only; ~1.8 GB, about 1-2 minutes from the registry's cache):
-the commands `whileai rehearse --setup VENV -t verl` prints (whileai/targets/verl/rehearse/hook.py,
+the commands `whileai rehearse --setup VENV -t verl` prints (whileai/targets/verl/rehearse/env.py,
 SETUP; docs/rehearse.md shows them too), then WHILEAI_VERL_PYTHON=VENV/bin/python.
 
 (`transformers` inside verl's own range: a newer one pulls `kernels`, which fails at import.)

@@ -17,7 +17,8 @@ import pytest
 from whileai.errors import SpecError
 from whileai.rehearse.verdict import Result
 from whileai.targets import registry
-from whileai.targets.verl.rehearse import hook, inside
+from whileai.targets.verl.rehearse import env as verl_env
+from whileai.targets.verl.rehearse import hook, inside, run, stages
 from whileai.targets.verl.rehearse.context import Context, StepRecord
 from whileai.targets.verl.rehearse.pools import Unplaceable, _check_packing
 
@@ -56,8 +57,8 @@ def test_a_spec_is_one_stage_per_verl_command_on_the_node_it_gets() -> None:
 
 
 def test_slurm_sh_says_the_nodes_the_cluster_gives() -> None:
-    assert hook.sbatch("#!/bin/bash\n#SBATCH --nodes=3\n#SBATCH --gpus-per-node=4\n")[:2] == (4, 3)
-    assert hook.sbatch("#SBATCH --nodes=3\n") is None and hook.sbatch("") is None
+    assert stages.sbatch("#!/bin/bash\n#SBATCH --nodes=3\n#SBATCH --gpus-per-node=4\n")[:2] == (4, 3)
+    assert stages.sbatch("#SBATCH --nodes=3\n") is None and stages.sbatch("") is None
 
 
 def test_a_run_folder_is_read_in_place_and_flags_that_do_not_apply_are_refused(tmp_path: Path) -> None:
@@ -107,7 +108,7 @@ def log_of(tmp_path: Path, *steps: StepRecord, noise: str = "Token authenticatio
 def test_the_verdict_quotes_verls_own_message_at_verls_own_line(tmp_path: Path) -> None:
     ok_data = StepRecord("data", True, ran=["verl.utils.dataset.rl_dataset.RLHFDataset"], seconds=2.0)
     log = log_of(tmp_path, REFUSED, ok_data)
-    v = hook.verdict(log, tmp_path, 1, 14.0, "the spec's gpus (one node)", 8)
+    v = run.verdict(log, tmp_path, 1, 14.0, "the spec's gpus (one node)", 8)
     assert not v.ok and v.summary == f"failed: pools: {REFUSED.error}"
     assert v.cause is not None and (v.cause.file, v.cause.line) == ("verl/single_controller/ray/base.py", 240)
     assert v.cause.text == REFUSED.error
@@ -123,16 +124,16 @@ def test_the_verdict_quotes_verls_own_message_at_verls_own_line(tmp_path: Path) 
 
 def test_an_ok_stage_names_its_steps_and_a_killed_one_its_timeout(tmp_path: Path) -> None:
     log = log_of(tmp_path, StepRecord("pools", True, seconds=9.0), StepRecord("data", True, seconds=1.0))
-    v = hook.verdict(log, tmp_path, 0, 12.0)
+    v = run.verdict(log, tmp_path, 0, 12.0)
     assert v.ok and v.summary == "ok: pools, data in 12 s" and v.cause is None
-    v = hook.verdict(log_of(tmp_path, StepRecord("pools", True)), tmp_path, None, 30.0)
+    v = run.verdict(log_of(tmp_path, StepRecord("pools", True)), tmp_path, None, 30.0)
     assert not v.ok and v.timed_out and v.cause is not None and "--timeout" in v.cause.text
 
 
 def test_a_python_that_dies_before_any_step_is_quoted_from_its_log(tmp_path: Path) -> None:
     log = log_of(tmp_path, noise="Traceback (most recent call last):\n  File x\nModuleNotFoundError: "
                  "No module named 'hydra'\n")
-    v = hook.verdict(log, tmp_path, 1, 1.0)
+    v = run.verdict(log, tmp_path, 1, 1.0)
     assert not v.ok and v.cause is not None and v.cause.line == 3 and "hydra" in v.cause.text
 
 
@@ -168,13 +169,13 @@ def test_sft_trainer_has_no_pools(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(HAS_VERL, reason="verl is importable here: the missing-verl path does not apply")
 def test_without_verls_python_it_is_one_line_exit_2(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != hook.ENV} | {"PYTHONPATH": str(ROOT)}
+    env = {k: v for k, v in os.environ.items() if k != verl_env.ENV} | {"PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "whileai", "rehearse", "examples/opd.toml", "-t", "verl"]
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env)
     assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
     assert "WHILEAI_VERL_PYTHON" in p.stderr and "setup command" in p.stderr
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT,
-                       env=env | {hook.ENV: str(tmp_path / "nothing" / "python")})
+                       env=env | {verl_env.ENV: str(tmp_path / "nothing" / "python")})
     assert p.returncode == 2 and p.stderr.startswith("error: WHILEAI_VERL_PYTHON")
     assert "Traceback" not in p.stderr
 
@@ -184,7 +185,7 @@ def test_validate_says_not_checked_where_verl_is_missing(monkeypatch: pytest.Mon
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     from whileai.targets.verl.launch import rehearse_arms
 
-    monkeypatch.delenv(hook.ENV, raising=False)
+    monkeypatch.delenv(verl_env.ENV, raising=False)
     assert rehearse_arms({"grpo": compiled("grpo.toml")}) == 0
     said = capsys.readouterr().out
     assert "grpo: rehearsal: not checked (no Python with verl here: set $WHILEAI_VERL_PYTHON" in said
@@ -211,12 +212,12 @@ def test_the_step_lines_round_trip_through_json() -> None:
 
 
 def test_the_docs_show_the_setup_command_the_cli_prints() -> None:
-    """One setup command: docs/rehearse.md shows hook.SETUP word for word, and every module it
+    """One setup command: docs/rehearse.md shows verl_env.SETUP word for word, and every module it
     checks for (NEEDS) is installed by it."""
     docs = (Path(__file__).resolve().parents[3] / "docs" / "rehearse.md").read_text()
-    assert hook.SETUP.replace("\\\\", "\\") in docs
-    installed = hook.SETUP.replace("hydra-core", "hydra")
-    assert [m for m in hook.NEEDS if m not in installed] == []
+    assert verl_env.SETUP.replace("\\\\", "\\") in docs
+    installed = verl_env.SETUP.replace("hydra-core", "hydra")
+    assert [m for m in verl_env.NEEDS if m not in installed] == []
 
 
 def test_a_python_without_verl_is_refused_before_any_folder_is_made(tmp_path: Path) -> None:

@@ -157,7 +157,8 @@ def rehearse_arms(compiled: Mapping[str, Compiled]) -> int:
     """`whileai rehearse -t verl` of every arm (verl's own code on this CPU, stand-ins where a GPU
     is needed): 1 if any fails; "not checked" for each, and 0, where no Python here has verl."""
     from whileai.errors import SpecError
-    from whileai.targets.verl.rehearse.hook import ENV, REHEARSAL, find_python
+    from whileai.targets.verl.rehearse.env import ENV, find_python
+    from whileai.targets.verl.rehearse.hook import REHEARSAL
 
     try:
         python = find_python(None)
