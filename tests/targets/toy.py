@@ -21,7 +21,7 @@ from whileai.targets.base import Machine, Options, Shape
 from whileai.targets.compiled import Compiled
 from whileai.targets.fieldmap import Drop, Row, To, apply
 from whileai.targets.probe import Probe
-from whileai.targets.run import ArmCall, AsWritten, Metrics, ModalApp, Prepared
+from whileai.targets.run import AsWritten, Metrics, ModalApp, Prepared
 
 READ = {"model": "model", "steps": "steps", "prompts": "batch.prompts", "method.type": "method",
         "method.samples": "batch.samples"}
@@ -63,12 +63,6 @@ class ToyLauncher(AsWritten):
 
     def meta(self, base: RunSpec, prep: Prepared) -> dict[str, Any]:
         return {"holdout": f"{base.taskset} ({base.eval.examples} tasks)", "metric": "none: a toy"}
-
-    def files(self, c: Compiled, name: str, baseline: RunSpec) -> dict[str, str]:
-        return {}
-
-    def call(self, c: Compiled, prep: Prepared) -> ArmCall | None:
-        return None
 
     def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],
                  prep: Prepared) -> int:

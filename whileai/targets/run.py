@@ -218,7 +218,8 @@ class Prepared(NamedTuple):
 
 class AsWritten:
     """What a launcher whose arms run their specs as written inherits: no recipe options of its
-    own, nothing to install before a launch, the specs unchanged (prime-rl, verl, the toy)."""
+    own, nothing to install before a launch, the specs unchanged, no files beside the compiled
+    ones and no call of its own in the container (prime-rl, verl, the toy)."""
 
     def add_options(self, ap: ArgumentParser) -> None:
         return None
@@ -229,6 +230,12 @@ class AsWritten:
     def prepare(self, arms: Mapping[str, RunSpec], baseline: str, paths: list[str],
                 models: Callable[[RunSpec], dict[str, str]], a: Namespace) -> Prepared:
         return Prepared(runs=dict(arms), subs=None, meta={}, paths=paths, reward=None)
+
+    def files(self, c: Compiled, name: str, baseline: RunSpec) -> dict[str, str]:
+        return {}
+
+    def call(self, c: Compiled, prep: Prepared) -> ArmCall | None:
+        return None
 
 
 class Launcher(Protocol):

@@ -23,7 +23,6 @@ from whileai.targets.base import Options
 from whileai.targets.prime_rl.metrics import collect_prime_rl, metric_lines, parse_usage
 from whileai.targets.prime_rl.pin import COMMIT
 from whileai.targets.run import (
-    ArmCall,
     AsWritten,
     Metrics,
     ModalApp,
@@ -206,12 +205,6 @@ class PrimeRLLauncher(AsWritten):
     def meta(self, base: RunSpec, prep: Prepared) -> dict[str, Any]:
         return {"holdout": f"{base.taskset} (eval split, {base.eval.examples} tasks)",
                 "metric": f"{base.taskset}'s own reward (its verifiers rubric)"}
-
-    def files(self, c: Compiled, name: str, baseline: RunSpec) -> dict[str, str]:
-        return {}
-
-    def call(self, c: Compiled, prep: Prepared) -> ArmCall | None:
-        return None
 
     def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],
                  prep: Prepared) -> int:

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 from whileai.targets.base import Options
 from whileai.targets.run import (
-    ArmCall,
     AsWritten,
     Metrics,
     ModalApp,
@@ -219,9 +218,6 @@ class VerlLauncher(AsWritten):
         from whileai.targets.verl.eval import eval_files
 
         return eval_files(c, name, baseline)
-
-    def call(self, c: Compiled, prep: Prepared) -> ArmCall | None:
-        return None
 
     def validate(self, dirs: Mapping[str, Path], compiled: Mapping[str, Compiled],
                  prep: Prepared) -> int:
