@@ -51,9 +51,7 @@ def held(result: Result, *, keep: Path | None, timeout: float,
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the processes are stopped; the folder is named
         raise RehearsalInterrupted(None if keep is None and _removed(root) else str(root)) from None
     except Exception as e:  # a refusal or a crash mid-way: its temporary folder goes, or is named
-        if keep is None and _removed(root):
-            result.folder = ""
-        elif keep is None and isinstance(e, SpecError):
+        if keep is None and not _removed(root) and isinstance(e, SpecError):  # removed, or named
             raise SpecError(e.field, e.value, e.allowed,
                             hint="; ".join(x for x in (e.hint, f"its folder is kept at {root}") if x)) from e
         raise

@@ -155,15 +155,15 @@ def _given(run: RunSpec, key: str) -> Any:
 
 
 def node_gpus(run: RunSpec) -> int:
-    """The GPUs one node of the run has: `gpus_per_node`, or `gpus` where a one-node run asks for
-    more. The teacher's pool is placed on it (`pool`), and the rehearsal declares it to Ray."""
-    return run.gpus_per_node if nodes(run) > 1 else max(run.gpus or 1, run.gpus_per_node)
+    """The GPUs one node of the run has: `gpus_per_node` (the spec refuses more `gpus` than that on
+    one node). The teacher's pool is placed on it (`pool`), and the rehearsal declares it to Ray."""
+    return run.gpus_per_node
 
 
 def pool(run: RunSpec) -> Pool | None:
     """An OPD run's teacher pool (None for other methods): the teacher's TP from its size at
-    TEACHER_MEMORY (or the overrides'), then placed. One node holds `gpus_per_node` GPUs (or
-    `gpus`, if more): the pool sits beside the trainer's `gpus` where they fit, else it is carved
+    TEACHER_MEMORY (or the overrides'), then placed. One node holds `gpus_per_node` GPUs
+    (knobs.node_gpus): the pool sits beside the trainer's `gpus` where they fit, else it is carved
     out of them, the trainer keeping the most GPUs its batch and rollout TP split over and the
     teacher the rest in whole replicas; where no split works, a SpecError. Past one node, the
     teacher gets a node of its own (its replicas fill it), which the run lines add. Pool keys set
@@ -217,6 +217,12 @@ def pool(run: RunSpec) -> Pool | None:
                 f"carved out of the node's {cap} GPUs: the trainer keeps {trainer}, the most that "
                 f"prompts x samples = {run.prompts * samples} split over (a multiple of the rollout "
                 f"TP {rollout}), the teacher the rest in replicas of TP {tp_}")
+
+
+def rollout_tp(run: RunSpec) -> tuple[int, str]:
+    """The student's rollout TP on a node of the trainer's GPUs, sized with the memory the
+    colocated rollout is written (MEMORY), and why."""
+    return tp(run.model, gpus_per_node(run), memory=MEMORY)
 
 
 def _rollout_tp(run: RunSpec) -> int:

@@ -55,13 +55,12 @@ def from_compiled(c: Compiled) -> list[VerlStage]:
 
 def node_of(run: RunSpec) -> tuple[int, int, str]:
     """The node the run will get, as the compiler places the pools on it (knobs.node_gpus): the
-    spec's gpus_per_node (or gpus, where a one-node run asks for more), and its nodes."""
+    spec's gpus_per_node, and its nodes."""
     from whileai.targets.verl import knobs
 
     if knobs.nodes(run) > 1:
         return run.gpus_per_node, knobs.nodes(run), "the spec's gpus_per_node and nodes"
-    said = "gpus" if (run.gpus or 1) > run.gpus_per_node else "gpus_per_node"
-    return knobs.node_gpus(run), 1, f"one node of the spec's {said}"
+    return knobs.node_gpus(run), 1, "one node of the spec's gpus_per_node"
 
 
 def sbatch(text: str) -> tuple[int, int, str] | None:
