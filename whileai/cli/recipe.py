@@ -182,6 +182,8 @@ def _main(t: Target, L: Launcher, doc: str | None, argv: list[str] | None) -> in
     from whileai.launch import modal_module
     from whileai.launch.interrupt import Interrupted, remote
 
+    if L.app.deploy_env is not None:  # what the arms need of the image, read where it is defined
+        os.environ.update(L.app.deploy_env(compiled))
     try:
         app = modal_module(t.name)
     except SpecError as e:

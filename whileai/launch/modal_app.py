@@ -54,10 +54,15 @@ def _spec(name: str) -> ModalApp:
 
 SPEC = _spec(TARGET)
 APP_NAME = SPEC.name
-IMAGE_LABEL = SPEC.label
 DEPLOY = f"WHILEAI_MODAL_TARGET={TARGET} modal deploy -m whileai.launch.modal_app"
+LABEL_ENV = "WHILEAI_IMAGE_LABEL"
 
-image = SPEC.image().env({"WHILEAI_MODAL_TARGET": TARGET}).add_local_python_source("whileai")
+# The image and its label are computed together, where the image is defined (at deploy); the
+# label reaches the container in the image's environment, so a container reports the deployed one.
+_image, _label = SPEC.image(GPUS)
+IMAGE_LABEL = os.environ.get(LABEL_ENV) or _label
+image = (_image.env({"WHILEAI_MODAL_TARGET": TARGET, LABEL_ENV: IMAGE_LABEL})
+         .add_local_python_source("whileai"))
 volume = modal.Volume.from_name(VOLUME_NAME, create_if_missing=True)
 app = modal.App(APP_NAME, image=image)
 _secrets = [modal.Secret.from_name(s) for s in SECRETS]

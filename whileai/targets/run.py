@@ -190,12 +190,16 @@ class ModalApp(NamedTuple):
     """Where a target's arms run on Modal: one app of whileai.launch.modal_app, built for it."""
 
     name: str  # the app's name (its environment variable read at deploy time)
-    label: str  # the image in words (results.json's `image`, the recipe's note)
-    image: Callable[[], Any]  # the modal.Image without whileai's own source (modal imported there)
+    label: str  # the image in words, before it is defined (the recipe's note)
+    image: Callable[[list[str]], tuple[Any, str]]  # for the GPU choices: the modal.Image without
+    # whileai's own source (modal imported there) and its label (results.json's `image`), computed
+    # together where the image is defined
     train: TrainJob  # the container job, without modal: testable with stand-in scripts
     check: Callable[[dict[str, Any], Path], dict[str, Any]] | None  # --validate --on modal:
     # the framework's own dry run of a job in a CPU container ({ok, returncode, output}); None: none
     note: str  # a line the recipe prints before it deploys; "" for none
+    deploy_env: Callable[[Mapping[str, Compiled]], dict[str, str]] | None = None  # what the arms
+    # need of the image (environment `image` reads), set before the app module is imported
 
 
 class ArmCall(NamedTuple):

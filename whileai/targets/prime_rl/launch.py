@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whileai.targets.base import Options
+from whileai.targets.prime_rl.image import PRIME_RL_DIR
 from whileai.targets.prime_rl.metrics import collect_prime_rl, metric_lines, parse_usage
 from whileai.targets.prime_rl.pin import COMMIT
 from whileai.targets.run import (
@@ -40,18 +41,20 @@ if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
 
-PRIME_RL_DIR = "/opt/prime-rl"
 TEACHER_MEMORY = 0.4
+# prime-rl's environment as the image synced it (whileai.targets.prime_rl.image): --frozen, so no
+# re-resolve at start (the lock's rolling exclude-newer); --no-dev, as the sync was
+UV_RUN = ["uv", "run", "--frozen", "--no-dev", "--project", PRIME_RL_DIR]
 
 
 def teacher_argv(model: str, port: int) -> list[str]:
     """prime-rl's inference entry point (flags from inference.schema.json at the pin)."""
-    return ["uv", "run", "--project", PRIME_RL_DIR, "inference", "--vllm.model", model,
+    return [*UV_RUN, "inference", "--vllm.model", model,
             "--server.port", str(port), "--vllm.gpu-memory-utilization", str(TEACHER_MEMORY)]
 
 
 def rl_argv(config: Path, *, dry_run: bool = False) -> list[str]:
-    return ["uv", "run", "--project", PRIME_RL_DIR, "rl", "@", str(config)] + (
+    return [*UV_RUN, "rl", "@", str(config)] + (
         ["--dry-run"] if dry_run else [])
 
 
@@ -146,19 +149,19 @@ def validate_job(job: dict[str, Any], work_root: Path) -> dict[str, Any]:
                 "output": f"{type(e).__name__}: {e}"}
 
 
-def image() -> Any:
-    """prime-rl's image: its checkout at the pinned commit, `uv sync`ed (modal imported here)."""
-    import modal
+def image(gpus: list[str]) -> tuple[Any, str]:
+    """prime-rl's image for these GPU choices, and its label (whileai.targets.prime_rl.image)."""
+    from whileai.targets.prime_rl.image import build
 
-    return (
-        modal.Image.debian_slim(python_version="3.12")
-        .apt_install("git", "curl", "build-essential")
-        .pip_install("uv", "pydantic>=2.6,<3", "tomli-w>=1.0", "typer>=0.12", "rich>=13")
-        .run_commands(
-            f"git clone https://github.com/PrimeIntellect-ai/prime-rl.git {PRIME_RL_DIR}",
-            f"cd {PRIME_RL_DIR} && git checkout {COMMIT} && uv sync",
-        )
-    )
+    return build(gpus)
+
+
+def deploy_env(compiled: Mapping[str, Compiled]) -> dict[str, str]:
+    """What the arms need of the image (their taskset packages, attn), for the deploy."""
+    from whileai.spec.load import loads_toml
+    from whileai.targets.prime_rl.image import deploy_env as needs
+
+    return needs(loads_toml(s.text) for c in compiled.values() for s in (c.stages or (c,)))
 
 
 def validate_offline(compiled: Mapping[str, Compiled]) -> int:
@@ -189,8 +192,8 @@ class PrimeRLLauncher(AsWritten):
     options = Options()
     app: ModalApp | None = ModalApp(
         name=os.environ.get("WHILEAI_MODAL_APP", "whileai"),
-        label=f"debian_slim py3.12 + prime-rl@{COMMIT[:12]} (uv sync)",
-        image=image, train=train_job, check=validate_job, note="")
+        label=f"debian_slim py3.12 + prime-rl@{COMMIT[:12]} (uv sync --locked)",
+        image=image, train=train_job, check=validate_job, note="", deploy_env=deploy_env)
     tiny = False
     validates = "dry-run each config (see --on)"
     preflight = "deploy without `whileai preflight`'s probes of the arms' remote teachers"

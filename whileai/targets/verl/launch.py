@@ -10,11 +10,14 @@ nothing is served here. It never raises: a failure comes back as an error record
 to the volume; a restarted (preempted) container that finds an ok `metrics.json` returns it
 without training again.
 
-The image is an assumption this machine cannot test (no GPU, no Modal token): CUDA 13.0 devel on
-Ubuntu 24.04 with Python 3.12, then `pip install "verl[vllm,flash-attn-cu130torch211]==0.9.1"`:
-the extras verl 0.9.1's own package metadata names (vLLM 0.24.0 on torch 2.11, flash-attn 2.8.3,
-which verl's FSDP workers import). WHILEAI_VERL_IMAGE names a registry image instead (one of
-verl's own, verlai/verl on Docker Hub); verl 0.9.1 is pip-installed on top with --no-deps.
+The image is an assumption this machine cannot build (no GPU, no Modal token): CUDA 13.0 devel on
+Ubuntu 24.04 with Python 3.12, then verl 0.9.1 with its `vllm` extra (torch 2.11.0, vLLM 0.24.0),
+then flash-attn 2.8.3 (which verl's FSDP workers import) in its own layer built without isolation:
+it has only a source distribution whose setup.py imports torch, and pip's isolated build has no
+torch (the extra `flash-attn-cu130torch211` in the same `pip install` would stop at "No module
+named 'torch'"). WHILEAI_VERL_IMAGE names a registry image instead (one of verl's own, verlai/verl
+on Docker Hub); verl 0.9.1 is pip-installed on top with --no-deps. The image's label is computed
+with it, at deploy time (`image`), and reaches the container in the image's environment.
 Environment at deploy time: as whileai.launch.modal_app, plus WHILEAI_VERL_APP ("whileai-verl").
 """
 
@@ -51,9 +54,21 @@ if TYPE_CHECKING:
     from whileai.spec.run import RunSpec
     from whileai.targets.compiled import Compiled
 
-REGISTRY = os.environ.get("WHILEAI_VERL_IMAGE")
-EXTRAS = f"verl[vllm,flash-attn-cu130torch211]=={VERSION}"
-IMAGE_LABEL = f"{REGISTRY} + {TARGET}" if REGISTRY else f"cuda 13.0 devel py3.12 + {EXTRAS}"
+REGISTRY_ENV = "WHILEAI_VERL_IMAGE"
+CUDA = "nvidia/cuda:13.0.0-devel-ubuntu24.04"
+EXTRAS = f"verl[vllm]=={VERSION}"  # pins torch==2.11.0, vllm==0.24.0 (verl 0.9.1's METADATA)
+TORCH = "torch==2.11.0"  # named in the first layer too, so flash-attn's build finds it
+FLASH_ATTN = "flash-attn==2.8.3"  # the extra flash-attn-cu130torch211 (verl 0.9.1's METADATA)
+BUILD_DEPS = ("packaging", "ninja", "psutil", "setuptools", "wheel")  # flash-attn's setup.py, no isolation
+
+
+def image_label(registry: str | None) -> str:
+    if registry:
+        return f"{registry} + {TARGET}"
+    return f"cuda 13.0 devel py3.12 + {EXTRAS}, {FLASH_ATTN} built without isolation"
+
+
+IMAGE_LABEL = image_label(os.environ.get(REGISTRY_ENV))  # the recipe's note, before deploy
 
 EVAL = "eval.sh"  # the SFT arm's scoring step (whileai.targets.verl.eval)
 
@@ -112,15 +127,20 @@ def train_verl_job(
     return save(out, record, commit)
 
 
-def image() -> Any:
-    """verl's image (modal imported here): CUDA 13.0 with verl's own extras, or WHILEAI_VERL_IMAGE."""
+def image(gpus: list[str]) -> tuple[Any, str]:
+    """verl's image (modal imported here), for any of the GPU choices, and its label: CUDA 13.0
+    with verl's own extras, torch before flash-attn, or WHILEAI_VERL_IMAGE."""
     import modal
 
-    if REGISTRY:
-        return modal.Image.from_registry(REGISTRY).pip_install(TARGET, extra_options="--no-deps")
-    return (modal.Image.from_registry("nvidia/cuda:13.0.0-devel-ubuntu24.04", add_python="3.12")
-            .apt_install("git", "build-essential")
-            .pip_install(EXTRAS, "peft", "pyarrow", "pandas"))
+    registry = os.environ.get(REGISTRY_ENV)
+    if registry:
+        img = modal.Image.from_registry(registry).pip_install(TARGET, extra_options="--no-deps")
+    else:
+        img = (modal.Image.from_registry(CUDA, add_python="3.12")
+               .apt_install("git", "build-essential")
+               .pip_install(EXTRAS, TORCH, "peft", "pyarrow", "pandas", *BUILD_DEPS)
+               .pip_install(FLASH_ATTN, extra_options="--no-build-isolation"))
+    return img, image_label(registry)
 
 
 def validate_scripts(dirs: Mapping[str, Path]) -> int:
