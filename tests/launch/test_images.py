@@ -239,3 +239,46 @@ def test_prime_rl_label_is_the_deployed_images_in_the_container() -> None:
                                                     "WHILEAI_MODAL_GPUS": "A100-80GB:2"})
     assert "reverse-text" in deployed and "flash-attn" in deployed and "flash-attn-3" not in deployed
     assert inside == deployed
+
+
+def test_prime_rl_submodule_steps_make_git_fetch_over_https(tmp_path: Path, clean_env: Any) -> None:
+    """The image's own git commands, run by the real git on a repository with the pin's
+    .gitmodules (from the fixture): every needed submodule is fetched from an https:// URL and
+    ssh is never started. Offline by construction: a proxy on a closed port refuses at once."""
+    img, _ = prl.image(["H100:2"])
+    steps = runs(img)
+    repo = tmp_path / "prime-rl"
+    home = tmp_path / "build-home"  # the build's ~/.gitconfig, where the rewrite goes
+    home.mkdir()
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "GIT_TERMINAL_PROMPT": "0",
+           "GIT_SSH_COMMAND": "echo SSH-STARTED >&2; false", "GIT_CONFIG_COUNT": "2",
+           "GIT_CONFIG_KEY_0": "http.proxy", "GIT_CONFIG_VALUE_0": "http://127.0.0.1:9",
+           "GIT_CONFIG_KEY_1": "protocol.file.allow", "GIT_CONFIG_VALUE_1": "always"}
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True)
+
+    repo.mkdir()
+    git("init", "-q")
+    mods = FACTS["gitmodules"]
+    lines = []
+    for path, url in mods.items():
+        lines += [f'[submodule "{path}"]', f"\tpath = {path}", f"\turl = {url}"]
+        git("update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},{path}")
+    (repo / ".gitmodules").write_text("\n".join(lines) + "\n")
+    git("add", ".gitmodules")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "pin")
+    prime = prl.PRIME_RL_DIR
+    ours = [s.replace(prime, str(repo)) for s in steps
+            if s.startswith("git config") or "submodule update" in s]
+    assert len(ours) == 2
+    tried = ""
+    for cmd in ours:
+        p = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True, cwd=tmp_path)
+        tried += p.stderr
+    assert "SSH-STARTED" not in tried
+    paths = [*FACTS["uv_source_paths"].values(), *FACTS["lock_workspace_members"].values()]
+    for path in (m for m in mods if any(p == m or p.startswith(m + "/") for p in paths)):
+        name = mods[path].rsplit("/", 1)[1].rsplit(":", 1)[-1].removesuffix(".git")
+        url = rf"https://github\.com/PrimeIntellect-ai/{re.escape(name)}(\.git)?"
+        assert re.search(url, tried), (path, tried)
