@@ -160,20 +160,26 @@ def same(file_value: Any, value: Any) -> bool:
     return bool(file_value == value)
 
 
-def compile_with_rows(name: str, run: RunSpec) -> tuple[Compiled, list[Any]]:
-    """The compiled run and the rows its field map applied (the pipeline's own `apply`, watched)."""
-    seen: list[Any] = []
+def compile_with_rows(name: str, run: RunSpec) -> list[tuple[Compiled, list[Any]]]:
+    """The compiled run (each stage of a two-stage one) and the rows its field map applied, a
+    stage's extra rows included (the pipeline's own `apply`, watched)."""
+    seen: list[tuple[RunSpec, list[Any]]] = []
     real = pipeline.apply
 
     def watched(rows: Any, r: RunSpec, extra: Any = ()) -> Any:
-        seen.extend([*rows, *extra] if r == run else [])
+        seen.append((r, [*rows, *extra]))
         return real(rows, r, extra)
 
     pipeline.apply = watched  # type: ignore[assignment]
     try:
-        return registry.get(name).compile(run, name="x.toml", out=None, options=Options()), seen
+        c = registry.get(name).compile(run, name="x.toml", out=None, options=Options())
     finally:
         pipeline.apply = real  # type: ignore[assignment]
+    out = []
+    for one in c.stages or (c,):
+        [rows] = [rows for r, rows in seen if r == one.run][-1:] or [[]]
+        out.append((one, rows))
+    return out
 
 
 def stated(rows: list[Any], run: RunSpec, field: str, path: str) -> tuple[str, Callable[..., Any] | None]:
@@ -186,12 +192,9 @@ def stated(rows: list[Any], run: RunSpec, field: str, path: str) -> tuple[str, C
 
 
 def runs(name: str, kind: str) -> list[RunSpec]:
-    """The coverage test's runs this target compiles (one stage each: a chain's stages are
-    compiled runs of their own)."""
+    """The coverage test's runs this target compiles (a two-stage run's stages each)."""
     out = []
     for run in variants(kind):
-        if run.then is not None:
-            continue
         if name == "prime-rl":
             run = _reverse_kl(run.model_copy(update={"data": None, "reward": None}))
         try:
@@ -210,8 +213,8 @@ def test_every_read_value_is_in_the_files(name: str, kind: str) -> None:
     checked, compiled = 0, runs(name, kind)
     if not compiled:
         pytest.skip(f"{name} refuses every {kind} run (test_coverage.py holds the refusal)")
-    for run in compiled:
-        c, rows = compile_with_rows(name, run)
+    for c, rows in (one for run in compiled for one in compile_with_rows(name, run)):
+        run = c.run
         for read in c.reads:
             if read.path in NOT_A_KEY:
                 continue
@@ -234,7 +237,7 @@ def test_a_transformed_read_follows_its_field(name: str, kind: str) -> None:
     [full] = runs(name, kind)[1:2] or [None]
     if full is None:
         pytest.skip(f"{name} refuses {kind}")
-    c, rows = compile_with_rows(name, full)
+    [(c, rows)] = compile_with_rows(name, full)
     moved = 0
     for read in c.reads:
         if read.path in NOT_A_KEY:
