@@ -78,6 +78,30 @@ def test_cli_compile_report_json_and_write(tmp_path: Path) -> None:
     assert code == 2 and "a .json file or a directory (the toy target writes JSON)" in out
 
 
+def test_compile_check_refused_by_the_target_exits_2_and_writes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The target's own check refusing the compiled file (the toy's: 3 prompts x 2 samples split
+    into no whole micro-batch of 8) ends `compile --check` with exit 2, one error line naming the
+    refusal, after the report; nothing is written. The same spec with 4 prompts passes."""
+    spec = tmp_path / "odd.toml"
+    spec.write_text('taskset = "reverse-text"\nmodel = "m"\nsteps = 5\nprompts = 3\n\n'
+                    '[method]\ntype = "grpo"\nsamples = 2\n')
+    monkeypatch.chdir(tmp_path)
+    code, out = cli("compile", str(spec), "-b", "toy", "--plain", "--check")
+    assert code == 2, out
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    assert errors == ["error: odd.json (not written): batch.prompts x batch.samples = 6 rollouts "
+                      "per step, not a multiple of the toy trainer's micro-batch of 8"], out
+    assert "checked:" not in out and sorted(p.name for p in tmp_path.iterdir()) == ["odd.toml"]
+    spec.write_text(spec.read_text().replace("prompts = 3", "prompts = 4"))
+    code, out = cli("compile", str(spec), "-b", "toy", "--plain", "--check")
+    assert code == 0 and "checked: odd.json (not written) is one line of JSON" in out, out
+    bad = tmp_path / "b.json"
+    bad.write_text('{"batch": {"prompts": 3, "samples": 2}}\n')
+    code, out = cli("check", str(bad))
+    assert code == 2 and f"error: {bad}: batch.prompts x batch.samples = 6 rollouts" in out, out
+
+
 def test_cli_explain_names_each_key() -> None:
     code, out = cli("explain", str(SPEC), "-b", "toy")
     assert code == 0, out

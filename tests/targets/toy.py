@@ -41,6 +41,24 @@ def rows(run: RunSpec) -> list[Row]:
     return out
 
 
+# the toy trainer's micro-batch: a step's rollouts (prompts x samples) must split into whole ones,
+# the kind of refusal a real target's own check makes (TRL: generation_batch_size divisible by
+# num_generations, trl/trainer/grpo_config.py:1131; verl: its batch sizes by its GPUs)
+MICRO = 8
+
+
+def refusal(doc: dict[str, Any]) -> str | None:
+    """Why the toy's trainer would refuse this file, or None."""
+    batch = doc.get("batch")
+    if not isinstance(batch, dict):
+        return None
+    rollouts = batch.get("prompts", 0) * batch.get("samples", 1)
+    if rollouts % MICRO:
+        return (f"batch.prompts x batch.samples = {rollouts} rollouts per step, not a multiple of "
+                f"the toy trainer's micro-batch of {MICRO}")
+    return None
+
+
 # the toy target's own warning rule: listed by `whileai rules` after the shared ones while registered
 RULES = [Rule("toy-long-run", "a toy run of more than 1000 steps", "tests/targets/toy.py",
               lambda run, facts: "the toy target trains nothing for long" if run.steps > 1000 else None)]
@@ -95,16 +113,23 @@ class Toy:
                         fixed=tuple(applied.fixed), warnings=(), commands=(f"toy-train {name}",))
 
     def verify(self, compiled: list[Compiled]) -> list[tuple[bool, str]]:
-        return [(True, f"checked: {c.label} is one line of JSON") for c in compiled
-                if len(c.text.splitlines()) == 1 and json.loads(c.text)]
+        out: list[tuple[bool, str]] = []
+        for c in compiled:
+            why = refusal(json.loads(c.text))
+            if why:  # ends at the first failure, as every target's check does
+                return out + [(False, f"{c.label}: {why}")]
+            out.append((True, f"checked: {c.label} is one line of JSON"))
+        return out
 
     def claims(self, path: Path) -> bool:
         return path.suffix == ".json"
 
     def check(self, path: Path, entry: str) -> list[tuple[str, str]]:
         lines = path.read_text(encoding="utf-8").splitlines()
-        return [("ok", f"{path} is one line of JSON")] if len(lines) == 1 and json.loads(lines[0]) \
-            else [("error", f"{path}: not one line of JSON")]
+        if len(lines) != 1 or not json.loads(lines[0]):
+            return [("error", f"{path}: not one line of JSON")]
+        why = refusal(json.loads(lines[0]))
+        return [("error", f"{path}: {why}")] if why else [("ok", f"{path} is one line of JSON")]
 
     def rules(self) -> list[Rule]:
         return RULES

@@ -123,9 +123,10 @@ def test_the_verdict_quotes_verls_own_message_at_verls_own_line(tmp_path: Path) 
 
 
 def test_an_ok_stage_names_its_steps_and_a_killed_one_its_timeout(tmp_path: Path) -> None:
-    log = log_of(tmp_path, StepRecord("pools", True, seconds=9.0), StepRecord("data", True, seconds=1.0))
+    log = log_of(tmp_path, StepRecord("pools", True, seconds=9.0), StepRecord("data", True, seconds=1.0),
+                 StepRecord("reward", True), StepRecord("loss", True))
     v = run.verdict(log, tmp_path, 0, 12.0)
-    assert v.ok and v.summary == "ok: pools, data in 12 s" and v.cause is None
+    assert v.ok and v.summary == "ok: pools, data, reward, loss in 12 s" and v.cause is None
     v = run.verdict(log_of(tmp_path, StepRecord("pools", True)), tmp_path, None, 30.0)
     assert not v.ok and v.timed_out and v.cause is not None and "--timeout" in v.cause.text
 

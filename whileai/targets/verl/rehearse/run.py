@@ -8,7 +8,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,10 +66,15 @@ def run_stage(stage: VerlStage, where: Path, python: str, sup: Supervisor) -> Ve
     return verdict(log, where.parent, rc, time.monotonic() - t0, stage.why, stage.gpus)
 
 
-def verdict(log: Path, root: Path, rc: int | None, seconds: float, why: str = "", gpus: int = 0) -> Verdict:
-    """A stage's verdict from inside.py's log: its StepRecord lines, the first failing step's cause."""
+def verdict(log: Path, root: Path, rc: int | None, seconds: float, why: str = "", gpus: int = 0,
+            want: Sequence[str] | None = None) -> Verdict:
+    """A stage's verdict from inside.py's log: its StepRecord lines, the first failing step's cause;
+    ok only when every step of `want` (inside.py's STEPS, each of which it runs) has passed."""
     from whileai.rehearse.verdict import Cause, Verdict, lines_of, relative
     from whileai.targets.verl.rehearse.context import StepRecord
+    from whileai.targets.verl.rehearse.inside import STEPS
+
+    want = STEPS if want is None else want
 
     steps: list[tuple[int, StepRecord]] = []
     for i, text in enumerate(lines_of(log)):
@@ -97,9 +102,16 @@ def verdict(log: Path, root: Path, rc: int | None, seconds: float, why: str = ""
     if rc != 0 or not steps:
         from whileai.rehearse.verdict import first_exception
 
+        when = "after its last step" if steps else "before any step"
         cause = first_exception(log, root) or Cause(relative(log, root), len(lines_of(log)),
-                                                      f"verl's python exited {rc} before any step")
+                                                      f"verl's python exited {rc} {when}")
         return Verdict(False, seconds, dicts, cause, summary=f"failed: exit {rc}: {cause.text}")
+    missing = [name for name in want if name not in {s.name for _, s in steps}]
+    if missing:  # exit 0 short of the steps inside.py runs: a verdict on part of the stage is none
+        cause = Cause(relative(log, root), len(lines_of(log)),
+                      f"verl's python exited 0 without the steps {', '.join(missing)}")
+        return Verdict(False, seconds, dicts, cause, summary=f"failed: exit 0 after {len(steps)} of "
+                       f"{len(want)} steps: {cause.text}")
     names = ", ".join(s.name for _, s in steps)
     return Verdict(True, seconds, dicts, summary=f"ok: {names} in {seconds:.0f} s")
 
