@@ -8,6 +8,7 @@ SpecError only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,8 +35,12 @@ def compile(
 def compile_all(
     runs: list[RunSpec], target: str = "prime-rl", *, names: list[str] | None = None,
     out: str | Path | None = None, force: bool = False, cpu: bool = False, strict: bool = False,
+    check: Callable[[list[Compiled]], None] | None = None,
 ) -> list[Compiled]:
     """Compile several specs and write them all, or nothing when any one fails.
+
+    check: run on the written results with the files in place (the target's own check, which
+    reads them there); an exception from it takes the whole write back and is raised again.
 
     names: each spec's name (whileai.files.names.spec_name: the CLI passes the file stems);
     unset: the method type. With one
@@ -63,9 +68,11 @@ def compile_all(
     if out is None:
         return compiled
     whole = t.shape.suffix is None  # a run directory is the output's own folder
+    written = [as_written(c, d.root) for d, c in zip(dests, compiled, strict=True)]
     write.write([write.Output(d.root, c.files, whole) for d, c in zip(dests, compiled, strict=True)
-                 if d.root is not None], force=bool(force))
-    return [as_written(c, d.root) for d, c in zip(dests, compiled, strict=True)]
+                 if d.root is not None], force=bool(force),
+                then=None if check is None else lambda: check(written))
+    return written
 
 
 def _run(taskset: str, method: Any, model: str, fields: dict[str, Any]) -> RunSpec:

@@ -102,6 +102,30 @@ def test_compile_check_refused_by_the_target_exits_2_and_writes_nothing(
     assert code == 2 and f"error: {bad}: batch.prompts x batch.samples = 6 rollouts" in out, out
 
 
+def test_compile_check_refused_with_out_takes_the_write_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`-o` writes the files so the target can check them in place; a refusal takes the whole
+    write back: no new file stays, and a file an earlier compile wrote there is as it was."""
+    spec = tmp_path / "odd.toml"
+    spec.write_text('taskset = "reverse-text"\nmodel = "m"\nsteps = 5\nprompts = 4\n\n'
+                    '[method]\ntype = "grpo"\nsamples = 2\n')
+    monkeypatch.chdir(tmp_path)
+    out_dir = tmp_path / "out"
+    code, out = cli("compile", str(spec), "-b", "toy", "--plain", "--check", "-o", str(out_dir))
+    assert code == 0 and (out_dir / "odd.json").is_file(), out
+    before = {p.name: p.read_bytes() for p in out_dir.iterdir()}
+    spec.write_text(spec.read_text().replace("prompts = 4", "prompts = 3"))
+    code, out = cli("compile", str(spec), "-b", "toy", "--plain", "--check", "-o", str(out_dir))
+    assert code == 2 and "nothing was written: the target's own check refused it" in out, out
+    assert [line for line in out.splitlines() if line.startswith("error:")] == [
+        f"error: {out_dir / 'odd.json'}: batch.prompts x batch.samples = 6 rollouts per step, not a "
+        "multiple of the toy trainer's micro-batch of 8"], out
+    assert {p.name: p.read_bytes() for p in out_dir.iterdir()} == before
+    fresh = tmp_path / "fresh"
+    code, out = cli("compile", str(spec), "-b", "toy", "--plain", "--check", "-o", str(fresh))
+    assert code == 2 and not fresh.exists(), out
+
+
 def test_cli_explain_names_each_key() -> None:
     code, out = cli("explain", str(SPEC), "-b", "toy")
     assert code == 0, out

@@ -19,7 +19,8 @@ from whileai.report.wrap import fit
 
 
 def _compile_all(specs: list[Path], target: str, sets: list[str] | None, out: Path | None,
-                 force: bool, cpu: bool, strict: bool = False) -> list[Any]:
+                 force: bool, cpu: bool, strict: bool = False,
+                 check: Callable[[list[Any]], None] | None = None) -> list[Any]:
     from functools import partial
 
     from whileai.api import compile_all
@@ -32,7 +33,7 @@ def _compile_all(specs: list[Path], target: str, sets: list[str] | None, out: Pa
     stems = [spec_name(p, r) for p, r in zip(specs, runs, strict=True)]
     try:
         return compile_all(runs, target, names=stems, out=out, force=force, cpu=cpu,
-                           strict=strict)
+                           strict=strict, check=check)
     except SpecError:
         if len(specs) > 1:  # which spec: compile each alone (the error path only)
             for p, r in zip(specs, runs, strict=True):
@@ -74,23 +75,48 @@ def _show(results: list[Any], as_json: bool, plain: bool | None, to_dict: Callab
             to_rich(c)
 
 
+class _Refused(Exception):
+    """The target's own check refused a written file: the write is taken back (files.atomic)."""
+
+
 def compile_cmd(specs: list[Path], target: str, out: Path | None, sets: list[str] | None,
                 as_json: bool, force: bool, check: bool, cpu: bool, plain: bool | None,
                 strict: bool) -> None:
     """Compile run spec(s) for a target and print what it reads, ignores and warns."""
     if check:
         _can_check(target)
+    verdicts: list[tuple[bool, str]] = []
+    written: list[Any] = []
+
+    def judge(results: list[Any]) -> None:
+        """--check -o: the target's check of the files in place; a refusal takes them back."""
+        from whileai.targets import registry
+
+        written[:] = results
+        verdicts[:] = registry.get(target).verify(results)  # a SpecError takes the write back too
+        if not all(passed for passed, _ in verdicts):
+            raise _Refused
+
+    refused = False
     try:
-        results = _compile_all(specs, target, sets, out, force, cpu, strict)
+        results = _compile_all(specs, target, sets, out, force, cpu, strict,
+                               judge if check and out is not None else None)
     except SpecError as e:
         _fail(e)
+    except _Refused:
+        results, refused = written, True
+    except KeyboardInterrupt:
+        if not written:
+            raise
+        _err(_unchecked(written))  # the files stay, named as unchecked
+        raise SystemExit(130) from None
     with _stdout():
         _show(results, as_json, plain, lambda c: c.to_dict(), _lazy("whileai.report.text", "render_text"),
               _lazy("whileai.report.render", "print_report"))
         if check:
             try:
-                _check_target(target, results)
-            except KeyboardInterrupt:  # the files stay (as a failed check leaves them), named as unchecked
+                _report_check(verdicts or _verdicts(target, results), refused)
+            except KeyboardInterrupt:  # nothing was written (no -o): nothing to name
                 _err(_unchecked(results))
                 raise SystemExit(130) from None
 
@@ -119,20 +145,27 @@ def _can_check(target: str) -> None:
                         "write the files unchecked"))
 
 
-def _check_target(target: str, results: list[Any]) -> None:
-    """`--check`: the target's own check of what was compiled; a failure ends with exit 2."""
+def _verdicts(target: str, results: list[Any]) -> list[tuple[bool, str]]:
+    """The target's own check of what was compiled: (passed, line) each."""
     from whileai.targets import registry
 
     try:
-        verdicts = registry.get(target).verify(results)
+        return registry.get(target).verify(results)
     except SpecError as e:
         _fail(e)
+
+
+def _report_check(verdicts: list[tuple[bool, str]], refused: bool) -> None:
+    """Each verdict a line; a refusal ends with exit 2 (its files taken back when written)."""
     for passed, line in verdicts:
         if passed:
             print("\n".join(fit([line])))
         else:
             _err(f"error: {line}")
-    if not all(passed for passed, _ in verdicts):
+    if refused or not all(passed for passed, _ in verdicts):
+        if refused:
+            _err("nothing was written: the target's own check refused it (compile without --check "
+                 "to write the files unchecked)")
         raise SystemExit(2)
 
 

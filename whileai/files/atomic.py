@@ -11,17 +11,19 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from whileai.errors import SpecError
 
 
 def commit(files: Sequence[tuple[Path, str]], *, dirs: Sequence[Path] = (),
-           stale: Sequence[Path] = ()) -> None:
+           stale: Sequence[Path] = (), then: Callable[[], None] | None = None) -> None:
     """Write every file, or none: the folders and a temporary file beside each destination
     first, then one rename each; a failure anywhere removes the temporary files and folders
-    and renames back what was there. Then the stale files go."""
+    and renames back what was there. `then` runs with every file in place (a check of the
+    written files); an exception from it undoes the write the same way and is raised again
+    (Ctrl-C keeps the files: the caller names them). Then the stale files go."""
     made: list[Path] = []
     temps: list[tuple[Path, Path]] = []
     done: list[tuple[Path, Path | None]] = []  # (dest, backup of what it replaced)
@@ -49,11 +51,25 @@ def commit(files: Sequence[tuple[Path, str]], *, dirs: Sequence[Path] = (),
 
         where = typed(getattr(e, "filename", None))  # the destination, never its temporary file
         raise SpecError("out", where, "a writable path", hint=e.strerror or str(e)) from None
+    if then is not None:
+        try:
+            then()
+        except Exception:
+            _undo(temps, done, made)
+            raise
+        except BaseException:
+            _drop(done)
+            raise
+    _drop(done)
+    for old in stale:
+        old.unlink(missing_ok=True)
+
+
+def _drop(done: list[tuple[Path, Path | None]]) -> None:
+    """The backups of what the files replaced, once the write stands."""
     for _, backup in done:
         if backup is not None:
             backup.unlink(missing_ok=True)
-    for old in stale:
-        old.unlink(missing_ok=True)
 
 
 def _keep(dest: Path, backup: Path) -> None:

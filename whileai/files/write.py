@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -262,11 +263,14 @@ def _digest(path: Path) -> str | None:
     return h.hexdigest()
 
 
-def commit(p: WritePlan) -> None:
-    """Write every file of the plan, or none (whileai.files.atomic)."""
-    atomic.commit([(f.dest, f.text) for f in p.files], dirs=p.dirs, stale=p.stale)
+def commit(p: WritePlan, then: Callable[[], None] | None = None) -> None:
+    """Write every file of the plan, or none (whileai.files.atomic); `then` checks them in
+    place, and its exception takes the write back."""
+    atomic.commit([(f.dest, f.text) for f in p.files], dirs=p.dirs, stale=p.stale, then=then)
 
 
-def write(outputs: list[Output], *, force: bool = False) -> None:
-    """Check everything, then write everything: the whole of one command, or nothing."""
-    commit(plan(outputs, force=force))
+def write(outputs: list[Output], *, force: bool = False, then: Callable[[], None] | None = None
+          ) -> None:
+    """Check everything, then write everything: the whole of one command, or nothing (also when
+    `then`, run on the written files, raises)."""
+    commit(plan(outputs, force=force), then)
