@@ -55,6 +55,7 @@ class FakeTeacher(Loopback):
 
             self.tok = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
         self.scored = 0
+        self.params: list[dict[str, Any]] = []  # every scoring request's sampling_params
         self.serve(deadline)
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
@@ -68,6 +69,7 @@ class FakeTeacher(Loopback):
         if path == "/inference/v1/generate":
             ids = body["token_ids"]
             self.scored += 1
+            self.params.append(body.get("sampling_params", {}))
             k = int(body.get("sampling_params", {}).get("prompt_logprobs") or 0)
             return 200, {"request_id": "r", "prompt_logprobs": rows(ids, k),
                          "choices": [{"index": 0, "token_ids": [0], "finish_reason": "length"}]}

@@ -43,13 +43,18 @@ def test_signal_is_student_minus_teacher_on_every_scored_token(tmp_path: Path) -
     with FakeTeacher() as server:
         r = inspect("--run", str(tmp_path / "run"), "--teacher-endpoint", f"vllm:{MODEL}@{server.url}",
                     "--per-step", "4", "-o", str(tmp_path / "out"))
-        scored = server.scored
+        params = server.params
     assert r.exit_code == 0, r.output
     recs = records(tmp_path / "run")
     run = json.loads((tmp_path / "out" / "inspect-run.json").read_text())
     page = json.loads((tmp_path / "out" / "inspect-run-teacher.json").read_text())
     tr = run["teacher"]
-    assert scored == len(tr["samples"]) == 3 * 4  # only the picked samples were sent
+    # only the picked samples were sent, each with prime-rl's own body (utils/client.py:498) ...
+    prime = {"max_tokens": 1, "temperature": 1.0, "top_p": 1.0, "prompt_logprobs": 1}
+    assert sum(p == prime for p in params) == len(tr["samples"]) == 3 * 4
+    # ... and the shown ones once more with prompt_logprobs top_k, for the alternatives
+    assert sum(p == prime | {"prompt_logprobs": 5} for p in params) == len(page["completions"])
+    assert len(params) == len(tr["samples"]) + len(page["completions"])
     assert [s["step"] for s in tr["steps"]] == [0, 1, 2]
     checked = 0
     for s in tr["samples"]:
@@ -105,7 +110,7 @@ def test_teacher_from_the_runs_own_config(tmp_path: Path) -> None:
                                                  "api_key_var": "VLLM_API_KEY"}}}))
         r = inspect("--run", str(tmp_path / "run"), "--teacher", "-o", str(tmp_path / "out"))
         assert r.exit_code == 0, r.output
-        assert server.scored == 2
+        assert server.params[0]["prompt_logprobs"] == 1 and server.scored == 2 + 2  # scan, then shown
     tr = json.loads((tmp_path / "out" / "inspect-run.json").read_text())["teacher"]
     assert tr["teacher"]["url"] == server.url and tr["teacher"]["model"] == MODEL
 

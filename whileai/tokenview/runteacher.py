@@ -15,6 +15,7 @@ each). The summaries are spec inspection's (whileai.tokenview.stats), so the vie
 from __future__ import annotations
 
 import heapq
+from array import array
 import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -23,11 +24,12 @@ from typing import Any, NamedTuple
 from whileai.tokenview import stats
 from whileai.tokenview.document import Alternative, Completion, Token
 from whileai.tokenview.runsummary import MAX_SHOWN, Decoder
-from whileai.tokenview.scoring import Model
+from whileai.tokenview.scoring import Alt, Model
 from whileai.tokenview.teacher import Scores, score
 from whileai.tokenview.teacherdocument import TeacherSample, TeacherStep
 
 MAX_DETAIL = 24  # samples shown token by token
+SCAN_K = 1  # prompt_logprobs asked while scanning: prime-rl's own value (utils/client.py:498)
 IN_FLIGHT = 8  # samples being scored at once (prime-rl's orchestrator gathers a whole episode's)
 PICKS = ("surprise", "advantage", "all")
 
@@ -53,13 +55,13 @@ class Scorer:
         self.order = 0
         self.samples: list[TeacherSample] = []
         self.steps: list[TeacherStep] = []
-        self.sig: list[float] = []  # every scored token's signal, teacher rank and filler flag
+        self.sig = array("d")  # every scored token's signal, teacher rank and filler flag
         self.ranks: list[int | None] = []
-        self.filler: list[bool] = []
+        self.filler = bytearray()
         self.step_from = 0  # where the current step's tokens start in those lists
         self.step_samples = 0
         self.positions = stats.Positions()
-        self.detail: list[tuple[float, int, Detail]] = []
+        self.detail: list[tuple[float, int, Any]] = []
         self.texts: dict[int, str] = {}
         self.seconds = 0.0
 
@@ -85,7 +87,7 @@ class Scorer:
         while self.pending:
             self._fold_oldest()
         if self.step_samples:
-            sig, filler = self.sig[self.step_from:], self.filler[self.step_from:]
+            sig, filler = self.sig[self.step_from:], list(map(bool, self.filler[self.step_from:]))
             self.steps.append(TeacherStep(
                 step=step, sequences=self.step_samples,
                 stats=stats.stats_of(sig, [None] * len(sig), self.ranks[self.step_from:], self.top_k),
@@ -98,7 +100,10 @@ class Scorer:
     # -- scoring ------------------------------------------------------------------------------
     def _submit(self, step: int, rec: dict[str, Any]) -> None:
         ids = [int(i) for i in rec["token_ids"]]
-        self.pending.append((step, rec, self.pool.submit(score, self.teacher, ids, self.top_k)))
+        # an endpoint is asked prime-rl's own body (prompt_logprobs 1: each token's log-prob and
+        # rank); the top-k alternatives only for the samples shown (details())
+        k = SCAN_K if self.teacher.kind == "endpoint" else self.top_k
+        self.pending.append((step, rec, self.pool.submit(score, self.teacher, ids, k)))
         while len(self.pending) > IN_FLIGHT:
             self._fold_oldest()
 
@@ -118,50 +123,70 @@ class Scorer:
         sig = [float(trainer[i]) - got.logprobs[i] for i in at]  # type: ignore[operator]
         ranks = [got.ranks[i] for i in at]
         filler = [stats.is_filler(self._text(int(ids[i]), got, i)) for i in at] if self.dec.name else []
-        self.sig += sig
+        self.sig.extend(sig)
         self.ranks += ranks
-        self.filler += filler or [False] * len(sig)
+        self.filler += bytes(filler) if filler else bytes(len(sig))
         self.positions.add(sig, [None] * len(sig))
         self.step_samples += 1
         s = stats.stats_of(sig, [None] * len(sig), ranks, self.top_k)
-        adv = [float(a) for a, m in zip(rec["advantages"], mask, strict=True) if m and a is not None]
         self.samples.append(TeacherSample(
             step=step, rank=rec["rank"], index=rec["export_sequence_idx"], env=rec["env_name"],
-            tokens=len(ids), picked_by=_picked_by(rec, self.pick),
-            stats=s, shown=None))
+            tokens=len(ids), picked_by=_picked_by(rec, self.pick), stats=s, shown=None))
         mean = s.mean_signal
         if mean is None or (len(self.detail) >= MAX_DETAIL and mean <= self.detail[0][0]):
             return
-        d = self._detail(rec, got, at[:MAX_SHOWN], sig, ranks, mean)
-        item = (mean, -d.order, d)
+        # what its tokens need, kept (they are built once, by details(), for the samples that stay)
+        shown = at[:MAX_SHOWN]
+        lps = [got.logprobs[i] for i in shown]
+        tops = None if self.teacher.kind == "endpoint" else [got.top(i) for i in shown]
+        texts = [got.texts(i) for i in shown]
+        self.order += 1
+        item = (mean, -self.order, (rec, shown, sig, ranks, len(self.samples) - 1, lps, tops, texts))
         if len(self.detail) < MAX_DETAIL:
             heapq.heappush(self.detail, item)
         else:
             heapq.heapreplace(self.detail, item)
 
-    def _text(self, tid: int, got: Scores, i: int) -> str:
+    def details(self) -> list[Detail]:
+        """The samples with the largest mean signal, largest first, token by token (an endpoint
+        asked once more for each, with prompt_logprobs top_k, for the alternatives)."""
+        kept = sorted(self.detail, key=lambda x: (-x[0], -x[1]))
+        again = {n: self.pool.submit(score, self.teacher, [int(i) for i in p[0]["token_ids"]], self.top_k)
+                 for n, (_, _, p) in enumerate(kept) if p[6] is None}
+        out = []
+        for n, (mean, neg, (rec, shown, sig, ranks, sample, lps, tops, texts)) in enumerate(kept):
+            if n in again:
+                got = again[n].result()
+                tops = [got.top(i) for i in shown]
+            out.append(self._detail(rec, shown, sig, ranks, sample, lps, tops or [], texts,
+                                    mean=mean, order=-neg))
+        return out
+
+    def _text(self, tid: int, got: Scores | None, i: int, said: str | None = None) -> str:
         text = self.texts.get(tid)
         if text is None:
-            text = self.dec.token(tid) if self.dec.name else (got.texts(i) or f"⟨{tid}⟩")
+            said = said if got is None else got.texts(i)
+            text = self.dec.token(tid) if self.dec.name else (said or f"⟨{tid}⟩")
             self.texts[tid] = text
         return text
 
-    def _detail(self, rec: dict[str, Any], got: Scores, at: list[int], sig: list[float],
-                ranks: list[int | None], mean: float) -> Detail:
+    def _detail(self, rec: dict[str, Any], at: list[int], sig: list[float], ranks: list[int | None],
+                sample: int, lps: list[float | None], tops: list[list[Alt]], texts: list[str | None],
+                *, mean: float, order: int) -> Detail:
         ids, trainer = rec["token_ids"], rec["trainer_logprobs"]
         tokens = [Token.model_construct(
-            id=int(ids[i]), text=self._text(int(ids[i]), got, i), student_logprob=float(trainer[i]),
-            teacher_logprob=got.logprobs[i], signal=sig[k], full_kl=None, teacher_rank=ranks[k],
+            id=int(ids[i]), text=self._text(int(ids[i]), None, i, texts[k]),
+            student_logprob=float(trainer[i]), teacher_logprob=lps[k], signal=sig[k], full_kl=None,
+            teacher_rank=ranks[k],
             teacher_top=[Alternative.model_construct(id=a.id, text=self.texts.get(a.id, a.text)
                                                      if a.id is not None else a.text, logprob=a.logprob)
-                         for a in got.top(i)])
+                         for a in tops[k]])
             for k, i in enumerate(at)]
         first = at[0] if at else len(ids)
-        self.order += 1
         comp = Completion.model_construct(
             prompt=0, sample=0, text=self.dec.text([int(i) for i in ids[first:]]),
             finished=False, tokens=tokens, stats=stats.stats(tokens, self.top_k))
-        return Detail(mean, self.order, comp, [int(i) for i in ids[:first]], len(self.samples) - 1)
+        return Detail(mean, order, comp, [int(i) for i in ids[:first]], sample)
 
 
 def _key(rec: dict[str, Any], pick: str) -> float | None:

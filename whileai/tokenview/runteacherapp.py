@@ -61,11 +61,11 @@ def score_run(run: Path, *, window: tuple[int | None, int | None, int], dec: Dec
                 report = summarise(run, window=window, decoder=dec, show_step=show_step, visit=scorer)
         else:
             report = summarise(run, window=window, decoder=dec, show_step=show_step, visit=scorer)
+        if not report.reading.records:
+            return report, {}
+        teacher_run, page = build(scorer, report, teacher, tokenizer_note=note, load_seconds=loaded)
     finally:
         scorer.close()
-    if not report.reading.records:
-        return report, {}
-    teacher_run, page = build(scorer, report, teacher, tokenizer_note=note, load_seconds=loaded)
     report.teacher = teacher_run
     report.timings["score"] = teacher_run.timings["score"]
     return report, {PAGE[0]: render(page), PAGE[1]: page.model_dump_json(indent=1) + "\n"}

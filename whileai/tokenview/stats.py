@@ -6,6 +6,7 @@ field descriptions in whileai.tokenview.document.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 
@@ -22,12 +23,11 @@ def mean(xs: Sequence[float]) -> float | None:
 def top_share(values: Sequence[float], share: float = TOP_SHARE) -> float | None:
     """Sum of the largest ceil(share·n) of max(v, 0) (at least one) over the sum of all max(v, 0);
     None when that sum is zero."""
-    pos = sorted((max(v, 0.0) for v in values), reverse=True)
-    total = sum(pos)
-    if not pos or total <= 0.0:
+    total = sum(v for v in values if v > 0.0)
+    if not values or total <= 0.0:
         return None
-    k = max(1, math.ceil(share * len(pos)))
-    return sum(pos[:k]) / total
+    k = max(1, math.ceil(share * len(values)))
+    return sum(max(v, 0.0) for v in heapq.nlargest(k, values)) / total
 
 
 def stats(tokens: Sequence[Token], top_k: int) -> Stats:

@@ -35,7 +35,7 @@ def teacher_side(teacher: Model) -> Side:
 
 def build(scorer: Scorer, report: RunReport, teacher: Model, *, tokenizer_note: str,
           load_seconds: float) -> tuple[TeacherRun, InspectReport]:
-    details = [d for _, _, d in sorted(scorer.detail, key=lambda x: (-x[0], x[1]))]
+    details = scorer.details()
     for n, d in enumerate(details):
         scorer.samples[d.sample].shown = n
     for n, d in enumerate(details):
