@@ -90,6 +90,7 @@ def test_teacher_page_renders_in_chromium(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert 'data-ready="1"' in dom, "the page's script did not finish"
     assert 'data-errors="[]"' in dom, re.findall(r'data-errors="[^"]*"', dom)
-    spans = re.findall(r'<span class="t[^"]*" data-c="\d+" data-p="\d+" style="background-color: rgba?\(', dom)
+    spans = re.findall(r'<span class="t[^"]*" data-c="\d+" data-p="\d+" '
+                       r'style="background-color: rgba?\(', dom)
     assert len(spans) == sum(len(c["tokens"]) for c in report["completions"]) > 0
     assert "log p teacher" in dom

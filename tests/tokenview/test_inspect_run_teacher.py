@@ -71,8 +71,9 @@ def test_signal_is_student_minus_teacher_on_every_scored_token(tmp_path: Path) -
     assert checked == sum(len(c["tokens"]) for c in page["completions"]) > 0
     # the picked samples are those of largest mean student surprise in their step
     for step in (0, 1, 2):
-        surprise = sorted((-sum(v for v, m in zip(rec["trainer_logprobs"], rec["loss_mask"]) if m)
-                           / sum(rec["loss_mask"]), key) for key, rec in recs.items() if key[0] == step)
+        surprise = sorted((-sum(v for v, m in zip(rec["trainer_logprobs"], rec["loss_mask"], strict=True)
+                                if m) / sum(rec["loss_mask"]), key)
+                          for key, rec in recs.items() if key[0] == step)
         assert {(s["rank"], s["index"]) for s in tr["samples"] if s["step"] == step} == {
             k[1:] for _, k in surprise[-4:]}
     # the HTML embeds the same numbers

@@ -99,7 +99,7 @@ class TeacherFlags(NamedTuple):
 
 def run_inspect_run(run: Path, *, steps: str | None, tokenizer: str | None, out: Path | None,
                     force: bool, console: Console, show_step: int | None = None,
-                    teacher: TeacherFlags = TeacherFlags()) -> list[str]:
+                    teacher: TeacherFlags | None = None) -> list[str]:
     from whileai.files.write import Output, check_folder, write
     from whileai.tokenview.runpage import render
 
@@ -108,7 +108,7 @@ def run_inspect_run(run: Path, *, steps: str | None, tokenizer: str | None, out:
     target = check_folder(out if out is not None else Path(f"inspect-run-{run.resolve().name}"),
                           "--out", "inspect writes inspect.html and inspect.json into it")
     err = Console(stderr=True, width=console.width)
-    if teacher.wanted:
+    if teacher is not None and teacher.wanted:
         from whileai.tokenview.runteacherapp import score_run
 
         report, extra = score_run(run, window=window, dec=dec, tokenizer=tokenizer, flags=teacher,

@@ -15,8 +15,8 @@ each). The summaries are spec inspection's (whileai.tokenview.stats), so the vie
 from __future__ import annotations
 
 import heapq
-from array import array
 import time
+from array import array
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, NamedTuple

@@ -142,7 +142,7 @@ def is_filler(text: str) -> bool:
     return not word or all(not ch.isalnum() for ch in word) or word in FILLER_WORDS
 
 
-def filler_share(signal: Sequence[float], filler: Sequence[bool]) -> float | None:
+def filler_share(signal: Sequence[float], filler: Sequence[bool] | bytes | bytearray) -> float | None:
     """Sum of max(signal, 0) on filler tokens over that sum on all; None when it is zero."""
     total = math.fsum(x for x in signal if x > 0.0)
     if total <= 0.0:

@@ -57,8 +57,8 @@ def config_teacher(config: tuple[dict[str, Any], Path] | None) -> ModelSource | 
     if config is None:
         return None
     data, path = config
-    algo = data.get("algo") if isinstance(data.get("algo"), dict) else {}
-    t = algo.get("teacher") if algo.get("type") == "opd" else None
+    algo = data.get("algo")
+    t = algo.get("teacher") if isinstance(algo, dict) and algo.get("type") == "opd" else None
     if not isinstance(t, dict) or not t.get("name") or not t.get("base_url"):
         return None
     return ModelSource(url=str(t["base_url"]), model=str(t["name"]),
@@ -130,7 +130,8 @@ def check_tokenizer(teacher: Model, src: ModelSource, run_tokenizer: str | None)
     mine = Tokenizer.from_file(str(where / "tokenizer.json")).encode(tokcheck.PROBE_TEXT).ids
     theirs = teacher.encode(tokcheck.PROBE_TEXT)
     if mine != theirs:
-        at = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a != b), min(len(mine), len(theirs)))
+        pairs = enumerate(zip(mine, theirs, strict=False))
+        at = next((i for i, (a, b) in pairs if a != b), min(len(mine), len(theirs)))
         raise SpecError(flag, raw(f"{teacher.name}'s tokenizer differs from the run's ({run_tokenizer})"),
                         "a teacher with the run's tokenizer: it scores the run's token ids as they "
                         "are, as prime-rl sends them", hint=f"the probe text is {len(mine)} ids under "
