@@ -94,3 +94,12 @@ def test_teacher_page_renders_in_chromium(tmp_path: Path) -> None:
                        r'style="background-color: rgba?\(', dom)
     assert len(spans) == sum(len(c["tokens"]) for c in report["completions"]) > 0
     assert "log p teacher" in dom
+    # the run page itself gains the teacher's per-step and per-sample tables, and still opens clean
+    run_page = (tmp_path / "out" / "inspect-run.html").read_text()
+    run_page = run_page.replace("<head>", "<head>" + COLLECT, 1).replace("</body>", REPORT + "</body>", 1)
+    probe.write_text(run_page, encoding="utf-8")
+    done = subprocess.run([exe, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                           "--virtual-time-budget=3000", "--dump-dom", probe.as_uri()],
+                          capture_output=True, text=True, timeout=90)
+    assert 'data-ready="1"' in done.stdout and 'data-errors="[]"' in done.stdout
+    assert "Against the teacher" in done.stdout and 'href="inspect-run-teacher.html"' in done.stdout
