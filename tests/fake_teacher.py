@@ -5,8 +5,9 @@ row null, then one {id: {logprob, rank, decoded_token}} per id with the k best) 
 log-probs: `logprob(i, tid)` below, a function of the position and the id only, so a test can
 say what the signal must be. `POST /tokenize` encodes with the tokenizer it is given (a
 tokenizer.json folder), so the tokenizer check can be made to pass or fail. `slow` seconds of
-sleep before every answer make it a slow server. Run as a script it serves in its own process
-(the benchmark), printing its URL.
+sleep before every answer make it a slow server; `fail_after=N` answers HTTP 500 after N
+samples (a server that dies mid-run). Run as a script it serves in its own process (the
+benchmark), printing its URL.
 """
 
 from __future__ import annotations
@@ -47,8 +48,8 @@ def rows(ids: list[int], k: int) -> list[Any]:
 
 class FakeTeacher(Loopback):
     def __init__(self, tokenizer_dir: Path | None = None, *, model: str = MODEL, slow: float = 0.0,
-                 deadline: float = 120.0) -> None:
-        self.model, self.slow = model, slow
+                 fail_after: int | None = None, deadline: float = 120.0) -> None:
+        self.model, self.slow, self.fail_after = model, slow, fail_after
         self.tok = None
         if tokenizer_dir is not None:
             from tokenizers import Tokenizer
@@ -67,6 +68,8 @@ class FakeTeacher(Loopback):
             text = str(body.get("prompt", ""))
             return 200, {"tokens": self.tok.encode(text).ids if self.tok else [ord(c) for c in text]}
         if path == "/inference/v1/generate":
+            if self.fail_after is not None and self.scored >= self.fail_after:
+                return 500, {"error": "CUDA out of memory"}
             ids = body["token_ids"]
             self.scored += 1
             self.params.append(body.get("sampling_params", {}))

@@ -145,6 +145,9 @@ def test_unreachable_slow_and_wrong_tokenizer_teachers_each_one_line_exit_2(tmp_
         assert r.exit_code == 0, r.output
     note = json.loads((tmp_path / "ok" / "inspect-run.json").read_text())["teacher"]["tokenizer_note"]
     assert note.startswith("same ids")
+    with FakeTeacher(fail_after=1) as dying:  # fails mid-run: still one line, nothing written
+        line = _refused(tmp_path, "--teacher-endpoint", f"vllm:{MODEL}@{dying.url}")
+        assert "/inference/v1/generate answered HTTP 500" in line and "CUDA out of memory" in line
     line = _refused(tmp_path, "--teacher-endpoint", url)  # a bare URL: no model name to send
     assert "vllm:<served model>@<url>" in line
     line = _refused(tmp_path, "--teacher-endpoint", f"vllm:{MODEL}@{url}", "--pick", "best")
