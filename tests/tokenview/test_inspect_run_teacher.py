@@ -154,36 +154,54 @@ def test_unreachable_slow_and_wrong_tokenizer_teachers_each_one_line_exit_2(tmp_
     assert "--pick" in line
 
 
-def test_local_teacher_equals_a_direct_transformers_computation(tmp_path: Path) -> None:
+def tiny(folder: Path, seed: int) -> Any:
+    """A random tiny Qwen3 saved with a BPE tokenizer in `folder`; the model returned."""
     torch = pytest.importorskip("torch", reason="the trl extra (pip install -e '.[trl]'): torch")
     transformers = pytest.importorskip("transformers")
-    folder = tmp_path / "teacher"
     train_bpe(folder, TEXTS * 3, vocab=300)
     (folder / "tokenizer_config.json").write_text(json.dumps(
         {"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": "<|im_end|>"}))
-    torch.manual_seed(0)
+    torch.manual_seed(seed)
     cfg = transformers.Qwen3Config(vocab_size=400, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                    num_attention_heads=4, num_key_value_heads=2, head_dim=8,
                                    max_position_embeddings=256)
     net = transformers.Qwen3ForCausalLM(cfg).eval()
     net.save_pretrained(folder)
+    return net
+
+
+def test_local_teacher_equals_a_direct_transformers_computation(tmp_path: Path) -> None:
+    import torch
+
+    teacher, student = tiny(tmp_path / "teacher", 0), tiny(tmp_path / "student", 1)
     gen.write_run(tmp_path / "run", steps=2, ranks=1, sequences=3, vocab=384, completion=20)
-    r = inspect("--run", str(tmp_path / "run"), "--local-teacher", str(folder), "--device", "cpu",
-                "--per-step", "2", "-o", str(tmp_path / "out"))
+    r = inspect("--run", str(tmp_path / "run"), "--local-teacher", str(tmp_path / "teacher"),
+                "--local-student", str(tmp_path / "student"), "--device", "cpu",
+                "--per-step", "2", "-o", str(tmp_path / "ok"))
     assert r.exit_code == 0, r.output
     recs = records(tmp_path / "run")
-    run = json.loads((tmp_path / "out" / "inspect-run.json").read_text())
-    page = json.loads((tmp_path / "out" / "inspect-run-teacher.json").read_text())
+    run = json.loads((tmp_path / "ok" / "inspect-run.json").read_text())
+    page = json.loads((tmp_path / "ok" / "inspect-run-teacher.json").read_text())
+    assert page["definitions"]["full_kl_available"] is True
     n = 0
     for s in run["teacher"]["samples"]:
         rec = recs[(s["step"], s["rank"], s["index"])]
         ids = rec["token_ids"]
         with torch.no_grad():
-            lp = torch.log_softmax(net(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
-        want = expected(rec, lambda i, tid, lp=lp: float(lp[i - 1, tid]))
+            t_lp, s_lp = (torch.log_softmax(m(input_ids=torch.tensor([ids])).logits[0].float(), dim=-1)
+                          for m in (teacher, student))
+        want = expected(rec, lambda i, tid, lp=t_lp: float(lp[i - 1, tid]))
+        kl = (s_lp.exp() * (s_lp - t_lp)).sum(-1)  # KL(student‖teacher) predicting position i at row i - 1
+        want_kl = [float(kl[i - 1]) for i in range(1, len(ids)) if rec["loss_mask"][i]]
         assert s["stats"]["mean_signal"] == pytest.approx(sum(want) / len(want), abs=1e-5)
+        assert s["stats"]["mean_full_kl"] == pytest.approx(sum(want_kl) / len(want_kl), abs=1e-5)
         if s["shown"] is not None:
-            for t, w in zip(page["completions"][s["shown"]]["tokens"], want, strict=True):
-                assert abs(t["signal"] - w) <= 1e-5
+            toks = page["completions"][s["shown"]]["tokens"]
+            for t, w, k in zip(toks, want, want_kl, strict=True):
+                assert abs(t["signal"] - w) <= 1e-5 and abs(t["full_kl"] - k) <= 1e-5
                 n += 1
     assert n > 0
+    # a local student with an endpoint teacher is refused: the full KL needs both distributions
+    line = _refused(tmp_path, "--local-student", str(tmp_path / "student"), "--teacher-endpoint",
+                    f"vllm:{MODEL}@{refused_url()}")
+    assert "--local-student" in line

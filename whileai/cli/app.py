@@ -65,7 +65,8 @@ def inspect_cmd(
     spec: Annotated[Path | None, typer.Argument(help="An OPD, OPSD or SFT run spec (or --run).",
                     show_default=False)] = None,
     local_student: Annotated[str | None, typer.Option(help="Student as a local model: a folder or a "
-                             "model id in the local Hugging Face cache (offline).")] = None,
+                             "model id in the local Hugging Face cache (offline). With --run and "
+                             "--local-teacher: a checkpoint for the full-vocabulary KL.")] = None,
     local_teacher: Annotated[str | None, typer.Option(help="Teacher as a local model (OPD, SFT).")] = None,
     student_endpoint: Annotated[str | None, typer.Option(help="Student's OpenAI-compatible server: "
                                 "URL serving the spec's model, or vllm:<model>@<url>.")] = None,
@@ -114,7 +115,7 @@ def inspect_cmd(
             from whileai.tokenview.runapp import NothingFinished, TeacherFlags, run_cli
 
             teacher = TeacherFlags(teacher_endpoint, local_teacher, own_teacher, teacher_api_key_env,
-                                   pick, per_step, top_k, timeout, device)
+                                   pick, per_step, top_k, timeout, device, local_student)
             try:
                 run_cli(spec, run, steps=steps, tokenizer=tokenizer, out=out, force=force,
                         show_step=show_step, console=console(), teacher=teacher)

@@ -91,6 +91,7 @@ class TeacherFlags(NamedTuple):
     top_k: int = 5
     timeout: float = 120.0
     device: str = "auto"
+    student: str | None = None  # --local-student: a checkpoint for the full-vocabulary KL (local teacher)
 
     @property
     def wanted(self) -> bool:

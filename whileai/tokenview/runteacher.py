@@ -46,8 +46,9 @@ class Detail(NamedTuple):
 
 class Scorer:
     def __init__(self, teacher: Model, dec: Decoder, *, pick: str, per_step: int, top_k: int,
-                 progress: Any = None) -> None:
+                 progress: Any = None, student: Any = None) -> None:
         self.teacher, self.dec, self.pick, self.per_step, self.top_k = teacher, dec, pick, per_step, top_k
+        self.student = student  # a local student model: the full-vocabulary KL (local teacher only)
         self.progress = progress
         self.pool = ThreadPoolExecutor(max_workers=IN_FLIGHT)
         self.pending: deque[tuple[int, dict[str, Any], Future[Scores]]] = deque()
@@ -58,6 +59,7 @@ class Scorer:
         self.sig = array("d")  # every scored token's signal, teacher rank and filler flag
         self.ranks: list[int | None] = []
         self.filler = bytearray()
+        self.kl: array[float] | None = array("d") if student is not None else None  # None: not here
         self.step_from = 0  # where the current step's tokens start in those lists
         self.step_samples = 0
         self.positions = stats.Positions()
@@ -88,9 +90,10 @@ class Scorer:
             self._fold_oldest()
         if self.step_samples:
             sig, filler = self.sig[self.step_from:], list(map(bool, self.filler[self.step_from:]))
+            kl = self.kl[self.step_from:] if self.kl is not None else [None] * len(sig)
             self.steps.append(TeacherStep(
                 step=step, sequences=self.step_samples,
-                stats=stats.stats_of(sig, [None] * len(sig), self.ranks[self.step_from:], self.top_k),
+                stats=stats.stats_of(sig, kl, self.ranks[self.step_from:], self.top_k),
                 filler_share_signal=stats.filler_share(sig, filler) if self.dec.name else None))
         self.step_from, self.step_samples = len(self.sig), 0
 
@@ -103,7 +106,7 @@ class Scorer:
         # an endpoint is asked prime-rl's own body (prompt_logprobs 1: each token's log-prob and
         # rank); the top-k alternatives only for the samples shown (details())
         k = SCAN_K if self.teacher.kind == "endpoint" else self.top_k
-        self.pending.append((step, rec, self.pool.submit(score, self.teacher, ids, k)))
+        self.pending.append((step, rec, self.pool.submit(score, self.teacher, ids, k, self.student)))
         while len(self.pending) > IN_FLIGHT:
             self._fold_oldest()
 
@@ -126,9 +129,14 @@ class Scorer:
         self.sig.extend(sig)
         self.ranks += ranks
         self.filler += bytes(filler) if filler else bytes(len(sig))
-        self.positions.add(sig, [None] * len(sig))
+        kl: list[float | None] = [got.kl[i] for i in at] if got.kl is not None else [None] * len(sig)
+        if self.kl is not None and got.kl is not None:
+            self.kl.extend(kl)  # type: ignore[arg-type]
+        else:
+            self.kl = None  # one sample without it: no full KL in the totals
+        self.positions.add(sig, kl)
         self.step_samples += 1
-        s = stats.stats_of(sig, [None] * len(sig), ranks, self.top_k)
+        s = stats.stats_of(sig, kl, ranks, self.top_k)
         self.samples.append(TeacherSample(
             step=step, rank=rec["rank"], index=rec["export_sequence_idx"], env=rec["env_name"],
             tokens=len(ids), picked_by=_picked_by(rec, self.pick), stats=s, shown=None))
@@ -141,7 +149,7 @@ class Scorer:
         tops = None if self.teacher.kind == "endpoint" else [got.top(i) for i in shown]
         texts = [got.texts(i) for i in shown]
         self.order += 1
-        item = (mean, -self.order, (rec, shown, sig, ranks, len(self.samples) - 1, lps, tops, texts))
+        item = (mean, -self.order, (rec, shown, sig, ranks, kl, len(self.samples) - 1, lps, tops, texts))
         if len(self.detail) < MAX_DETAIL:
             heapq.heappush(self.detail, item)
         else:
@@ -152,13 +160,13 @@ class Scorer:
         asked once more for each, with prompt_logprobs top_k, for the alternatives)."""
         kept = sorted(self.detail, key=lambda x: (-x[0], -x[1]))
         again = {n: self.pool.submit(score, self.teacher, [int(i) for i in p[0]["token_ids"]], self.top_k)
-                 for n, (_, _, p) in enumerate(kept) if p[6] is None}
+                 for n, (_, _, p) in enumerate(kept) if p[7] is None}
         out = []
-        for n, (mean, neg, (rec, shown, sig, ranks, sample, lps, tops, texts)) in enumerate(kept):
+        for n, (mean, neg, (rec, shown, sig, ranks, kl, sample, lps, tops, texts)) in enumerate(kept):
             if n in again:
                 got = again[n].result()
                 tops = [got.top(i) for i in shown]
-            out.append(self._detail(rec, shown, sig, ranks, sample, lps, tops or [], texts,
+            out.append(self._detail(rec, shown, sig, ranks, kl, sample, lps, tops or [], texts,
                                     mean=mean, order=-neg))
         return out
 
@@ -171,12 +179,12 @@ class Scorer:
         return text
 
     def _detail(self, rec: dict[str, Any], at: list[int], sig: list[float], ranks: list[int | None],
-                sample: int, lps: list[float | None], tops: list[list[Alt]], texts: list[str | None],
-                *, mean: float, order: int) -> Detail:
+                kl: list[float | None], sample: int, lps: list[float | None], tops: list[list[Alt]],
+                texts: list[str | None], *, mean: float, order: int) -> Detail:
         ids, trainer = rec["token_ids"], rec["trainer_logprobs"]
         tokens = [Token.model_construct(
             id=int(ids[i]), text=self._text(int(ids[i]), None, i, texts[k]),
-            student_logprob=float(trainer[i]), teacher_logprob=lps[k], signal=sig[k], full_kl=None,
+            student_logprob=float(trainer[i]), teacher_logprob=lps[k], signal=sig[k], full_kl=kl[k],
             teacher_rank=ranks[k],
             teacher_top=[Alternative.model_construct(id=a.id, text=self.texts.get(a.id, a.text)
                                                      if a.id is not None else a.text, logprob=a.logprob)

@@ -1,5 +1,6 @@
 """`whileai inspect --run OUTPUT_DIR --teacher-endpoint URL | --local-teacher PATH | --teacher`:
-the run's samples scored against a teacher while its exports are read (one pass).
+the run's samples scored against a teacher while its exports are read (one pass). With
+`--local-teacher`, `--local-student CHECKPOINT` adds the full-vocabulary KL.
 
 Everything that can be refused is refused before a record is read: a bad --pick or
 --per-step, a teacher that cannot be named, an endpoint that does not answer (one line naming
@@ -43,6 +44,10 @@ def score_run(run: Path, *, window: tuple[int | None, int | None, int], dec: Dec
         raise SpecError("--per-step", flags.per_step, "a whole number of samples per step, at least 1")
     if not 1 <= flags.top_k <= 20:
         raise SpecError("--top-k", flags.top_k, "1 to 20")
+    if flags.student and not flags.local:
+        raise SpecError("--local-student", flags.student, "with --run, --local-teacher as well: the "
+                        "full-vocabulary KL needs both distributions, and an endpoint returns the "
+                        "top-k log-probs only")
     root = exports.find_root(run)
     config = run_config(root)
     src = teacher_source(endpoint=flags.endpoint, local=flags.local, key_env=flags.key_env, config=config)
@@ -50,8 +55,16 @@ def score_run(run: Path, *, window: tuple[int | None, int | None, int], dec: Dec
     with err.status("opening the teacher"):
         teacher = open_teacher(src, device=flags.device, timeout=flags.timeout)
         note = check_tokenizer(teacher, src, tokenizer or config_model(config))
+        student = None
+        if flags.student:
+            from whileai.tokenview.local import findable
+            from whileai.tokenview.run import ModelSource, open_model
+
+            student = open_model("student", ModelSource(local=findable(flags.student, "--local-student")),
+                                 device=flags.device)
     loaded = time.perf_counter() - start
-    scorer = Scorer(teacher, dec, pick=flags.pick, per_step=flags.per_step, top_k=flags.top_k)
+    scorer = Scorer(teacher, dec, pick=flags.pick, per_step=flags.per_step, top_k=flags.top_k,
+                    student=student)
     try:
         if err.is_terminal:
             from whileai.tokenview.summary import progress_bar

@@ -40,7 +40,7 @@ class Scores(NamedTuple):
     ranks: list[int | None]
     top: Callable[[int], list[Alt]]  # the teacher's top-k at position i
     texts: Callable[[int], str | None]  # the token's text at position i, when the teacher says
-    full: Any = None  # local: [n - 1, V] log-probs of positions 1.. (for the full-vocabulary KL)
+    kl: list[float | None] | None = None  # full-vocabulary KL(student‖teacher) per position (--local-student)
 
 
 def run_config(exports_root: Path) -> tuple[dict[str, Any], Path] | None:
@@ -139,14 +139,22 @@ def check_tokenizer(teacher: Model, src: ModelSource, run_tokenizer: str | None)
     return f"same ids as the run's tokenizer ({run_tokenizer}) on the probe text, through the teacher's own"
 
 
-def score(teacher: Model, ids: list[int], top_k: int) -> Scores:
-    """The teacher's log-prob, rank and top-k at every position of a sample's ids."""
+def score(teacher: Model, ids: list[int], top_k: int, student: Any = None) -> Scores:
+    """The teacher's log-prob, rank and top-k at every position of a sample's ids; with a local
+    student as well (and a local teacher), the full-vocabulary KL at every position."""
     if teacher.kind == "endpoint":
         return _prefilled(teacher.prefill(ids, top_k), ids, top_k)  # type: ignore[attr-defined]
     got = teacher.score(ids[:1], ids[1:], top_k)
-    texts = got.texts or []
-    return Scores([None, *got.logprobs], [None, *got.ranks], lambda i: got.top[i - 1] if i else [],
-                  lambda i: texts[i - 1] if 0 < i <= len(texts) else None, got.full)
+    texts, top = got.texts or [], got.top
+    kl: list[float | None] | None = None
+    if student is not None and len(ids) > 1:
+        from whileai.tokenview.local import full_kl
+
+        found = full_kl(student.logprobs(ids[:1], ids[1:]).cpu(), got.full)
+        kl = None if found is None else [None, *found]
+    # the [n - 1, V] tensors are not kept
+    return Scores([None, *got.logprobs], [None, *got.ranks], lambda i: top[i - 1] if i else [],
+                  lambda i: texts[i - 1] if 0 < i <= len(texts) else None, kl)
 
 
 def _prefilled(rows: list[Any], ids: list[int], top_k: int) -> Scores:

@@ -23,7 +23,11 @@ ROUTE = {"endpoint": "POST {root}/inference/v1/generate {model, token_ids: the s
 CONTEXT = ("the sample's own token ids, prompt and earlier turns included, as prime-rl's OPD "
            "orchestrator sends them to its teacher (src/prime_rl/orchestrator/algo/opd.py:37-45)")
 FULL_KL = ("not available: the token exports hold the student's log-prob of the sampled token "
-           "only, not its full distribution, so only the sampled-token signal is exact")
+           "only, not its full distribution, so only the sampled-token signal is exact (with a "
+           "local teacher, --local-student CHECKPOINT gives it)")
+FULL_KL_LOCAL = ("KL(student‖teacher) over the full vocabulary at each position, the student's "
+                 "distribution from --local-student (a checkpoint you name: the run's policy at a step "
+                 "is that step's weights) and the teacher's from --local-teacher, on the sample's ids")
 
 
 def teacher_side(teacher: Model) -> Side:
@@ -41,14 +45,17 @@ def build(scorer: Scorer, report: RunReport, teacher: Model, *, tokenizer_note: 
     for n, d in enumerate(details):
         d.completion.prompt = n
     side = teacher_side(teacher)
-    overall = stats.stats_of(scorer.sig, [None] * len(scorer.sig), scorer.ranks, scorer.top_k)
+    full = scorer.kl if scorer.kl is not None and scorer.sig else None
+    overall = stats.stats_of(scorer.sig, full if full is not None else [None] * len(scorer.sig),
+                             scorer.ranks, scorer.top_k)
+    kl_note = FULL_KL if full is None else FULL_KL_LOCAL
     filler = stats.filler_share(scorer.sig, scorer.filler) if scorer.dec.name else None
     by_position = scorer.positions.bins()
     timings = {"load": round(load_seconds, 3), "score": round(scorer.seconds, 3)}
     run = TeacherRun(
         teacher=side, route=ROUTE[teacher.kind], pick=scorer.pick,  # type: ignore[arg-type]
         per_step=scorer.per_step, top_k=scorer.top_k, tokenizer_note=tokenizer_note,
-        full_kl_note=FULL_KL, overall=overall, filler_share_signal=filler, by_position=by_position,
+        full_kl_note=kl_note, overall=overall, filler_share_signal=filler, by_position=by_position,
         steps=scorer.steps, samples=scorer.samples, page=PAGE[0], timings=timings)
     picked = {"surprise": f"the {scorer.per_step} with the largest mean student surprise",
               "advantage": f"the {scorer.per_step} with the lowest mean advantage",
@@ -71,7 +78,7 @@ def build(scorer: Scorer, report: RunReport, teacher: Model, *, tokenizer_note: 
         settings=Settings(prompts=len(details), samples=1, max_tokens=MAX_SHOWN, temperature=1.0,
                           top_k=scorer.top_k, seed=0, split="train",
                           data=f"token exports {report.reading.exports}"),
-        definitions=Definitions(full_kl_available=False, full_kl_note=FULL_KL),
+        definitions=Definitions(full_kl_available=full is not None, full_kl_note=kl_note),
         tokenizer_check=None, tokenizer_note=tokenizer_note, overall=overall,
         by_position=by_position, top_tokens=stats.top_tokens([d.completion for d in details]),
         prompts=[Prompt.model_construct(
