@@ -68,6 +68,10 @@ class EndpointModel:
                             hint=mask(detail)) from None
         except (urllib.error.URLError, OSError, ValueError) as e:
             reason = getattr(e, "reason", e)
+            if isinstance(reason, TimeoutError) or "timed out" in str(reason):
+                raise SpecError(self.flag, raw(f"{url} answered nothing within {self.timeout:g} s"),
+                                "a server that answers within --timeout seconds",
+                                hint="timed out") from None
             raise SpecError(self.flag, raw(f"{url} unreachable"),
                             "a running OpenAI-compatible server (vLLM) for this model",
                             hint=mask(str(reason))) from None
