@@ -193,7 +193,8 @@ class Scorer:
         first = at[0] if at else len(ids)
         comp = Completion.model_construct(
             prompt=0, sample=0, text=self.dec.text([int(i) for i in ids[first:]]),
-            finished=False, tokens=tokens, stats=stats.stats(tokens, self.top_k))
+            finished=len(at) == len(sig),  # shown whole (the page says "cut" past MAX_SHOWN tokens)
+            tokens=tokens, stats=stats.stats(tokens, self.top_k))
         return Detail(mean, order, comp, [int(i) for i in ids[:first]], sample)
 
 
