@@ -12,6 +12,14 @@ step has no STABLE marker yet), runs
     whileai inspect --run RUN --tokenizer TOKENIZER -o OUT
 
 in a fresh process (timed), then takes the screenshot with headless Chromium. Seconds.
+
+Then the run with a teacher (docs/inspect-run-teacher.png, or --teacher-out): the stand-in
+teacher of tests/fake_teacher.py (prime-rl's /inference/v1/generate with prompt_logprobs, known
+log-probs, on 127.0.0.1, /tokenize through the same tokenizer so the check passes) and
+
+    whileai inspect --run RUN --tokenizer TOKENIZER --teacher-endpoint vllm:stand-in/teacher@URL -o OUT
+
+whose inspect-run-teacher.html is spec inspection's page over the run's own samples.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "tokenview"))
 sys.path.insert(0, str(ROOT / "scripts"))
+sys.path.insert(0, str(ROOT / "tests"))
 from inspect_screenshot import find_chromium, screenshot  # noqa: E402  (the sibling: Chromium, the shot)
 
 
@@ -48,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs" / "inspect-run.png")
+    ap.add_argument("--teacher-out", type=Path, default=ROOT / "docs" / "inspect-run-teacher.png")
     args = ap.parse_args(argv)
     browser = find_chromium()
     if browser is None:
@@ -71,6 +81,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"whileai inspect --run: {time.perf_counter() - t:.1f}s", file=sys.stderr)
     screenshot(browser, out / "inspect-run.html", args.out, work, "1360,1500")
     print(f"wrote {args.out}", file=sys.stderr)
+    from fake_teacher import MODEL, FakeTeacher
+
+    with FakeTeacher(work / "tokenizer") as server:
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "whileai", "inspect", "--run", str(run.relative_to(work)),
+                        "--tokenizer", "tokenizer", "--teacher-endpoint", f"vllm:{MODEL}@{server.url}",
+                        "--per-step", "4", "-o", str(out), "--force"], check=True, env=env, cwd=work)
+        print(f"whileai inspect --run --teacher-endpoint: {time.perf_counter() - t:.1f}s", file=sys.stderr)
+    screenshot(browser, out / "inspect-run-teacher.html", args.teacher_out, work, "1360,1500")
+    print(f"wrote {args.teacher_out}", file=sys.stderr)
     return 0
 
 

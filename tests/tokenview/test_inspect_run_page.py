@@ -60,3 +60,46 @@ def test_run_page_renders_in_chromium(tmp_path: Path) -> None:
     data = json.loads(re.search(r'<script id="whileai-data" type="application/json">(.*?)</script>', page,
                                 re.S).group(1))  # type: ignore[union-attr]
     assert data["reading"]["steps_unstable"] == [3]
+
+
+def test_teacher_page_renders_in_chromium(tmp_path: Path) -> None:
+    """inspect --run with a teacher: spec inspection's page, over the run's samples, opens clean."""
+    exe = browser()
+    if exe is None:
+        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium; .ci/run does it)")
+    from fake_teacher import MODEL, FakeTeacher
+    from typer.testing import CliRunner
+
+    from whileai.cli.app import app
+
+    gen.write_run(tmp_path / "run", steps=3, ranks=2, sequences=3)
+    with FakeTeacher() as server:
+        r = CliRunner().invoke(app, ["inspect", "--run", str(tmp_path / "run"), "--teacher-endpoint",
+                                     f"vllm:{MODEL}@{server.url}", "-o", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.output
+    report = json.loads((tmp_path / "out" / "inspect-run-teacher.json").read_text())
+    page = (tmp_path / "out" / "inspect-run-teacher.html").read_text()
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    probe = tmp_path / "probe.html"
+    probe.write_text(page.replace("<head>", "<head>" + COLLECT, 1).replace("</body>", REPORT + "</body>", 1),
+                     encoding="utf-8")
+    done = subprocess.run([exe, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                           "--virtual-time-budget=3000", "--dump-dom", probe.as_uri()],
+                          capture_output=True, text=True, timeout=90)
+    dom = done.stdout
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 'data-ready="1"' in dom, "the page's script did not finish"
+    assert 'data-errors="[]"' in dom, re.findall(r'data-errors="[^"]*"', dom)
+    spans = re.findall(r'<span class="t[^"]*" data-c="\d+" data-p="\d+" '
+                       r'style="background-color: rgba?\(', dom)
+    assert len(spans) == sum(len(c["tokens"]) for c in report["completions"]) > 0
+    assert "log p teacher" in dom
+    # the run page itself gains the teacher's per-step and per-sample tables, and still opens clean
+    run_page = (tmp_path / "out" / "inspect-run.html").read_text()
+    run_page = run_page.replace("<head>", "<head>" + COLLECT, 1).replace("</body>", REPORT + "</body>", 1)
+    probe.write_text(run_page, encoding="utf-8")
+    done = subprocess.run([exe, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                           "--virtual-time-budget=3000", "--dump-dom", probe.as_uri()],
+                          capture_output=True, text=True, timeout=90)
+    assert 'data-ready="1"' in done.stdout and 'data-errors="[]"' in done.stdout
+    assert "Against the teacher" in done.stdout and 'href="inspect-run-teacher.html"' in done.stdout

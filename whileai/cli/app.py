@@ -65,7 +65,8 @@ def inspect_cmd(
     spec: Annotated[Path | None, typer.Argument(help="An OPD, OPSD or SFT run spec (or --run).",
                     show_default=False)] = None,
     local_student: Annotated[str | None, typer.Option(help="Student as a local model: a folder or a "
-                             "model id in the local Hugging Face cache (offline).")] = None,
+                             "model id in the local Hugging Face cache (offline). With --run and "
+                             "--local-teacher: a checkpoint for the full-vocabulary KL.")] = None,
     local_teacher: Annotated[str | None, typer.Option(help="Teacher as a local model (OPD, SFT).")] = None,
     student_endpoint: Annotated[str | None, typer.Option(help="Student's OpenAI-compatible server: "
                                 "URL serving the spec's model, or vllm:<model>@<url>.")] = None,
@@ -93,6 +94,14 @@ def inspect_cmd(
                          "tokenizer (folder or cached model id; ids otherwise).")] = None,
     show_step: Annotated[int | None, typer.Option(help="With --run: the step whose sequences are "
                          "shown (default: the last read).")] = None,
+    own_teacher: Annotated[bool, typer.Option("--teacher", help="With --run: score the run's samples "
+                           "against the run's own teacher (its configs/orchestrator.json).")] = False,
+    pick: Annotated[str, typer.Option(help="With --run and a teacher: which samples of each step to "
+                    "score: surprise (largest student surprise), advantage (lowest) or all.")] = "surprise",
+    per_step: Annotated[int, typer.Option(help="With --run and a teacher: samples scored per step "
+                        "(--pick surprise or advantage).")] = 8,
+    teacher_api_key_env: Annotated[str, typer.Option(help="With --run: env var holding the teacher "
+                                   "server's API key (the name only).")] = "VLLM_API_KEY",
     tiny: Annotated[bool, typer.Option("--tiny", help="Offline: tiny local student and teacher "
                     "models (whileai.vocab.tiny), built once and cached; a pipeline check.")] = False,
 ) -> None:
@@ -103,11 +112,13 @@ def inspect_cmd(
 
     try:
         if run is not None or spec is None:
-            from whileai.tokenview.runapp import NothingFinished, run_cli
+            from whileai.tokenview.runapp import NothingFinished, TeacherFlags, run_cli
 
+            teacher = TeacherFlags(teacher_endpoint, local_teacher, own_teacher, teacher_api_key_env,
+                                   pick, per_step, top_k, timeout, device, local_student)
             try:
                 run_cli(spec, run, steps=steps, tokenizer=tokenizer, out=out, force=force,
-                        show_step=show_step, console=console())
+                        show_step=show_step, console=console(), teacher=teacher)
             except NothingFinished as e:  # a run folder with nothing finished: say what, exit 1
                 _err(f"error: {e}")
                 raise SystemExit(1) from None

@@ -19,6 +19,11 @@ summary. Modules:
 `whileai inspect --run OUTPUT_DIR` reads a prime-rl run's token exports instead (no model):
 `exports` (the pinned exporter's layout, streamed), `runsummary` (per-step statistics),
 `rundocument` (its JSON document's models), `runpage` (the page) and `runapp` (the command).
+With a teacher (`--teacher-endpoint`, `--local-teacher`, `--teacher`) the same pass scores the
+run's own samples: `teacher` (which teacher, prime-rl's route, the tokenizer check),
+`runteacher` (picking and scoring, streamed), `teacherdocument` and `teacherreport` (the
+documents: the run report's `teacher`, and spec inspection's own report for the token page) and
+`runteacherapp` (the command's part).
 
 Nothing here is imported by `import whileai` or `whileai compile`; torch and transformers are
 imported only when a local model is loaded.

@@ -7,7 +7,11 @@
 - scoring: the context + completion ids sent back as a prompt with `max_tokens 1` and vLLM's
   `prompt_logprobs: k` (each prompt token's log-prob, rank and the top-k); a server that ignores
   it is asked again with `echo: true, logprobs: k` (OpenAI's legacy form: log-prob and top-k by
-  token text, no ranks beyond k).
+  token text, no ranks beyond k);
+- a run's own samples (`inspect --run` with a teacher): prime-rl's teacher route at the pin,
+  `POST {root}/inference/v1/generate` with the sample's token ids and `sampling_params
+  {max_tokens 1, temperature 1, top_p 1, prompt_logprobs k}` (prime-rl 559b447
+  src/prime_rl/utils/client.py:479-508, `prefill_logprobs`, which asks k = 1).
 
 An endpoint returns at most the top-k log-probs of each position, so the full-vocabulary KL
 cannot be computed from it; the sampled-token signal is exact. The API key is read from the
@@ -64,6 +68,10 @@ class EndpointModel:
                             hint=mask(detail)) from None
         except (urllib.error.URLError, OSError, ValueError) as e:
             reason = getattr(e, "reason", e)
+            if isinstance(reason, TimeoutError) or "timed out" in str(reason):
+                raise SpecError(self.flag, raw(f"{url} answered nothing within {self.timeout:g} s"),
+                                "a server that answers within --timeout seconds",
+                                hint="timed out") from None
             raise SpecError(self.flag, raw(f"{url} unreachable"),
                             "a running OpenAI-compatible server (vLLM) for this model",
                             hint=mask(str(reason))) from None
@@ -146,6 +154,21 @@ class EndpointModel:
                             "echo with logprobs")
         return self._from_echo(values[len(context):end], tops[len(context):end],
                                (tokens or [])[len(context):end], top_k)
+
+    def prefill(self, ids: list[int], top_k: int) -> list[Any]:
+        """prime-rl's teacher scoring of a sample (its body, with k = top_k instead of 1: vLLM
+        returns the prompt token's own log-prob and rank at any k): one row per id, the first
+        None (no context), each {id: {logprob, rank, decoded_token}} with the top-k."""
+        url = f"{self.root}/inference/v1/generate"
+        out = self.post(url, {"model": self.name, "token_ids": ids, "sampling_params": {
+            "max_tokens": 1, "temperature": 1.0, "top_p": 1.0, "prompt_logprobs": top_k}})
+        rows = out.get("prompt_logprobs")
+        if not isinstance(rows, list) or len(rows) != len(ids):
+            got = f"{len(rows)} prompt_logprobs rows" if isinstance(rows, list) else "no prompt_logprobs"
+            raise SpecError(self.flag, raw(f"{url} answered {got} for {len(ids)} token ids"),
+                            "prime-rl's inference server (its /inference/v1/generate returns "
+                            "prompt_logprobs, one row per token id)")
+        return rows
 
     def _from_prompt_logprobs(self, rows: list[Any], completion: list[int], top_k: int) -> Scored:
         lps, ranks, tops, texts = [], [], [], []

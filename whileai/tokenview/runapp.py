@@ -13,7 +13,7 @@ is one line, exit code 2, before anything is written; exports with no finished s
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.console import Console
 from rich.table import Table
@@ -79,8 +79,28 @@ def decoder(name: str | None) -> Decoder:
     return Decoder(name, token, text)
 
 
+class TeacherFlags(NamedTuple):
+    """With --run: the teacher to score the run's samples against (none given: no scoring)."""
+
+    endpoint: str | None = None
+    local: str | None = None
+    own: bool = False  # --teacher: the run's own, from its configs/orchestrator.json
+    key_env: str = "VLLM_API_KEY"
+    pick: str = "surprise"
+    per_step: int = 8
+    top_k: int = 5
+    timeout: float = 120.0
+    device: str = "auto"
+    student: str | None = None  # --local-student: a checkpoint for the full-vocabulary KL (local teacher)
+
+    @property
+    def wanted(self) -> bool:
+        return bool(self.endpoint or self.local or self.own)
+
+
 def run_inspect_run(run: Path, *, steps: str | None, tokenizer: str | None, out: Path | None,
-                    force: bool, console: Console, show_step: int | None = None) -> list[str]:
+                    force: bool, console: Console, show_step: int | None = None,
+                    teacher: TeacherFlags | None = None) -> list[str]:
     from whileai.files.write import Output, check_folder, write
     from whileai.tokenview.runpage import render
 
@@ -89,11 +109,18 @@ def run_inspect_run(run: Path, *, steps: str | None, tokenizer: str | None, out:
     target = check_folder(out if out is not None else Path(f"inspect-run-{run.resolve().name}"),
                           "--out", "inspect writes inspect.html and inspect.json into it")
     err = Console(stderr=True, width=console.width)
-    with err.status("reading token exports"):
-        report = summarise(run, window=window, decoder=dec, show_step=show_step)
+    if teacher is not None and teacher.wanted:
+        from whileai.tokenview.runteacherapp import score_run
+
+        report, extra = score_run(run, window=window, dec=dec, tokenizer=tokenizer, flags=teacher,
+                                  show_step=show_step, err=err)
+    else:
+        with err.status("reading token exports"):
+            report = summarise(run, window=window, decoder=dec, show_step=show_step)
+        extra = {}
     if (nothing := _nothing_read(run, report)) is not None:
         raise nothing
-    files = {FILES[0]: render(report), FILES[1]: report.model_dump_json(indent=1) + "\n"}
+    files = {FILES[0]: render(report), FILES[1]: report.model_dump_json(indent=1) + "\n", **extra}
     write([Output(target, files)], force=force)
     paths = [str(target / name) for name in files]
     print_run_summary(report, paths, console)
@@ -122,8 +149,23 @@ def print_run_summary(report: RunReport, paths: list[str], console: Console) -> 
         hanging(console, "  stays high: ", "bold", high)
     for n in report.notes:
         hanging(console, "  note: ", "yellow", n)
+    if report.teacher is not None:
+        print_teacher(report, console)
     for p in paths:
         hanging(console, "  wrote ", "cyan", p)
+
+
+def print_teacher(report: RunReport, console: Console) -> None:
+    tr = report.teacher
+    assert tr is not None
+    o = tr.overall
+    hanging(console, "  teacher: ", "bold", f"{tr.teacher.kind} {tr.teacher.model}"
+            + (f" at {tr.teacher.url}" if tr.teacher.url else "")
+            + f"; {counted(len(tr.samples), 'samples')} scored ({tr.pick}), {o.tokens} tokens, mean "
+            f"signal {num(o.mean_signal)} (log p_student - log p_teacher), top 1% share "
+            f"{pct(o.top1_share_signal)}, in teacher top-{tr.top_k} {pct(o.teacher_top_k_hit)}, on "
+            f"filler {pct(tr.filler_share_signal)}; {tr.timings['score']:.1f}s")
+    hanging(console, "  tokenizers: ", "bold", tr.tokenizer_note)
 
 
 def run_cli(spec: Path | None, run: Path | None, **kw: Any) -> list[str]:

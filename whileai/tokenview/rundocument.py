@@ -23,6 +23,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field
 
 from whileai.tokenview.document import _InspectModel
+from whileai.tokenview.teacherdocument import TeacherRun
 
 SCHEMA_ID = "https://whileai.dev/schemas/inspect-run.schema.json"
 SIGNALS = {
@@ -149,5 +150,8 @@ class RunReport(_InspectModel):
                                          "most steps first (up to 50).")
     timings: dict[str, float] = Field(description="Seconds: read (parse and statistics), total.")
     notes: list[str] = Field(default_factory=list, description="Caveats about this report.")
+    teacher: TeacherRun | None = Field(default=None, description="The samples scored against a "
+                                       "teacher (--teacher-endpoint, --local-teacher or the run's "
+                                       "own); null without one.")
 
 

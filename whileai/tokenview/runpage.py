@@ -103,6 +103,37 @@ def top_table(report: RunReport) -> str:
             f"</tr></thead><tbody>{rows}</tbody></table>")
 
 
+def teacher_html(report: RunReport) -> str:
+    """The samples scored against a teacher: per step, per sample; their tokens on the teacher page."""
+    tr = report.teacher
+    if tr is None:
+        return ""
+    o = tr.overall
+    steps = "".join(f"<tr><td>{s.step}</td><td>{s.sequences}</td><td>{s.stats.tokens}</td>"
+                    f"<td>{num(s.stats.mean_signal)}</td><td>{pct(s.stats.top1_share_signal)}</td>"
+                    f"<td>{pct(s.stats.teacher_top_k_hit)}</td><td>{pct(s.filler_share_signal)}</td></tr>"
+                    for s in tr.steps)
+    samples = "".join(
+        f'<tr><td data-v="{s.step}">{s.step}</td><td data-v="{s.rank}">{s.rank}</td>'
+        f'<td data-v="{s.index}">{s.index}</td><td data-v="{s.stats.tokens}">{s.stats.tokens}</td>'
+        f'<td data-v="{s.stats.mean_signal or 0}">{num(s.stats.mean_signal)}</td>'
+        f'<td data-v="{s.stats.teacher_top_k_hit or 0}">{pct(s.stats.teacher_top_k_hit)}</td>'
+        f'<td data-v="{-1 if s.shown is None else s.shown}">'
+        f'{"" if s.shown is None else f"completion {s.shown}"}</td></tr>' for s in tr.samples)
+    head = "".join(f'<th data-k="num">{h}</th>' for h in ("step", "rank", "sequence", "scored tokens",
+                                                           "mean signal", "in teacher top-k", "shown"))
+    return (f'<section id="teacher"><h2>Against the teacher</h2><p class="sub">{esc(tr.teacher.kind)} '
+            f"{esc(tr.teacher.model)}{' at ' + esc(tr.teacher.url) if tr.teacher.url else ''} · "
+            f"{len(tr.samples)} samples ({esc(tr.pick)}) · {o.tokens} tokens · mean signal "
+            f"{num(o.mean_signal)} (log p_student − log p_teacher) · top 1% share "
+            f"{pct(o.top1_share_signal)} · on filler {pct(tr.filler_share_signal)} · tokenizers: "
+            f"{esc(tr.tokenizer_note)}. Token by token: <a href=\"{esc(tr.page)}\">{esc(tr.page)}</a>.</p>"
+            '<table class="stats"><tr><th>step</th><th>samples</th><th>tokens</th><th>mean signal</th>'
+            "<th>top 1% share</th><th>in teacher top-k</th><th>on filler</th></tr>"
+            f'{steps}</table><details><summary>every sample</summary><table class="sortable">'
+            f"<thead><tr>{head}</tr></thead><tbody>{samples}</tbody></table></details></section>")
+
+
 def render(report: RunReport) -> str:
     rd = report.reading
     series: dict[str, Sequence[StepStats]] = {"all": report.steps, **report.by_env}
@@ -135,6 +166,7 @@ def render(report: RunReport) -> str:
         f'<section><h2>Over steps</h2><p class="keys">{keys}</p><div class="charts">'
         + "".join(curve(series, k, t) for k, t in CURVES) + "</div><details><summary>every step</summary>"
         f"{steps_table(report.steps)}</details></section>",
+        teacher_html(report),
         f"<section><h2>Sequences</h2>{sequences_html(report)}</section>",
         '<section><h2>Tokens whose signal stays high</h2><p class="sub">ids in the top 50 by mean signal '
         f"of a step, in how many steps; first and last step's mean.</p>{top_table(report)}</section>",

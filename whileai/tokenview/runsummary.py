@@ -108,8 +108,10 @@ def steps_text(steps: list[int]) -> str:
 
 
 def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, None, 1),
-              decoder: Decoder | None = None, show_step: int | None = None) -> RunReport:
-    """Read every STABLE step of the run inside `window` and build the report."""
+              decoder: Decoder | None = None, show_step: int | None = None,
+              visit: Any = None) -> RunReport:
+    """Read every STABLE step of the run inside `window` and build the report; `visit` (a
+    whileai.tokenview.runteacher.Scorer) sees every valid record, then each step's end."""
     t0 = time.perf_counter()
     dec = decoder or ids_only()
     root = exports.find_root(run)
@@ -148,6 +150,8 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
                              f"sequence {rec['export_sequence_idx']}", f"bad value ({e})")
                 continue
             records += 1
+            if visit is not None:
+                visit.record(step.step, rec)
             have_ref = have_ref or part.ref
             env = rec["env_name"] if isinstance(rec["env_name"], str) else "(none)"
             envs.add(env)
@@ -163,6 +167,8 @@ def summarise(run: Path, *, window: tuple[int | None, int | None, int] = (None, 
         for env, a in per_env.items():
             by_env.setdefault(env, []).append(a.stats(step.step))
         _trend(ids, step_ids, step_sig, step.step)
+        if visit is not None:
+            visit.step_done(step.step)
     name = "reverse_kl" if have_ref else "nll"
     notes = []
     if unstable:
