@@ -152,6 +152,9 @@ def test_unreachable_slow_and_wrong_tokenizer_teachers_each_one_line_exit_2(tmp_
     assert "vllm:<served model>@<url>" in line
     line = _refused(tmp_path, "--teacher-endpoint", f"vllm:{MODEL}@{url}", "--pick", "best")
     assert "--pick" in line
+    for flag, value in (("--pick", "all"), ("--per-step", "3")):  # no teacher: it would do nothing
+        line = _refused(tmp_path, flag, value)
+        assert flag in line and "--teacher-endpoint" in line and value in line, line
 
 
 def tiny(folder: Path, seed: int) -> Any:

@@ -96,10 +96,11 @@ def inspect_cmd(
                          "shown (default: the last read).")] = None,
     own_teacher: Annotated[bool, typer.Option("--teacher", help="With --run: score the run's samples "
                            "against the run's own teacher (its configs/orchestrator.json).")] = False,
-    pick: Annotated[str, typer.Option(help="With --run and a teacher: which samples of each step to "
-                    "score: surprise (largest student surprise), advantage (lowest) or all.")] = "surprise",
-    per_step: Annotated[int, typer.Option(help="With --run and a teacher: samples scored per step "
-                        "(--pick surprise or advantage).")] = 8,
+    pick: Annotated[str | None, typer.Option(help="With --run and a teacher: which samples of each "
+                    "step to score: surprise (largest student surprise; the default), advantage "
+                    "(lowest) or all.")] = None,
+    per_step: Annotated[int | None, typer.Option(help="With --run and a teacher: samples scored per "
+                        "step (--pick surprise or advantage; default 8).")] = None,
     teacher_api_key_env: Annotated[str, typer.Option(help="With --run: env var holding the teacher "
                                    "server's API key (the name only).")] = "VLLM_API_KEY",
     tiny: Annotated[bool, typer.Option("--tiny", help="Offline: tiny local student and teacher "

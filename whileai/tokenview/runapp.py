@@ -86,8 +86,8 @@ class TeacherFlags(NamedTuple):
     local: str | None = None
     own: bool = False  # --teacher: the run's own, from its configs/orchestrator.json
     key_env: str = "VLLM_API_KEY"
-    pick: str = "surprise"
-    per_step: int = 8
+    pick: str | None = None  # unset: "surprise" (set without a teacher: refused)
+    per_step: int | None = None  # unset: 8
     top_k: int = 5
     timeout: float = 120.0
     device: str = "auto"
@@ -96,6 +96,19 @@ class TeacherFlags(NamedTuple):
     @property
     def wanted(self) -> bool:
         return bool(self.endpoint or self.local or self.own)
+
+    def settled(self) -> TeacherFlags:
+        """The flags with their defaults; a scoring flag given without a teacher is refused (it
+        would change nothing)."""
+        if not self.wanted:
+            for flag, value in (("--pick", self.pick), ("--per-step", self.per_step),
+                                ("--local-student", self.student)):
+                if value is not None:
+                    raise SpecError(flag, value, "with --teacher, --teacher-endpoint or "
+                                    "--local-teacher: it chooses what the teacher scores, and "
+                                    "none was given")
+        return self._replace(pick=self.pick or "surprise",
+                             per_step=8 if self.per_step is None else self.per_step)
 
 
 def run_inspect_run(run: Path, *, steps: str | None, tokenizer: str | None, out: Path | None,
@@ -109,6 +122,7 @@ def run_inspect_run(run: Path, *, steps: str | None, tokenizer: str | None, out:
     target = check_folder(out if out is not None else Path(f"inspect-run-{run.resolve().name}"),
                           "--out", "inspect writes inspect.html and inspect.json into it")
     err = Console(stderr=True, width=console.width)
+    teacher = teacher.settled() if teacher is not None else None
     if teacher is not None and teacher.wanted:
         from whileai.tokenview.runteacherapp import score_run
 

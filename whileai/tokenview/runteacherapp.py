@@ -38,10 +38,12 @@ def score_run(run: Path, *, window: tuple[int | None, int | None, int], dec: Dec
     )
     from whileai.tokenview.teacherreport import PAGE, build
 
-    if flags.pick not in PICKS:
-        raise SpecError("--pick", flags.pick, ", ".join(PICKS))
-    if flags.per_step < 1:
-        raise SpecError("--per-step", flags.per_step, "a whole number of samples per step, at least 1")
+    pick = flags.pick or "surprise"
+    per_step = 8 if flags.per_step is None else flags.per_step
+    if pick not in PICKS:
+        raise SpecError("--pick", pick, ", ".join(PICKS))
+    if per_step < 1:
+        raise SpecError("--per-step", per_step, "a whole number of samples per step, at least 1")
     if not 1 <= flags.top_k <= 20:
         raise SpecError("--top-k", flags.top_k, "1 to 20")
     if flags.student and not flags.local:
@@ -63,7 +65,7 @@ def score_run(run: Path, *, window: tuple[int | None, int | None, int], dec: Dec
             student = open_model("student", ModelSource(local=findable(flags.student, "--local-student")),
                                  device=flags.device)
     loaded = time.perf_counter() - start
-    scorer = Scorer(teacher, dec, pick=flags.pick, per_step=flags.per_step, top_k=flags.top_k,
+    scorer = Scorer(teacher, dec, pick=pick, per_step=per_step, top_k=flags.top_k,
                     student=student)
     try:
         if err.is_terminal:
