@@ -171,6 +171,13 @@ def _without_refused(compile_: Callable[[RunSpec], Compiled], run: RunSpec,
                 refused.setdefault("method.divergence", e.allowed)  # the run compiled with it)
                 run = reverse_kl(run)
                 continue
+            source = re.fullmatch(r"sources\[(\d+)\]\.(data|reward)", e.field)
+            if source:  # a source's own tasks (prime-rl): recorded, the source compiled without
+                refused.setdefault(f"sources.{source[2]}", e.allowed)
+                i, field = int(source[1]), source[2]
+                run = run.model_copy(update={"sources": [
+                    s.model_copy(update={field: None}) if j == i else s for j, s in enumerate(run.sources)]})
+                continue
             if e.field not in ("data", "reward"):
                 raise
             refused.setdefault(e.field, e.allowed)
@@ -222,15 +229,22 @@ def field_map(compile_: Callable[[RunSpec], Compiled]) -> tuple[list[list[str]],
         if field == "then.method":
             parts = ["the second stage's method: each of its fields as `method.<field>` above, "
                      "written to the second stage's file" + _stage_files(dest)]
-        if field == "sources.method" and any(f.startswith("sources.method.") for f in dest):
+        if field == "sources.method" and any("orchestrator.train.source" in k for f, d in dest.items()
+                                             if f.startswith("sources.method.") for k in d):
             parts = ["each source's method: its algo table at `orchestrator.train.source[<i>].algo` "
                      "(fields as `method.<field>` above), samples at `.group_size`, temperature and "
                      "max_tokens at `.sampling`; learning_rate ignored (one optimizer)"]
+        elif field == "sources.method" and any(f.startswith("sources.method.") for f in dest):
+            parts = ["each source's method: OPD, as the run's, its samples, temperature, max_tokens, "
+                     "divergence and top_k the run's (one rollout and loss for every row; another value "
+                     "is refused), its teacher a `distillation.teacher_models.<name>` entry keyed to its "
+                     "rows' data_source ([mixtures.md](mixtures.md)); learning_rate ignored (one optimizer)"]
         if field in refused_field and (not parts or field == "method.divergence"):
             parts.append(cell(f"another is refused: {refused_field[field]}" if parts
                               else f"refused: {refused_field[field]}"))
-        why = next((v for k, v in refused.items() if field.split(".")[0] == k.split(".")[0] != "method"),
-                   None) or (refused.get("method.type") if field.startswith("method.") else None)
+        why = refused.get(field) or next(
+            (v for k, v in refused.items() if field.split(".")[0] == k.split(".")[0] != "method"),
+            None) or (refused.get("method.type") if field.startswith("method.") else None)
         if not parts and why:
             parts = [cell(f"refused: {why}")]
         rows.append([code(field), "<br>".join(parts) or "not exercised by the sample runs"])

@@ -112,7 +112,9 @@ def compiled(python: str, specs: list[str], runs: list[Path], work: Path) -> lis
 
 
 def _verdicts(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v[k] for k in ("line", "kind", "accepted", "step", "error")} for v in lines if "kind" in v]
+    return [{k: v[k] for k in ("line", "kind", "accepted", "step", "error")}
+            | ({"teachers": v["teachers"]} if len(v.get("teachers") or {}) > 1 else {})
+            for v in lines if "kind" in v]
 
 
 def _first(text: str, work: Path) -> str:

@@ -84,6 +84,14 @@ def sample_runs() -> dict[str, RunSpec]:
                                   "name": "math-opd", "method": opd, "eval": True},
                                  {"taskset": "my-org/my-env@0.1", "roles": ["player"],
                                   "taskset_args": {"level": 2}, "eval": False}]},
+        # OPD with the task reward beside the teacher (verl; prime-rl and TRL refuse it)
+        "opd-task-reward": {"method": opd | {"task_reward_kl_coef": 0.5}},
+        # a teacher per source (verl: a teacher_models entry each, keyed by data_source; prime-rl:
+        # an algo table each, refusing the source's own data and reward; TRL refuses it)
+        "opd-two-teachers": {"method": opd, "sources": [
+            {"taskset": "my-org/my-env@0.1", "roles": ["player"], "taskset_args": {"level": 2},
+             "name": "mine", "data": _OWN_DATA,
+             "reward": "rewards.contains_answer", "method": {"type": "opd", "teacher": "vllm:Qwen/Qwen3-1.7B@http://localhost:8002/v1"}}]},
     }
     return {name: RunSpec.model_validate(base | fields) for name, fields in runs.items()}
 
@@ -92,10 +100,18 @@ def for_backend(run: RunSpec, backend: str) -> RunSpec | None:
     """The run as that backend takes it: prime-rl refuses `data` and `reward` (it trains on the
     taskset package's rows and rubric), so its copy leaves them out, or is None where the taskset
     is only a label of the data; prime-rl refuses a divergence but reverse KL (its only OPD/OPSD
-    loss), so its copy trains reverse KL; TRL takes the run whole."""
+    loss), so its copy trains reverse KL; TRL takes the run whole. Only verl trains OPD on the
+    task reward beside the teacher: the others' copies leave task_reward_kl_coef out."""
+    if backend != "verl" and getattr(run.method, "task_reward_kl_coef", None) is not None:
+        method = run.method.model_copy(update={"task_reward_kl_coef": None})
+        run = run.model_copy(update={"method": method})
     if backend != "prime-rl":
         return run
     run = reverse_kl(run)
+    own = [i for i, s in enumerate(run.sources) if s.data is not None or s.reward is not None]
+    if own:  # a source's own tasks: refused as the run's are
+        run = run.model_copy(update={"sources": [s.model_copy(update={"data": None, "reward": None})
+                                                 for s in run.sources]})
     if run.data is None and run.reward is None:
         return run
     try:

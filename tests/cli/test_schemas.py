@@ -304,7 +304,7 @@ def test_trl_field_map_names_only_catalogue_paths() -> None:
     for name, run in sample_runs().items():
         if run.sources:  # a mixture: TRL refuses it (tests/targets/prime_rl/test_mixtures.py)
             continue
-        c = wai.compile(run, "trl")
+        c = wai.compile(for_backend(run, "trl"), "trl")  # without what TRL refuses (task reward)
         for stage in c.stages or (c,):  # a two-stage run: each stage's directory
             command = trl.command_name(stage.run)
             for path in target_paths(stage):

@@ -201,3 +201,50 @@ def test_method_fields_are_covered_by_spec_fields() -> None:
     for kind, model in METHODS.items():
         for f in model.model_fields:
             assert f"method.{f}" in fields or any(x.startswith(f"method.{f}.") for x in fields), (kind, f)
+
+
+def two_teachers(**source: object) -> RunSpec:
+    """An OPD mixture on verl's terms: a second source with its own teacher, data, reward, name,
+    eval, arguments and roles (every source field but ratio, which verl refuses)."""
+    other = {"type": "opd", "teacher": {"url": "http://localhost:8002/v1", "model": "Qwen/Qwen3-1.7B"}}
+    return RunSpec.model_validate({
+        "taskset": "reverse-text", "model": STUDENT,
+        "method": {"type": "opd", "teacher": TEACHER.model_dump()},
+        "sources": [{"taskset": "someone/my-env@0.1", "roles": ["player"], "taskset_args": {"level": 3},
+                     "name": "mine", "eval": False, "data": str(TASKS),
+                     "reward": "my_rewards.contains_answer", "method": other} | source]})
+
+
+def test_every_field_of_a_two_teacher_mixture_is_read_or_ignored_on_verl() -> None:
+    """verl compiles a teacher per source: each source field is read or ignored with its reason;
+    prime-rl refuses the source's own data (it trains on the taskset package), TRL the mixture."""
+    run = two_teachers()
+    c = backend("verl").compile(run)
+    assert_accounted(c, run, "verl/opd two-teacher mixture")
+    with pytest.raises(wai.SpecError, match=r"^sources\[0\]\.data: .*prime-rl.*\(-t verl\)"):
+        backend("prime-rl").compile(run)
+    with pytest.raises(wai.SpecError, match=r"^sources\[0\]\.reward: .*prime-rl"):
+        backend("prime-rl").compile(two_teachers(data=None))
+    with pytest.raises(wai.SpecError, match="sources"):
+        backend("trl").compile(run)
+
+
+def test_task_reward_is_read_on_verl_and_refused_in_one_line_elsewhere() -> None:
+    """OPD's task_reward_kl_coef: verl's use_task_rewards with distillation_loss_coef; prime-rl's
+    opd and TRL's DistillationTrainer train on the teacher alone, so each refuses it."""
+    run = RunSpec.model_validate({"taskset": "reverse-text", "model": STUDENT, "method": {
+        "type": "opd", "teacher": TEACHER.model_dump(), "task_reward_kl_coef": 0.25}})
+    c = backend("verl").compile(run)
+    assert_accounted(c, run, "verl/opd task reward")
+    assert {r.path: r.value for r in c.reads if r.field == "task_reward_kl_coef"} == {
+        "distillation.distillation_loss.use_task_rewards": True,
+        "distillation.distillation_loss.distillation_loss_coef": 0.25}
+    assert "distillation.distillation_loss.use_task_rewards=True" in c.files["run.sh"]
+    for name, cite in (("prime-rl", "configs/algorithm.py:296-305"), ("trl", "distillation_trainer.py:1531")):
+        with pytest.raises(wai.SpecError) as info:
+            backend(name).compile(run)
+        assert info.value.field == "method.task_reward_kl_coef" and cite in str(info.value)
+        assert "\n" not in str(info.value)
+    off = backend("verl").compile(run.model_copy(update={"method": run.method.model_copy(
+        update={"task_reward_kl_coef": None})}))
+    assert "distillation.distillation_loss.use_task_rewards=False" in off.files["run.sh"]

@@ -88,6 +88,10 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
     data = loads_toml(read_text(p, "spec", what="TOML file"), where=str(p))
     if isinstance(data.get("data"), str) and data["data"] and not Path(data["data"]).is_absolute():
         data["data"] = str(p.parent / data["data"])  # a spec's data file is relative to the spec
+    for source in data.get("sources") or []:  # a source's own data file too
+        if isinstance(source, dict) and isinstance(source.get("data"), str) and source["data"] \
+                and not Path(source["data"]).is_absolute():
+            source["data"] = str(p.parent / source["data"])
     if sets:
         mine = data.get("overrides", {})
         mine = paths.flatten(mine) if isinstance(mine, dict) else mine

@@ -130,6 +130,15 @@ class OPD(_Served):
         _LR, "LoRA 1e-4 (tinker-cookbook); full weights 1e-6 (TRL DistillationConfig)",
         default=None, gt=0.0, le=1.0,
     )
+    task_reward_kl_coef: float | None = src(
+        "Train on the taskset's reward beside the teacher: the loss is the reward's policy-gradient "
+        "loss plus this coefficient times the distillation loss (the teacher's KL as a penalty on "
+        "the reward). Unset: the teacher alone, no task reward. verl only (distillation_loss."
+        "use_task_rewards with distillation_loss_coef); prime-rl's and TRL's OPD train on the "
+        "teacher alone and refuse it.",
+        "verl 0.9.1 trainer/distillation/losses.py:210-224; tinker-cookbook kl_penalty_coef; slime "
+        "--opd-kl-coef", default=None, gt=0.0, le=1e6,
+    )
 
     @field_validator("top_k")
     @classmethod

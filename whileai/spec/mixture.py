@@ -118,5 +118,23 @@ def teachers(run: RunSpec, found: Sequence[Entry] = ()) -> list[tuple[str, Any, 
     return list(out.values())
 
 
-__all__ = ["Entry", "entries", "is_mixture", "max_tokens", "name_reason", "shares", "summary",
-           "teachers"]
+def methods(run: RunSpec) -> list[tuple[str, Method]]:
+    """Every method the spec names, with its field: the run's, each source's own, the second
+    stage's."""
+    out: list[tuple[str, Method]] = [("method", run.method)]
+    out += [(f"sources[{i}].method", s.method) for i, s in enumerate(run.sources) if s.method]
+    return out + ([("then.method", run.then.method)] if run.then is not None else [])
+
+
+def task_reward(run: RunSpec) -> tuple[str, float] | None:
+    """The first method that trains on the task reward beside its teacher (OPD's
+    task_reward_kl_coef): its field and coefficient, or None."""
+    for at, m in methods(run):
+        coef = getattr(m, "task_reward_kl_coef", None)
+        if coef is not None:
+            return f"{at}.task_reward_kl_coef", coef
+    return None
+
+
+__all__ = ["Entry", "entries", "is_mixture", "max_tokens", "methods", "name_reason", "shares",
+           "summary", "task_reward", "teachers"]

@@ -39,6 +39,7 @@ from whileai.spec.tables import (  # noqa: F401  (re-exported: the public spec n
     PATH_LEN,
     RATIO,
     RATIO_SOURCE,
+    REWARD_PATTERN,
     Checkpoint,
     Eval,
     Inspect,
@@ -124,7 +125,8 @@ class RunSpec(OnTaskset):
         "Extra training sources: a mixture ([[sources]] tables). The run's taskset, taskset_args, "
         "roles, ratio and method are source 0; each entry adds a source with its own taskset, "
         "arguments, sampling ratio and method, e.g. GRPO on one taskset and OPD on another. "
-        "prime-rl only (TRL has no per-source algorithms).",
+        "What each target does with a mixture: docs/mixtures.md (prime-rl: any; verl: OPD sources "
+        "with a teacher each).",
         "prime-rl configs/debug/algo/mixed_grpo_opd.toml (per-source algo)", default_factory=list,
         max_length=64,
     )
@@ -227,7 +229,7 @@ class RunSpec(OnTaskset):
         "GRPO's reward as an importable 'module.function' (TRL's reward_funcs signature); "
         "needed for GRPO on your own data; prime-rl scores with the taskset's rubric and refuses "
         "it. Unset: the taskset's own reward.",
-        "", default=None, max_length=512, pattern=r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$",
+        "", default=None, max_length=512, pattern=REWARD_PATTERN,
     )
     overrides: dict[str, Any] = src(
         "Target-specific settings as dotted keys, checked against the target's pinned schema. "
@@ -309,7 +311,11 @@ class RunSpec(OnTaskset):
             for segs, value in leaves(table):
                 values.check_override(segs, paths.join(segs), value, label=label)
         named = [(f"{at}taskset", t) for at, t, _, _ in sources] + [("eval.taskset", self.eval.taskset)]
-        for label, taskset in named if self.data is None else []:  # with data it is a label
+        own = {"taskset"} if self.data is not None else set()  # with data it is a label
+        own |= {f"sources[{i}].taskset" for i, s in enumerate(self.sources) if s.data is not None}
+        for label, taskset in named if self.data is None else []:
+            if label in own:
+                continue
             why = tc.typo(taskset) if taskset is not None else None
             if why:
                 raise SpecError(label, taskset, why)

@@ -34,6 +34,7 @@ RATIO = ("Sampling weight: prime-rl draws each task from a training source with 
          "included), e.g. 1 and 3: 25% and 75% of the tasks, each a group of the source's samples.")
 RATIO_SOURCE = "prime-rl 559b447 EnvConfig.ratio (configs/orchestrator.py), default 1.0"
 MAX_RATIO = 1e6
+REWARD_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$"  # 'module.function'
 
 
 def leaves(table: dict[str, Any], prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
@@ -214,6 +215,19 @@ class Source(OnTaskset):
         "sources ('agg' is reserved). Unset: its taskset id, or '<taskset>-<method>' where "
         "sources share a taskset.", "prime-rl EnvConfig.name default: the taskset id",
         default=None, min_length=1, max_length=128,
+    )
+    data: str | None = src(
+        "This source's own JSONL file of tasks, as the run's data (one object per line with a "
+        "'prompt' and the fields the method reads; rows with \"split\": \"test\" are its "
+        "holdout): for targets that train from files (verl); prime-rl trains on taskset packages "
+        "and refuses it. Unset: the source's taskset's built-in data; taskset is then a label.",
+        "whileai: as the run's data", default=None, min_length=1, max_length=PATH_LEN,
+    )
+    reward: str | None = src(
+        "This source's reward as an importable 'module.function' (TRL's reward_funcs signature), "
+        "as the run's reward; prime-rl scores with the taskset's rubric and refuses it. Unset: the "
+        "source's taskset's own reward.",
+        "whileai: as the run's reward", default=None, max_length=512, pattern=REWARD_PATTERN,
     )
     eval: bool = src(
         "Evaluate on this source's taskset too (its held-out split where it has one), as its own "

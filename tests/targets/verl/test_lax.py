@@ -24,7 +24,8 @@ SHOWN_BY = {
     "rollout-tp": "rollout-tp-3-of-8", "memory-utilization": "memory-utilization-1.7",
     "greedy-samples": "temperature-0-with-n-8", "batch-gpus": "dynamic-bsz-skips-divisibility",
     "mini-batch": "micro-not-dividing-mini-share", "data-file": "missing-data-file",
-    "teacher-pool": "opd-one-teacher-replicas-ignored", "sft-gpus": "sft-batch-not-dividing-gpus",
+    "teacher-pool": "opd-one-teacher-replicas-ignored",
+    "teacher-dropped": "opd-teacher-model-dropped-beside-named", "sft-gpus": "sft-batch-not-dividing-gpus",
 }
 
 

@@ -73,6 +73,8 @@ def algo_rows(table: str = "orchestrator.algo", field: str = "method") -> list[R
            note="its loss is the sampled-token reverse-KL estimator"),
         Drop(f"{field}.top_k", "prime-rl scores only the sampled token (its reverse-KL "
              "estimator); there is no top-k or full-vocabulary support to restrict"),
+        Drop(f"{field}.task_reward_kl_coef", "unset only: prime-rl's opd trains on the teacher's KL "
+             "alone (configs/algorithm.py:296-305), so a set coefficient is refused at compile"),
         # OPSD: the policy, shown the privileged text, is the teacher
         To(f"{field}.privileged", f"{table}.demo_key",
            note="read from the task's info, then its top-level fields"),

@@ -177,6 +177,29 @@ def _own_tasks(run: RunSpec) -> None:
                         "and leave reward out")
 
 
+def _sources_own_tasks(run: RunSpec) -> None:
+    """A source's own `data` or `reward`: refused as the run's are (_own_tasks), since prime-rl
+    trains each source on its taskset package's rows and rubric."""
+    for i, s in enumerate(run.sources):
+        for field in ("data", "reward"):
+            if getattr(s, field) is not None:
+                raise SpecError(f"sources[{i}].{field}", getattr(s, field), f"unset for prime-rl: "
+                                f"each source trains on the rows and rubric of its taskset package "
+                                f"({s.taskset!r}), never a file or function of yours; compile this "
+                                f"mixture for verl (-t verl), which trains on each source's file")
+
+
+def _task_reward(run: RunSpec) -> None:
+    """OPD's task reward beside the teacher: prime-rl's opd assigns no scalar advantage, so its
+    loss is the teacher's KL alone (559b447 configs/algorithm.py:296-305, OPDAlgoConfig:
+    action_loss_type ref_kl, `advantages=None`)."""
+    found = mixture.task_reward(run)
+    if found:
+        raise SpecError(found[0], found[1], f"unset for prime-rl: its opd trains on the teacher's KL "
+                        f"alone, no task reward (configs/algorithm.py:296-305 at {COMMIT[:7]}); "
+                        "compile it for verl (-t verl), or add a GRPO source to the mixture")
+
+
 def _divergence(run: RunSpec) -> None:
     """A divergence prime-rl cannot train is refused, as on verl (one policy per mistake, every
     target): its only OPD/OPSD loss is the sampled-token reverse-KL estimator (559b447
@@ -232,6 +255,8 @@ class PrimeRLSteps(Steps):
 
     def refuse(self, run: RunSpec) -> None:
         _own_tasks(run)
+        _sources_own_tasks(run)
+        _task_reward(run)
         _divergence(run)
         self.plan = plan.make(run, self.fname.removesuffix(".toml"))
 

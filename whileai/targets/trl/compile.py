@@ -139,6 +139,7 @@ class TRLSteps(Steps):
         self.floors = FLOORS
 
     def refuse(self, run: RunSpec) -> None:
+        no_task_reward(run)
         if run.sources:
             raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source "
                             "for TRL: TRL has no per-source algorithms (one trainer, one method and one "
@@ -388,3 +389,15 @@ _SFT_NOTE = (
 
 __all__ = ["TARGET", "TRL_VERSION", "TRLSteps", "command_name", "commands", "compile", "dumps", "facts",
            "sample_prompts"]
+
+
+def no_task_reward(run: RunSpec) -> None:
+    """OPD's task reward beside the teacher: TRL's DistillationTrainer scores nothing
+    (trl/trainer/distillation_trainer.py:1531, "distillation has no rewards"; no reward_funcs
+    argument, :320-333), so its loss is the teacher's divergence alone."""
+    from whileai.spec.mixture import task_reward
+
+    found = task_reward(run)
+    if found:
+        raise SpecError(found[0], found[1], "unset for TRL: its DistillationTrainer has no reward "
+                        "(trl/trainer/distillation_trainer.py:1531); compile it for verl (-t verl)")

@@ -277,6 +277,8 @@ FIELD_MAP: list[Row] = [
        "between: generalized JSD"),
     Drop("method.top_k", "DistillationTrainer's loss always spans the full vocabulary; TRL's top_k "
          "is a sampling filter and stays 0"),
+    Drop("method.task_reward_kl_coef", "unset only: DistillationTrainer has no reward (trl/trainer/"
+         "distillation_trainer.py:1531), so a set coefficient is refused at compile"),
     # OPSD
     To("method.privileged", "<privileged_context column>",
        note="each row's privileged_context is this field of the task"),

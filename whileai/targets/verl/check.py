@@ -34,7 +34,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +62,8 @@ class CommandVerdict:
     error: str  # "" when accepted; else the exception's type and its first line
     seconds: float  # composing and checking (verl's import not counted)
     line: int = 0  # where the command starts in its run.sh
+    # the teachers verl resolved (distillation step): routing key -> model path; several: each keyed
+    teachers: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,7 +93,7 @@ def check_command(cmd: Command) -> CommandVerdict:
                        "trainer/config is checked", 0.0, cmd.line)
     name = cmd.option("--config-name")
     v = check_overrides(cmd.kind, cmd.overrides, name.removesuffix(".yaml") if name else None)
-    return CommandVerdict(v.kind, v.accepted, v.step, v.error, v.seconds, cmd.line)
+    return CommandVerdict(v.kind, v.accepted, v.step, v.error, v.seconds, cmd.line, v.teachers)
 
 
 def check_overrides(kind: str, overrides: Sequence[str], config_name: str | None = None) -> CommandVerdict:
@@ -100,15 +102,18 @@ def check_overrides(kind: str, overrides: Sequence[str], config_name: str | None
              "sft_trainer": _sft}[kind]
     done = ["compose"]
     start = time.perf_counter()
+    teachers: dict[str, str] = {}
     with _quiet(), without_vllm():
         try:
             cfg = compose(kind, overrides, config_name)
             for step, run in steps(cfg):
                 done.append(step)
-                run()
+                got = run()
+                if step == "distillation":  # the entries verl keeps, by the key rows route on
+                    teachers = {k: str(t.model_path) for k, t in got.teacher_models.items()}  # type: ignore[attr-defined]
         except Exception as e:  # verl's verdict, whatever it raises
             return CommandVerdict(kind, False, done[-1], _first_line(e), time.perf_counter() - start)
-    return CommandVerdict(kind, True, done[-1], "", time.perf_counter() - start)
+    return CommandVerdict(kind, True, done[-1], "", time.perf_counter() - start, teachers=teachers)
 
 
 def compose(kind: str, overrides: Sequence[str], config_name: str | None = None) -> Any:
@@ -248,7 +253,9 @@ def check_script(text: str, where: str, env: dict[str, str] | None = None,
         out += [("warning", f"{at}: {u} is not set in the script or the environment: kept as "
                             "written") for u in cmd.unknown]
         v = check_command(cmd)
-        out.append(("ok", f"{at}: verl {PIN} accepts it ({_checked(v)}; {v.seconds:.1f} s)")
+        keyed = ("; teachers by data_source: " + ", ".join(f"{k} -> {m}" for k, m in v.teachers.items())
+                 if len(v.teachers) > 1 else "")
+        out.append(("ok", f"{at}: verl {PIN} accepts it ({_checked(v)}{keyed}; {v.seconds:.1f} s)")
                    if v.accepted else ("error", f"{at}: verl {PIN} refuses it at {v.step}: {v.error}"))
     return out + lines(text, where, env, base)
 

@@ -24,7 +24,7 @@ from whileai.targets.fieldmap import Row, apply
 from whileai.targets.pipeline import Emitted, Steps, compile_run
 from whileai.targets.story import Story, flat
 from whileai.targets.verl import cost as verl_cost
-from whileai.targets.verl import data, knobs, readme, script, sets
+from whileai.targets.verl import data, knobs, mix, readme, script, sets
 from whileai.targets.verl import fieldmap as fm
 from whileai.targets.verl.fieldmap import ARR, FIELD_MAP, LOSS, OFF, POOL, TEACHER, samples, test_rows
 from whileai.targets.verl.pin import TARGET
@@ -47,8 +47,8 @@ def refuse(run: RunSpec) -> None:
                         "distillation losses (kl, k1..k3, forward_kl_topk: trainer/distillation/"
                         "losses.py:305,370) have no JSD; compile JSD for trl")
     if run.sources:
-        raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source for "
-                        "verl: one dataset and one method per run; compile a mixture for prime-rl")
+        mix.refuse(run)
+        data.check_sources(run)
     if run.then is not None:
         raise SpecError("then", raw("a second stage"), "unset for verl: compile each stage as its "
                         "own run (stage 2's model: stage 1's merged weights, verl's model_merger)")
@@ -83,7 +83,7 @@ class VerlSteps(Steps):
         self.plan = data.rows(run)
 
     def rows(self, run: RunSpec) -> Sequence[Row]:
-        return FIELD_MAP
+        return FIELD_MAP + (mix.rows(run) if run.sources else [])
 
     def story(self) -> Story:
         return _story
@@ -104,6 +104,9 @@ class VerlSteps(Steps):
     def check(self, doc: dict[str, Any], run: RunSpec, added: set[str]) -> None:
         self.env = script.environment(run)
         self.words = words = list(script.overrides_of(doc))
+        mix.own_entries(run)
+        added = added | {k for k, _ in words if k.startswith(mix.MODELS + ".")
+                         and not k.startswith(f"{mix.MODELS}.{mix.DEFAULT}.")}  # named teachers: +
         sets.lax_check([(("+" if k in added else "") + k, script.hydra(v)) for k, v in words],
                        "main_ppo", run)
         self.added = added
@@ -150,6 +153,8 @@ def teacher_pool(doc: dict[str, Any], run: RunSpec) -> list[Fixed]:
     override sets kept): its TP, its replicas filling the pool (num_replicas x TP = the pool)."""
     pool = knobs.pool(run)
     assert pool is not None
+    if pool.each:
+        return teachers_pool(doc, run, pool)
     values = dict(zip(POOL, (pool.per_node, pool.nnodes, pool.replicas, pool.tp), strict=True))
     why = {POOL[0]: f"the teacher's pool, {pool.placed}: num_replicas x TP = {pool.replicas} x "
                     f"{pool.tp} (workers/config/distillation.py:281-287)",
@@ -161,6 +166,37 @@ def teacher_pool(doc: dict[str, Any], run: RunSpec) -> list[Fixed]:
             set_path(doc, key, values[key])
             out.append(Fixed(path=key, value=values[key], reason=why[key]))
     return out + teacher_serving(doc, run)
+
+
+def teachers_pool(doc: dict[str, Any], run: RunSpec, pool: knobs.Pool) -> list[Fixed]:
+    """Several teachers' pool and entries: one pool, each named entry's replicas, TP and serving
+    keys (a named entry has none of teacher_model's YAML defaults and interpolations, so its
+    engine, memory and context are written out: the keys verl's MOPD example writes,
+    examples/on_policy_distillation_trainer/run_qwen3_8b_mopd_fsdp.sh)."""
+    data = doc.get("data", {})
+    prompt, response = _int(data.get("max_prompt_length")), _int(data.get("max_response_length"))
+    out = [Fixed(path=k, value=v, reason=r) for k, v, r in (
+        ("distillation.n_gpus_per_node", pool.per_node, f"the teachers' pool, {pool.placed}: the sum of "
+         "num_replicas x TP over the teachers (workers/config/distillation.py:274-287)"),
+        ("distillation.nnodes", pool.nnodes, "the teachers' pool on one node")) if k not in run.overrides]
+    for entry, replicas, tp, why in pool.each:
+        at = f"{mix.MODELS}.{entry}."
+        for key, value, reason in (
+                ("num_replicas", replicas, "its replicas in the teachers' pool"),
+                ("inference.name", get_path(doc, f"{ARR}.rollout.name", "vllm"), "the student's engine "
+                 "(teacher_model's YAML takes it by interpolation; a named entry has none)"),
+                ("inference.tensor_model_parallel_size", tp, f"teacher TP: {why}"),
+                ("inference.gpu_memory_utilization", knobs.TEACHER_MEMORY, knobs.RULES["teacher_memory"]),
+                ("inference.prompt_length", prompt, "the student's prompt length (teacher_model's YAML "
+                 "interpolates it; verl adds the response to it: distillation.py:184)"),
+                ("inference.response_length", response, "the student's response length"),
+                ("inference.max_model_len", prompt + response + 1, knobs.RULES["teacher_context"])):
+            if at + key not in run.overrides:
+                set_path(doc, at + key, value)
+                out.append(Fixed(path=at + key, value=value, reason=reason))
+    for f in out[:2]:
+        set_path(doc, f.path, f.value)
+    return out
 
 
 def teacher_serving(doc: dict[str, Any], run: RunSpec) -> list[Fixed]:

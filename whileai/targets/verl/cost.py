@@ -27,6 +27,8 @@ def teacher(run: RunSpec, pool: knobs.Pool | None) -> dict[str, Any]:
     t = run.method.frozen_teacher
     if t is None:
         return {}
+    if pool is not None and pool.each:
+        return _teachers(run, pool)
     size = sizes.params(t.model)
     what = size.text() if size else "size unknown from its name"
     if run.method.off_policy:
@@ -125,3 +127,26 @@ def evals(run: RunSpec, steps: int, test_rows: int, every: int | None, at_start:
         return 0, "no validation"
     times = (1 if at_start else 0) + steps // every
     return times * test_rows, "validations x data/test.jsonl rows x 1 completion (val_kwargs.n)"
+
+
+def _teachers(run: RunSpec, pool: knobs.Pool) -> dict[str, Any]:
+    """Several teachers (a mixture) in one pool: a record and a note each, then the pool's note
+    (the GPUs the run lines start for them)."""
+    from whileai.targets.verl import mix
+
+    records, notes = [], []
+    each = {entry: (replicas, tp) for entry, replicas, tp, _ in pool.each}
+    for t in mix.teachers(run):
+        size = sizes.params(t.model)
+        replicas, tp = each[t.entry]
+        note = (f"teacher {t.model} ({t.entry}, key {t.key!r}: {', '.join(e.name for e in t.sources)}): "
+                f"{size.text() if size else 'size unknown from its name'}; {replicas} x TP {tp} = "
+                f"{counted(replicas * tp, 'GPUs')} of the teachers' pool (the URL is not used)")
+        notes.append(note)
+        url = t.sources[0].method.frozen_teacher.url  # type: ignore[union-attr]
+        records.append(Teacher.sized(model=t.model, url=url, mode="verl pool", size=size,
+                                     gpus=replicas * tp, held_gpus=None, file=None, note=note))
+    notes.append(f"the teachers' pool: {counted(pool.gpus, 'GPUs')}, {pool.placed}; the cost "
+                 f"sizes the scoring by the first teacher, {records[0].model}" + (
+        f"; {pool.held} GPUs held for it, its nodes'" if pool.held != pool.gpus else ""))
+    return {"notes": tuple(notes), "teacher": records[0], "teachers": tuple(records)}

@@ -64,15 +64,23 @@ class DataPlan(NamedTuple):
     source: str  # where the rows come from, for the report
 
 
+def rewarded(run: Any) -> bool:
+    """verl trains on the task reward: GRPO, or OPD with task_reward_kl_coef."""
+    return bool(run.method.rewarded or getattr(run.method, "task_reward_kl_coef", None) is not None)
+
+
 def rows(run: Any) -> DataPlan:
     """The run's rows, reward and preparation steps for verl (SpecError where verl cannot)."""
     sft = run.method.type == "sft"
+    if getattr(run, "sources", None):
+        return _mixture(run)
     if run.data is None and builtin.name_of(run.taskset) == "gsm8k":
         return _gsm8k(sft)
-    taskset = _runnable(run)
-    if run.method.rewarded and not taskset.module and run.reward is None:
-        raise SpecError("reward", None, "an importable 'module.function' for GRPO on your own data "
-                        "(TRL's signature: completions and each task field as lists)")
+    taskset = runnable(run)
+    if rewarded(run) and not taskset.module and run.reward is None:
+        raise SpecError("reward", None, "an importable 'module.function' for GRPO on your own data, "
+                        "or OPD with task_reward_kl_coef (TRL's signature: completions and each task "
+                        "field as lists)")
     train, test = builtin.rows(run)
     name = taskset.name if taskset.module else OWN
     files = {TRAIN: _jsonl(name, train, "train", sft), TEST: _jsonl(name, test, "test", sft)}
@@ -83,6 +91,49 @@ def rows(run: Any) -> DataPlan:
     overrides |= {"data.train_files": HERE + train_file, "data.val_files": HERE + test_file}
     return DataPlan(files, overrides, steps, train_file, test_file,
                     f"{len(train)} train and {len(test)} holdout rows from {taskset.description}")
+
+
+def check_sources(run: Any) -> None:
+    """Each source of a mixture: rows whileai can write for verl, else why not (one line, naming
+    the source's field)."""
+    from whileai.spec import mixture
+    from whileai.targets.verl import mix
+
+    for e in mixture.entries(run):
+        v = mix.view(run, e)
+        if v.data is None and builtin.name_of(e.taskset) == "gsm8k":
+            raise SpecError(f"{e.field}data", None, "a JSONL file of this source's tasks: gsm8k's "
+                            "rows are made as parquet at run time (gsm8k_rows.py), and a verl "
+                            "mixture's rows are one JSON lines table whileai writes")
+        try:
+            runnable(v)
+        except SpecError as err:
+            raise SpecError(f"{e.field}{err.field}", err.value, err.allowed, hint=err.hint) from None
+
+
+def _mixture(run: Any) -> DataPlan:
+    """A mixture's rows (whileai.targets.verl.mix): every source's, one table, each row's
+    data_source the key its teacher routes on; reward.py scores 0.0 (OPD sources: no reward)."""
+    from whileai.spec import mixture
+    from whileai.targets.verl import mix
+
+    found = mixture.entries(run)
+    ts = mix.teachers(run, found)
+    train: list[bytes] = []
+    test: list[bytes] = []
+    said = []
+    for e in found:
+        v = mix.view(run, e)
+        ds = mix.data_source(run, e, ts)
+        tr, te = builtin.rows(v)
+        train.append(_jsonl(ds, tr, "train", False))
+        test.append(_jsonl(ds, te, "test", False) if e.eval else b"")
+        said.append(f"{e.name}: {len(tr)} rows as {ds!r}")
+    files = {TRAIN: b"".join(train), TEST: b"".join(test), REWARD: _ZERO.encode()}
+    overrides = {"reward.custom_reward_function.path": HERE + REWARD,
+                 "reward.custom_reward_function.name": "compute_score",
+                 "data.train_files": HERE + TRAIN, "data.val_files": HERE + TEST}
+    return DataPlan(files, overrides, [], TRAIN, TEST, "a mixture, one table: " + "; ".join(said))
 
 
 def verl_row(data_source: str, task: dict[str, Any], split: str, index: int,
@@ -99,7 +150,7 @@ def verl_row(data_source: str, task: dict[str, Any], split: str, index: int,
             "extra_info": {**extra, "split": split, "index": index}}
 
 
-def _runnable(run: Any) -> builtin.Taskset:
+def runnable(run: Any) -> builtin.Taskset:
     """The taskset's rows whileai can write for verl; else why verl cannot run it."""
     if run.data is not None:
         return builtin.for_run(run)

@@ -14,13 +14,13 @@ from typing import Any
 
 from whileai.spec.run import OPD, RunSpec
 from whileai.targets.fieldmap import Drop, Fix, Off, Row, To
-from whileai.targets.verl import knobs
-from whileai.targets.verl.data import HERE, REWARD, TEST, TRAIN
+from whileai.targets.verl import knobs, mix
+from whileai.targets.verl.data import HERE, REWARD, TEST, TRAIN, rewarded
+from whileai.targets.verl.mix import LOSS
 from whileai.tasksets import builtin
 
 ARR = "actor_rollout_ref"
 TEACHER = "distillation.teacher_models.teacher_model"
-LOSS = {"reverse_kl": "k1", "forward_kl": "forward_kl_topk"}
 GSM8K_ROWS = (7473, 1319)  # openai/gsm8k train and test, as gsm8k_rows.py writes them
 
 
@@ -54,7 +54,9 @@ def files(r: RunSpec) -> tuple[str, str]:
 
 
 def rows(r: RunSpec) -> tuple[int, int]:
-    """Train and holdout rows."""
+    """Train and holdout rows (a mixture: every source's, the holdouts of those evaluated)."""
+    if r.sources:
+        return mix.counts(r)
     if gsm8k(r):
         return GSM8K_ROWS
     t = builtin.for_run(r)
@@ -92,8 +94,8 @@ COMMON: list[Row] = [
     Drop("eval.taskset_args", _NO_TASKSETS, when=lambda r: bool(r.eval.taskset_args)),
     Drop("roles", "verl trains one policy on single-turn prompts from data/: agent roles are seats "
          "of a prime-rl (verifiers) env"),
-    Drop("ratio", "verl trains on one dataset: a source's weight only matters in a mixture "
-         "(sources), which whileai compiles for prime-rl only"),
+    Drop("ratio", "no sources: a run of one dataset has nothing to weigh its ratio against",
+         when=lambda r: not r.sources),
     Drop("inference_gpus", _COLOCATED),
     Drop("inference_nodes", _COLOCATED),
     Drop("inference_replicas", _COLOCATED + ": one rollout engine per tensor-parallel group"),
@@ -131,7 +133,9 @@ FIELD_MAP: list[Row] = [
     To("method.type", "algorithm.adv_estimator", lambda r: "grpo",
        note=lambda r: "group-relative advantages (trainer/ppo/core_algos.py)" if r.method.type ==
        "grpo" else "verl's OPD example keeps GRPO's estimator; with task rewards off the "
-       "advantage is the teacher's negative KL (trainer/distillation/losses.py:283)"),
+       "advantage is the teacher's negative KL (trainer/distillation/losses.py:283)" if not rewarded(r)
+       else "GRPO's advantages of the task reward, plus the teacher's negative KL "
+       "(trainer/distillation/losses.py:210-224)"),
     To("taskset", "data.train_files", lambda r: HERE + files(r)[0], when=lambda r: r.data is None,
        note=lambda r: "openai/gsm8k as verl's rows: run.sh first runs gsm8k_rows.py, written by "
        "whileai (verl's columns, the hub dataset at a pinned revision; verl's built-in gsm8k "
@@ -151,8 +155,9 @@ FIELD_MAP: list[Row] = [
     To("taskset", "reward.custom_reward_function.path", lambda r: HERE + REWARD,
        when=lambda r: r.data is None and r.reward is None and not gsm8k(r)),
     To("reward", "reward.custom_reward_function.path", lambda r: HERE + REWARD if r.reward else None,
-       when=lambda r: r.method.rewarded),
-    Drop("reward", "only GRPO trains on a reward", when=lambda r: not r.method.rewarded),
+       when=rewarded),
+    Drop("reward", "only GRPO (or OPD with task_reward_kl_coef) trains on a reward",
+         when=lambda r: not rewarded(r)),
     Fix("reward.custom_reward_function.path", HERE + REWARD, "verl scores every rollout for its "
         "metrics: reward.py logs 0.0 where no reward is trained on",
         when=lambda r: r.data is not None and r.reward is None),
@@ -210,10 +215,18 @@ FIELD_MAP: list[Row] = [
          when=lambda r: isinstance(r.method, OPD) and r.method.divergence == "reverse_kl"),
     *[Fix(f"distillation.distillation_loss.{k}", v, knobs.RULES["clamps"], when=_is("opd"))
       for k, v in knobs.CLAMPS.items()],
-    Fix("distillation.distillation_loss.use_task_rewards", False, "OPD trains on the teacher alone, "
-        "as whileai's OPD does on every target (verl's default adds the task reward)", when=_is("opd")),
-    To("method.teacher.model", f"{TEACHER}.model_path", when=_is("opd"),
-       note="served by verl on its own GPU pool; it must share the student's vocabulary"),
+    Fix("distillation.distillation_loss.use_task_rewards", False, "task_reward_kl_coef unset: OPD "
+        "trains on the teacher alone (verl's default adds the task reward)",
+        when=lambda r: _is("opd")(r) and not rewarded(r)),
+    To("method.task_reward_kl_coef", "distillation.distillation_loss.use_task_rewards", lambda r: True,
+       when=lambda r: getattr(r.method, "task_reward_kl_coef", None) is not None,
+       note="the task reward's policy-gradient loss beside the distillation loss (trainer/"
+       "distillation/losses.py:210-217)"),
+    To("method.task_reward_kl_coef", "distillation.distillation_loss.distillation_loss_coef",
+       note="the distillation loss's weight beside the task reward's (losses.py:221-224)"),
+    To("method.teacher.model", f"{TEACHER}.model_path", when=lambda r: _is("opd")(r) and not
+       mix.several(r), note="served by verl on its own GPU pool; it must share the student's "
+       "vocabulary"),
     Drop("method.teacher.url", "verl starts its own teacher on its distillation pool and has no "
          "external teacher URL (trainer/ppo/v1/trainer_base.py:837-846)", when=_is("opd")),
 ]

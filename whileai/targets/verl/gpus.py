@@ -137,6 +137,26 @@ def sft_batches(run: Job) -> list[Refusal]:
     return []
 
 
+def dropped(run: Job) -> list[Refusal]:
+    """teacher-dropped: a `teacher_model` key set beside a named teacher; verl pops the default
+    entry when the dict holds another (workers/config/distillation.py:309-310), so the run keeps
+    only the named teachers and the rows keyed to teacher_model find none."""
+    named = [n for n in run.teachers() if n != "teacher_model"]
+    at = "distillation.teacher_models.teacher_model."
+    mine = sorted((k for k in run.set if k.startswith(at)),
+                  key=lambda k: (k not in (at + "key", at + "model_path"), k))  # its name first
+    if run.job != "main_ppo" or run.get("distillation.enabled") is not True or not named or not mine \
+            or teachers(run):  # the pool then misses the dropped teacher: verl refuses the sum itself
+        return []
+    return [run.refuse(mine[0], f"teacher_model set beside the named teacher{'s' * (len(named) > 1)} "
+                       f"{', '.join(named)}: verl drops teacher_model then, keeping only "
+                       f"{', '.join(named)}", "every teacher under a name of its own (teacher_1, "
+                       "teacher_2, ...) with its key, or teacher_model alone",
+                       "lets it through: it pops teacher_model when another teacher is named "
+                       "(workers/config/distillation.py:309-310; its YAML's comment above "
+                       "teacher_model)", "teacher-dropped")]
+
+
 def teachers(run: Job) -> list[Refusal]:
     """teacher-pool: verl checks the sum for several teachers and resets one teacher's count."""
     gpus = _pool(run, "distillation.")

@@ -143,6 +143,7 @@ class Pool(NamedTuple):
     held: int  # GPUs held for the teacher: its pool, or its whole nodes past one node
     why: str  # why that TP
     placed: str  # how the pool was placed, for the report
+    each: tuple[tuple[str, int, int, str], ...] = ()  # several teachers: (entry, replicas, TP, why)
 
     @property
     def gpus(self) -> int:
@@ -170,6 +171,10 @@ def pool(run: RunSpec) -> Pool | None:
     in `overrides` are kept as given."""
     if not isinstance(run.method, OPD):
         return None
+    from whileai.targets.verl import mix
+
+    if mix.several(run):
+        return _several(run, mix.teachers(run))
     teacher = run.method.teacher.model
     memory = run.overrides.get(TEACHER + "inference.gpu_memory_utilization", TEACHER_MEMORY)
     memory = float(memory) if isinstance(memory, (int, float)) and not isinstance(memory, bool) \
@@ -217,6 +222,44 @@ def pool(run: RunSpec) -> Pool | None:
                 f"carved out of the node's {cap} GPUs: the trainer keeps {trainer}, the most that "
                 f"prompts x samples = {run.prompts * samples} split over (a multiple of the rollout "
                 f"TP {rollout}), the teacher the rest in replicas of TP {tp_}")
+
+
+def _several(run: RunSpec, teachers: list[Any]) -> Pool:
+    """Several teachers (a mixture): one replica of each at its own TP, side by side in one pool;
+    placed as one teacher's pool is (beside the trainer, carved out of the node, or past one node
+    on a node of its own, where each teacher gets as many replicas as the node holds sets of all)."""
+    cap = node_gpus(run)
+    sized = [(t.entry, *tp(t.model, cap, field=f"{t.field}.model", memory=TEACHER_MEMORY))
+             for t in teachers]
+    one = sum(t for _, t, _ in sized)
+    if one > cap:
+        raise SpecError(teachers[-1].field + ".model", teachers[-1].model, f"teachers whose replicas "
+                        f"fit the {cap} GPUs of a node together (TP {' + '.join(str(t) for _, t, _ in sized)}"
+                        f" = {one}): raise gpus_per_node")
+    whys = "; ".join(f"{e}: TP {t}, {w}" for e, t, w in sized)
+    if nodes(run) > 1:
+        k = cap // one
+        each = tuple((e, k, t, w) for e, t, w in sized)
+        return Pool(run.gpus_per_node, k * one, 1, k * len(sized), 0, TEACHER_MEMORY, 1, cap, whys,
+                    f"on 1 node of its own beside the trainer's {_n(nodes(run), 'node')}: the run lines "
+                    f"start {nodes(run) + 1}; {k} replica{'s' if k != 1 else ''} of each teacher", each)
+    each = tuple((e, 1, t, w) for e, t, w in sized)
+    want = run.gpus or 1
+    if want + one <= cap:
+        return Pool(want, one, 1, len(sized), 0, TEACHER_MEMORY, 0, one, whys,
+                    f"beside the trainer's {_n(want, 'GPU')} on one node of {cap}", each)
+    rollout, batch = _rollout_tp(run), run.prompts * int(run.method.samples)
+    fits = [t for t in range(cap - one, 0, -1) if batch % t == 0 and t % rollout == 0]
+    if not fits:
+        raise SpecError("gpus", run.gpus, f"a node with room for the teachers' pool of {one} (one "
+                        f"replica each) and a trainer the batch splits over (prompts x samples = "
+                        f"{batch}, a multiple of the rollout TP {rollout}): gpus_per_node >= "
+                        f"{one + rollout}, or nodes >= 2 (the teachers on a node of their own)")
+    k = (cap - fits[0]) // one
+    each = tuple((e, k, t, w) for e, t, w in sized)
+    return Pool(fits[0], k * one, 1, k * len(sized), 0, TEACHER_MEMORY, 0, k * one, whys,
+                f"carved out of the node's {cap} GPUs: the trainer keeps {fits[0]}, the most that "
+                f"prompts x samples = {batch} split over, the teachers {_n(k, 'replica')} each", each)
 
 
 def rollout_tp(run: RunSpec) -> tuple[int, str]:

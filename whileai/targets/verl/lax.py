@@ -53,6 +53,9 @@ RULES = {
                  "(train_batch_size // data-parallel ranks, the rest dropped)"),
     "data-file": ("data files present: relative to the run folder, or written by an earlier step",
                   "utils/dataset/rl_dataset.py:173-178 (read at start-up)"),
+    "teacher-dropped": ("distillation: a teacher_model key beside a named teacher, which verl "
+                        "drops silently", "workers/config/distillation.py:309-310 (its YAML's comment "
+                        "above teacher_model)"),
     "teacher-pool": ("distillation: num_replicas x TP of the teachers sums to the teacher pool",
                      "workers/config/distillation.py:281-306 (one teacher: num_replicas reset silently)"),
 }
@@ -66,7 +69,7 @@ def refusals(overrides: Mapping[str, str], *, job: str, base: Path | None = None
     run = Job(overrides, job, launcher)
     out = list(_keys(run))
     for check in (gpus.tensor_parallel, gpus.memory, gpus.greedy, gpus.batches, gpus.sft_batches,
-                  gpus.teachers):
+                  gpus.dropped, gpus.teachers):
         out += check(run)
     if base is not None:
         out += _data_files(run, base, set(produced))
