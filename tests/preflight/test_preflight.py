@@ -83,6 +83,36 @@ def test_connection_refused_names_how_to_serve_the_teacher(tok: Path, tmp_path: 
     assert all(c.status == "skip" for c in checks(report, "scoring route"))
 
 
+@pytest.mark.parametrize("cols", [60, 80, 120])
+def test_the_printed_serve_line_pastes_whole_at_any_width(tok: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          cols: int) -> None:
+    """The teacher's serve line, printed by `preflight` at a terminal's width, is the command
+    compile plans (one plan per fact), broken only between shell words with ` \\`: the lines a
+    person copies are one shell command with the same words, never prose wrapped mid-command."""
+    import shlex
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'taskset = "reverse-text"\nmodel = "{STUDENT}"\noutput_dir = "{tmp_path}/o"\n'
+                    f'[method]\ntype = "opd"\nteacher = "vllm:{TEACHER}@{refused_url()}"\n')
+    from whileai.spec.load import load_spec
+
+    report = preflight(load_spec(spec), timeout=TIMEOUT)
+    cmd = next(c.command for c in report.checks if c.command)
+    monkeypatch.setenv("COLUMNS", str(cols))
+    shown = runner.invoke(app, ["preflight", str(spec), "--timeout", "2"]).stdout.splitlines()
+    start = next(i for i, line in enumerate(shown) if line.endswith("serve it:")) + 1
+    block = []
+    for line in shown[start:]:
+        block.append(line)
+        if not line.endswith(" \\"):
+            break
+    assert all(len(line) <= cols for line in block if len(shlex.split(line.rstrip(" \\"))) > 1)
+    pasted = "".join(line[:-1] if line.endswith("\\") else line for line in block)
+    assert shlex.split(pasted) == shlex.split(cmd)
+    assert "uv run inference" in cmd and "--vllm.max-model-len" in cmd
+
+
 def test_a_server_that_accepts_and_never_answers_ends_within_the_timeout(tok: Path, tmp_path: Path) -> None:
     with Silent() as silent:
         report, took = timed(opd(silent.url, tmp_path))

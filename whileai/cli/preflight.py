@@ -36,7 +36,7 @@ def preflight_cmd(
     """Probe the servers, models and machine facts a spec's run touches, before it launches."""
     from whileai.files.names import spec_name
     from whileai.preflight.run import preflight
-    from whileai.report.wrap import fit
+    from whileai.report.wrap import width
     from whileai.spec.load import load_spec
 
     try:
@@ -53,7 +53,7 @@ def preflight_cmd(
               file=sys.stderr)
         raise typer.Exit(130) from None
     try:
-        lines = fit(report.lines(), hang=" " * 5)  # under the check's name, past its status
+        lines = report.text(width())  # under the check's name, past its status; commands whole
         print(json.dumps(report.to_dict(), indent=1) if as_json else "\n".join(lines))
         sys.stdout.flush()
     except BrokenPipeError:

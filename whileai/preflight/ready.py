@@ -48,8 +48,9 @@ def health(p: Any, deadline: float) -> tuple[Check, bool]:
             try:
                 a = request("GET", root + "/health", deadline=deadline, headers=p.admin_headers())
             except HttpFailure as e:
-                hint = f"; serve it: {p.t.serve}" if e.kind == "refused" or p.t.serves_it else ""
-                return fail(n, f"GET {root}/health: {e}{hint}"), False
+                hint = "; serve it:" if e.kind == "refused" or p.t.serves_it else ""
+                return fail(n, f"GET {root}/health: {e}{hint}",
+                            command=p.t.serve if hint else None), False
             if a.status in (200, 404):
                 break
             if a.status in (401, 403):

@@ -18,22 +18,36 @@ class Check:
     status: Status
     detail: str  # the one-line reason: what was measured, or what is wrong and what to do
     seconds: float | None = None
+    command: str | None = None  # a shell line the detail ends with (the teacher's serve line)
 
     def line(self) -> str:
         took = f" [{self.seconds:.2f} s]" if self.seconds is not None else ""
         return clean(f"{self.status:<4} {self.name}: {self.detail}{took}")
 
+    def text(self, cols: int) -> list[str]:
+        """The check wrapped to `cols`: its prose at spaces, then the command it ends with on lines
+        of its own, broken only between shell words with ` \\` (it pastes and runs as printed)."""
+        from whileai.report.wrap import command, fit
+
+        cmd = self.command
+        if not cmd or not self.detail.endswith(cmd):
+            return fit([self.line()], cols, hang=" " * 5)
+        prose = Check(self.name, self.status, self.detail[: -len(cmd)].rstrip(), self.seconds).line()
+        return fit([prose], cols, hang=" " * 5) + command(clean(cmd), cols, indent=" " * 7)
+
     def to_dict(self) -> dict[str, Any]:
         return {"name": clean(self.name), "status": self.status, "detail": clean(self.detail),
-                "seconds": None if self.seconds is None else round(self.seconds, 3)}
+                "seconds": None if self.seconds is None else round(self.seconds, 3),
+                **({"command": clean(self.command)} if self.command else {})}
 
 
 def ok(name: str, detail: str, seconds: float | None = None) -> Check:
     return Check(name, "ok", detail, seconds)
 
 
-def fail(name: str, detail: str, seconds: float | None = None) -> Check:
-    return Check(name, "FAIL", detail, seconds)
+def fail(name: str, detail: str, seconds: float | None = None, command: str | None = None) -> Check:
+    """A check that failed; `command`: the shell line its detail ends with (what fixes it)."""
+    return Check(name, "FAIL", detail + (f" {command}" if command else ""), seconds, command)
 
 
 def skip(name: str, detail: str) -> Check:
@@ -71,6 +85,13 @@ class PreflightReport:
 
     def lines(self) -> list[str]:
         return [c.line() for c in self.checks] + [clean(self.summary())]
+
+    def text(self, cols: int) -> list[str]:
+        """The report for a terminal or a log: each check wrapped to `cols`, its command whole."""
+        from whileai.report.wrap import fit
+
+        return [x for c in self.checks for x in c.text(cols)] + fit([clean(self.summary())], cols,
+                                                                  hang=" " * 5)
 
     def to_dict(self) -> dict[str, Any]:
         return {"spec": clean(self.spec), "target": self.target, "timeout": self.timeout,

@@ -113,8 +113,9 @@ def _listed(t: ServerProbe, deadline: float, student: Student) -> list[Check]:
     try:
         models = p.call("GET", "/v1/models")
     except HttpFailure as e:
-        hint = f"; serve it: {t.serve}" if e.kind == "refused" else ""
-        return [fail(f"{n}: reachable", f"GET {t.root}/v1/models: {e}{hint}"),
+        hint = "; serve it:" if e.kind == "refused" else ""
+        return [fail(f"{n}: reachable", f"GET {t.root}/v1/models: {e}{hint}",
+                     command=t.serve if hint else None),
                 *_rest(t, "not probed: the server did not answer")]
     if models.status != 200:
         return [fail(f"{n}: reachable", p.refused(models.status, "GET /v1/models"), models.seconds),
@@ -144,7 +145,7 @@ def _context(t: ServerProbe, entry: dict[str, Any]) -> Check:
     if mml < t.need:
         why = (f"max_model_len {mml} <= the run's {t.seq_len} tokens ({t.seq_field}): {t.prefill_why}"
                if plus else f"max_model_len {mml} < the run's {t.seq_len} tokens ({t.seq_field})")
-        return fail(n, f"{why}; serve it with max_model_len >= {t.need}: {t.serve}")
+        return fail(n, f"{why}; serve it with max_model_len >= {t.need}:", command=t.serve)
     return ok(n, f"max_model_len {mml} >= {t.need} ({t.seq_field}"
               f"{' + 1, as a scoring server needs' if plus else ''})")
 
@@ -164,7 +165,8 @@ def _route(p: _Client, ids: list[int] | None) -> Check:
         if a.status != 200:
             said = call.status(a.status) if call.status is not None else None
             if said:
-                return fail(n, f"{call.method} {t.root}{call.path}: HTTP {a.status}: {said}", a.seconds)
+                prose, cmd = _ending(t, f"{call.method} {t.root}{call.path}: HTTP {a.status}: {said}")
+                return fail(n, prose, a.seconds, cmd)
             return fail(n, p.refused(a.status, f"{call.method} {call.path}"), a.seconds)
         if call.judge is None:
             done = ok(n, f"{call.method} {call.path} answered 200", a.seconds)
@@ -175,9 +177,18 @@ def _route(p: _Client, ids: list[int] | None) -> Check:
             return fail(n, f"{call.method} {call.path} answered {a.start()}, not JSON", a.seconds)
         passed, line = call.judge(data, ids)
         if not passed:
-            return fail(n, line, a.seconds)
+            prose, cmd = _ending(t, line)
+            return fail(n, prose, a.seconds, cmd)
         done = ok(n, line, a.seconds)
     return done
 
 
 __all__ = ["probe"]
+
+
+def _ending(t: ServerProbe, detail: str) -> tuple[str, str | None]:
+    """(the prose, the serve line) of a detail that ends with the teacher's serve line, so the
+    report prints that line whole; (detail, None) otherwise."""
+    if t.serve and detail.endswith(" " + t.serve):
+        return detail[: -len(t.serve) - 1], t.serve
+    return detail, None

@@ -98,7 +98,7 @@ def command(cmd: str, width: int | None, indent: str = "    ") -> list[str]:
     lines = [f"{indent}# {comment}"] if comment else []
     if width is None:
         return [*lines, indent + code.rstrip()] if comment else [indent + cmd]
-    words = _words(code.rstrip())
+    words = _paired(_words(code.rstrip()))
     cur = indent
     for w in words:
         if cur.strip() and len(cur) + 1 + len(w) + 2 > width:
@@ -108,6 +108,18 @@ def command(cmd: str, width: int | None, indent: str = "    ") -> list[str]:
             cur = f"{cur} {w}" if cur.strip() else cur + w
     lines.append(cur)
     return lines
+
+
+def _paired(words: list[str]) -> list[str]:
+    """A flag and its value as one unit of the layout (`--vllm.model Qwen/Qwen3-8B`), as `glue`
+    keeps them in prose."""
+    out: list[str] = []
+    for w in words:
+        if out and _FLAG.fullmatch(out[-1]) and not w.startswith("-"):
+            out[-1] += " " + w
+        else:
+            out.append(w)
+    return out
 
 
 def _words(code: str) -> list[str]:
