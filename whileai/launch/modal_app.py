@@ -15,7 +15,10 @@ Environment at deploy time: WHILEAI_MODAL_TARGET (the target, "prime-rl"), WHILE
 (prime-rl's app name, "whileai"; verl's is WHILEAI_VERL_APP, "whileai-verl"), WHILEAI_MODAL_VOLUME
 ("whileai-runs"), WHILEAI_MODAL_GPUS (fallback list, "H100:2,H200:2,A100-80GB:2"),
 WHILEAI_MODAL_TIMEOUT (seconds per attempt, 43200), WHILEAI_MODAL_SECRETS (comma-separated
-Modal secret names, e.g. "huggingface,wandb"; none by default).
+Modal secret names, e.g. "huggingface,wandb"; none by default). They reach the container through
+the image's environment (CONTAINER_ENV, `Image.env`): the container imports this module again
+without the launcher's environment, and a function whose dependencies (its secrets, image,
+volume) differ from the deployed ones does not start (modal/_container_entrypoint.py:377-387).
 """
 
 from __future__ import annotations
@@ -42,6 +45,12 @@ GPUS = modal_gpus()
 TIMEOUT = int(os.environ.get("WHILEAI_MODAL_TIMEOUT", "43200"))
 SECRETS = [s for s in os.environ.get("WHILEAI_MODAL_SECRETS", "").split(",") if s]
 MOUNT = "/runs"
+# the deploy's configuration, carried into the container by the image (names only, no values)
+CONFIG = ("WHILEAI_MODAL_APP", "WHILEAI_VERL_APP", "WHILEAI_VERL_IMAGE")
+CONTAINER_ENV = {"WHILEAI_MODAL_TARGET": TARGET, "WHILEAI_MODAL_VOLUME": VOLUME_NAME,
+                 "WHILEAI_MODAL_GPUS": ",".join(GPUS), "WHILEAI_MODAL_TIMEOUT": str(TIMEOUT),
+                 "WHILEAI_MODAL_SECRETS": ",".join(SECRETS)} | {
+                     k: os.environ[k] for k in CONFIG if os.environ.get(k)}
 
 
 def _spec(name: str) -> ModalApp:
@@ -57,7 +66,7 @@ APP_NAME = SPEC.name
 IMAGE_LABEL = SPEC.label
 DEPLOY = f"WHILEAI_MODAL_TARGET={TARGET} modal deploy -m whileai.launch.modal_app"
 
-image = SPEC.image().env({"WHILEAI_MODAL_TARGET": TARGET}).add_local_python_source("whileai")
+image = SPEC.image().env(CONTAINER_ENV).add_local_python_source("whileai")
 volume = modal.Volume.from_name(VOLUME_NAME, create_if_missing=True)
 app = modal.App(APP_NAME, image=image)
 _secrets = [modal.Secret.from_name(s) for s in SECRETS]
