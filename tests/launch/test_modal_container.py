@@ -46,7 +46,8 @@ def image_env(image):
         todo += [d for d in (im._deps() if im._deps else []) if type(d).__name__ == "_Image"]
     return env
 
-fns = {n: deps(getattr(m, n)) for n in ("train", "validate") if isinstance(getattr(m, n, None), modal.Function)}
+fns = {n: deps(getattr(m, n)) for n in ("train", "validate")
+       if isinstance(getattr(m, n, None), modal.Function)}
 print(json.dumps({"deps": fns, "env": image_env(m.image), "gpus": m.GPUS, "timeout": m.TIMEOUT}))
 """
 

@@ -224,3 +224,37 @@ def test_an_own_data_sft_arm_without_a_reward_is_scored_with_the_baselines(tmp_p
     assert (arms / "sft" / "eval" / "similarity.py").is_file()
     o = overrides(arms / "sft" / "eval" / "run.sh")
     assert "actor_rollout_ref.model.lora_adapter_path" not in o
+
+
+# a stand-in for verl's auto resume: the latest checkpoint's step from its tracker file
+# (verl/trainer/ppo/ray_trainer.py:1052-1070), a checkpoint at step 1, then a long step 2
+RESUMING = """set -e
+start=$(cat outputs/latest_checkpointed_iteration.txt 2>/dev/null || echo 0)
+echo "resumed at $start" >> resumes.txt
+mkdir -p outputs/global_step_1 && echo 1 > outputs/latest_checkpointed_iteration.txt
+if [ "$start" = 0 ] && [ ! -e hung.txt ]; then touch hung.txt; sleep 60; fi
+""" + RUN_SH
+
+
+def test_a_preempted_verl_arm_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    import signal
+
+    mx = pytest.importorskip("modal.exception", reason="the modal extra")
+    folder = tmp_path / "runs" / "t-grpo"  # the arm's folder on the volume: it works there
+    old = signal.getsignal(signal.SIGALRM)
+    try:
+        mx.simulate_preemption(2)  # modal's own stand-in: SIGINT as a KeyboardInterrupt
+        with pytest.raises(KeyboardInterrupt):
+            train_verl_job(job({"run.sh": RESUMING}), folder, tmp_path / "runs")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert not (folder / "metrics.json").exists()  # not a failure
+    rec = train_verl_job(job({"run.sh": RESUMING}), folder, tmp_path / "runs")  # the restart
+    assert rec["status"] == "ok", rec
+    assert (folder / "resumes.txt").read_text().split("\n")[:2] == ["resumed at 0", "resumed at 1"]
+    assert "attempt 2 in this folder: restarted" in (folder / "run.log").read_text()
+    # a re-planned arm (other files) in the same folder does not resume another spec's checkpoint
+    (folder / "metrics.json").unlink()
+    train_verl_job(job({"run.sh": RESUMING.replace("set -e", "set -eu")}), folder, tmp_path / "runs")
+    assert (folder / "resumes.txt").read_text().split("\n")[2] == "resumed at 0"

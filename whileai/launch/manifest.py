@@ -42,6 +42,8 @@ class ArmSpec(BaseModel):
     student: str | None = None
     teacher: str | None = None
     teacher_port: int | None = None
+    teacher_serve: str | None = Field(default=None, description="The line that serves the teacher "
+                                      "beside the run: compile's (its plan's serve line), or None.")
     taskset: str | None = None
     steps: int | None = None
     seed: int | None = None
@@ -128,6 +130,7 @@ def arm_from_compiled(name: str, c: Compiled, argv: list[str] | None = None) -> 
         student=c.run.model,
         teacher=teacher.model if teacher is not None else None,
         teacher_port=teacher.port if teacher is not None else None,
+        teacher_serve=next((t.serve for t in c.teachers if t.serve and t.mode != "endpoint"), None),
         taskset=c.run.taskset,
         steps=steps_of(c),
         seed=c.run.seed,

@@ -34,7 +34,8 @@ import modal
 import modal.exception as mx
 
 from whileai.errors import SpecError
-from whileai.launch.executor import InfraError, Outcome, modal_gpus
+from whileai.launch import modal_errors as me
+from whileai.launch.executor import Outcome, modal_gpus
 from whileai.launch.manifest import SLIM_MARK, ArmRecord, Manifest
 from whileai.targets import registry
 from whileai.targets.run import Metrics, ModalApp
@@ -85,10 +86,12 @@ def _gpu_name() -> str | None:
 @app.function(gpu=GPUS, timeout=TIMEOUT, volumes={MOUNT: volume}, secrets=_secrets)
 def train(job: dict[str, Any]) -> dict[str, Any]:
     """One arm on the container's GPUs, run by its target's container job; returns its metrics
-    record (status 'error' instead of raising)."""
+    record (status 'error' instead of raising). The arm works in its folder on the volume (its
+    files, logs, outputs and checkpoints: a restarted input resumes from them); modal's
+    InputCancellation (a BaseException) is let through."""
     try:
         return SPEC.train(
-            job, Path(MOUNT) / job["run_id"], Path("/root/work"), commit=volume.commit,
+            job, Path(MOUNT) / job["run_id"], Path(MOUNT), commit=volume.commit,
             gpu=_gpu_name(), image=IMAGE_LABEL)
     except Exception as e:
         return Metrics(status="error", error=f"{type(e).__name__}: {e}").model_dump(mode="json")
@@ -108,16 +111,17 @@ def job_payload(arm: ArmRecord) -> dict[str, Any]:
     files = {k: (Path(arm.dir) / k).read_text() if v.startswith(SLIM_MARK) else v
              for k, v in s.files.items()}  # large files live in the arm's folder
     return {"run_id": arm.run_id, "arm": s.name, "files": files, "main": s.main,
-            "teacher": s.teacher, "teacher_port": s.teacher_port}
+            "teacher": s.teacher, "teacher_port": s.teacher_port, "teacher_serve": s.teacher_serve}
 
 
 @contextmanager
 def infra_errors() -> Iterator[None]:
-    """AuthError / ConnectionError → InfraError (never an arm's failure)."""
+    """The client's own errors (whileai.launch.modal_errors.CLIENT) → InfraError (never an arm's
+    failure)."""
     try:
         yield
-    except (mx.AuthError, mx.ConnectionError, ConnectionError) as e:
-        raise InfraError(f"{type(e).__name__}: {e}") from e
+    except me.CLIENT as e:
+        raise me.infra(e) from e
 
 
 def validate_arms(m: Manifest) -> dict[str, dict[str, Any]]:
@@ -129,19 +133,44 @@ def validate_arms(m: Manifest) -> dict[str, dict[str, Any]]:
             for j, r in zip(jobs, results, strict=True)}
 
 
-def deploy() -> None:
+class BuildError(RuntimeError):
+    """An image that did not build: one line naming the image and where its build log is."""
+
+
+def deploy() -> dict[str, str]:
+    """Deploy the app with modal's own output on (each image step's build log streamed, as
+    `modal deploy` shows it: modal/output.py enable_output); returns what --collect needs later
+    (the app, the volume, the image), kept in the manifest."""
     with infra_errors():
-        app.deploy()
+        try:
+            with modal.enable_output():
+                app.deploy()
+        except mx.ImageBuildError as e:
+            raise BuildError(
+                f"the image {IMAGE_LABEL!r} of app {APP_NAME!r} did not build (image {e.image_id}); "
+                f"its build log is above, and on https://modal.com/apps under app {APP_NAME!r}: "
+                f"{str(e).splitlines()[0] if str(e) else 'no message'}") from None
+    return {"app": APP_NAME, "volume": VOLUME_NAME, "image": IMAGE_LABEL}
 
 
 class ModalExecutor:
-    """Spawns `train` on the deployed app; polls by call id; reads the volume when expired."""
+    """Spawns `train` on the deployed app; polls by call id; reads the volume when expired.
+
+    Built from the manifest's `meta["modal"]` (the app and volume its arms were launched on), not
+    from this process's environment: `ModalExecutor.of(manifest)`."""
 
     name = "modal"
 
-    def __init__(self, app_name: str = APP_NAME, volume_name: str = VOLUME_NAME) -> None:
+    def __init__(self, app_name: str = APP_NAME, volume_name: str = VOLUME_NAME,
+                 log: str = SPEC.log) -> None:
         self.app_name = app_name
         self.volume_name = volume_name
+        self.log = log
+
+    @classmethod
+    def of(cls, m: Manifest) -> ModalExecutor:
+        kept = m.meta.get("modal") or {}
+        return cls(kept.get("app", APP_NAME), kept.get("volume", VOLUME_NAME))
 
     def spawn(self, arm: ArmRecord) -> str:
         try:
@@ -151,22 +180,36 @@ class ModalExecutor:
         except mx.NotFoundError as e:
             raise RuntimeError(f"{e} (deploy first: {DEPLOY})") from e
 
+    def running(self, arm: ArmRecord) -> bool:
+        """Whether the arm's call still runs (or Modal cannot say: then it may, so True)."""
+        try:
+            modal.FunctionCall.from_id(str(arm.handle)).get(timeout=0)
+        except TimeoutError:
+            return True
+        except me.CLIENT as e:
+            raise me.infra(e) from e
+        except Exception as e:
+            return me.unanswered(e) is not None
+        return False
+
+    def cancel(self, arm: ArmRecord) -> None:
+        """Cancel this arm's call alone (never the app: other tags' arms run there too)."""
+        with infra_errors():
+            modal.FunctionCall.from_id(str(arm.handle)).cancel()
+
     def poll(self, arm: ArmRecord) -> Outcome:
         try:
             result = modal.FunctionCall.from_id(str(arm.handle)).get(timeout=0)
-        except (mx.AuthError, mx.ConnectionError, ConnectionError) as e:
-            raise InfraError(f"{type(e).__name__}: {e}") from e
-        except mx.OutputExpiredError:
-            return self.from_volume(arm)
-        except mx.FunctionTimeoutError as e:
-            return Outcome("failed", None, f"ran past its timeout ({TIMEOUT} s per attempt): {e}")
-        except (mx.RemoteError, mx.InternalFailure) as e:
-            why = f"container terminated ({type(e).__name__}, e.g. OOM or preemption): {e}"
-            return Outcome("failed", None, why)
         except TimeoutError:
             return Outcome("pending")
-        except Exception as e:  # the wrapper returns records, so this is unexpected code
-            return Outcome("failed", None, f"the remote call raised {type(e).__name__}: {e}")
+        except me.CLIENT as e:
+            raise me.infra(e) from e
+        except mx.OutputExpiredError:
+            return self.from_volume(arm)
+        except Exception as e:
+            if (note := me.unanswered(e)) is not None:
+                return Outcome("pending", note=note)
+            return Outcome("failed", None, me.ended(e, TIMEOUT) + self.tail(arm))
         return outcome_from_result(result)
 
     def from_volume(self, arm: ArmRecord) -> Outcome:
@@ -174,11 +217,26 @@ class ModalExecutor:
         path = f"{arm.run_id}/metrics.json"
         try:
             data = b"".join(modal.Volume.from_name(self.volume_name).read_file(path))
-        except (mx.AuthError, mx.ConnectionError, ConnectionError) as e:
-            raise InfraError(f"{type(e).__name__}: {e}") from e
+        except me.CLIENT as e:
+            raise me.infra(e) from e
         except FileNotFoundError:
             return Outcome("failed", None, f"outputs expired and {path} is not on the volume")
         return outcome_from_result(data)
+
+    def tail(self, arm: ArmRecord, lines: int = 30, most: int = 4 << 20) -> str:
+        """The last lines of the arm's log on the volume (read whole only up to `most` bytes);
+        where to find it otherwise."""
+        path = f"{arm.run_id}/{self.log}"
+        where = f"; its log: modal volume get {self.volume_name} {path}"
+        try:
+            vol = modal.Volume.from_name(self.volume_name)
+            size = next((e.size for e in vol.listdir(arm.run_id) if e.path.endswith(self.log)), None)
+            if size is None or size > most:
+                return where
+            text = b"".join(vol.read_file(path)).decode("utf-8", "replace")
+        except Exception:  # the tail is a courtesy: the outcome stands without it
+            return where
+        return where + "; log tail:\n" + "\n".join(text.splitlines()[-lines:])
 
 
 def outcome_from_result(result: Any) -> Outcome:

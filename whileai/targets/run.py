@@ -196,6 +196,7 @@ class ModalApp(NamedTuple):
     check: Callable[[dict[str, Any], Path], dict[str, Any]] | None  # --validate --on modal:
     # the framework's own dry run of a job in a CPU container ({ok, returncode, output}); None: none
     note: str  # a line the recipe prints before it deploys; "" for none
+    log: str = "run.log"  # the train job's log in the arm's volume folder (a failure's tail)
 
 
 class ArmCall(NamedTuple):

@@ -8,7 +8,10 @@ whileai.targets.verl.eval), reads verl's own logs (whileai.targets.verl.metrics)
 `metrics.json` to the volume folder. verl itself starts the OPD teacher on its own GPU pool, so
 nothing is served here. It never raises: a failure comes back as an error record, also written
 to the volume; a restarted (preempted) container that finds an ok `metrics.json` returns it
-without training again.
+without training again, and one that finds a checkpoint resumes from it: the recipe has every arm
+save one each tenth of its steps (`trainer.save_freq`) under its folder on the volume, and verl's
+`trainer.resume_mode=auto` (trainer/config/ppo_trainer.yaml:187) loads the latest one
+(trainer/ppo/ray_trainer.py:1052-1070: `default_local_dir`'s latest_checkpointed_iteration.txt).
 
 The image is an assumption this machine cannot test (no GPU, no Modal token): CUDA 13.0 devel on
 Ubuntu 24.04 with Python 3.12, then `pip install "verl[vllm,flash-attn-cu130torch211]==0.9.1"`:
@@ -21,7 +24,7 @@ Environment at deploy time: as whileai.launch.modal_app, plus WHILEAI_VERL_APP (
 from __future__ import annotations
 
 import os
-import subprocess
+import shutil
 import sys
 import time
 import traceback
@@ -31,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whileai.targets.base import Options
+from whileai.targets.container import attempt, restarted, run_group
 from whileai.targets.run import (
     AsWritten,
     Metrics,
@@ -60,9 +64,18 @@ EVAL = "eval.sh"  # the SFT arm's scoring step (whileai.targets.verl.eval)
 
 def _bash(script: str, work: Path, logger: Path, log: Path) -> int:
     env = dict(os.environ, VERL_FILE_LOGGER_PATH=str(logger))
-    with open(log, "ab") as out:
-        return subprocess.run(["bash", script], cwd=work, stdout=out, stderr=subprocess.STDOUT,
-                              env=env).returncode
+    return run_group(["bash", script], cwd=work, log=log, env=env)
+
+
+CKPT_EVERY = 10  # checkpoints per arm (a restarted input resumes from the latest)
+
+
+def resume_overrides(run: RunSpec) -> dict[str, Any]:
+    """What every arm sets so that a restart resumes: a checkpoint each tenth of its steps, verl's
+    auto resume (the defaults save none: save_freq -1, ppo_trainer.yaml:174)."""
+    every = max(1, run.steps // CKPT_EVERY)
+    where = "sft.trainer" if run.method.type == "sft" else "trainer"
+    return {f"{where}.save_freq": every, f"{where}.resume_mode": "auto"}
 
 
 def train_verl_job(
@@ -82,7 +95,14 @@ def train_verl_job(
     work = work_root / job["run_id"]
     log = work / "run.log"
     try:
+        n = attempt(work, job)
+        if n == 1 and (work / "outputs").is_dir():  # another spec's checkpoints: not resumed
+            shutil.rmtree(work / "outputs")
         write_files(job, work)
+        if n > 1:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(restarted(n, "verl's latest checkpoint under outputs/ (resume_mode auto)")
+                        + "\n")
         code = _bash(job.get("main") or "run.sh", work, work / TRAIN_LOG, log)
         train_seconds = round(time.monotonic() - start, 1)
         scored = EVAL in job["files"]
@@ -204,7 +224,8 @@ class VerlLauncher(AsWritten):
         from whileai.targets.verl.compile import compile
         from whileai.targets.verl.eval import recipe_overrides, sft_overrides
 
-        extra = sft_overrides() if run.method.type == "sft" else recipe_overrides(name)
+        extra = (sft_overrides() if run.method.type == "sft" else recipe_overrides(name)) | \
+            resume_overrides(run)
         return compile(replace_run(run, overrides=dict(run.overrides) | extra))
 
     def meta(self, base: RunSpec, prep: Prepared) -> dict[str, Any]:
