@@ -22,8 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import tomllib
-
+from whileai.spec.load import loads_toml
 from whileai.targets.base import Options
 from whileai.targets.container import attempt, restarted, run_group
 from whileai.targets.prime_rl.metrics import collect_prime_rl, metric_lines, parse_usage
@@ -136,12 +135,12 @@ def train_job(
     log_path = work / "rl.log"
     note = None
     try:
-        n = attempt(work, job)
+        tries = attempt(work, job)
         cfg = write_files(job, work)
-        extra, source = resume_args(tomllib.loads(cfg.read_text(encoding="utf-8")), work,
-                                    job["run_id"], n)
-        if n > 1:
-            note = restarted(n, source or "the start (no checkpoint yet)")
+        extra, source = resume_args(loads_toml(cfg.read_text(encoding="utf-8")), work,
+                                    job["run_id"], tries)
+        if tries > 1:
+            note = restarted(tries, source or "the start (no checkpoint yet)")
             with open(log_path, "a", encoding="utf-8") as f:
                 f.write(note + "\n")
         if job.get("teacher"):

@@ -95,13 +95,13 @@ def train_verl_job(
     work = work_root / job["run_id"]
     log = work / "run.log"
     try:
-        n = attempt(work, job)
-        if n == 1 and (work / "outputs").is_dir():  # another spec's checkpoints: not resumed
+        tries = attempt(work, job)
+        if tries == 1 and (work / "outputs").is_dir():  # another spec's checkpoints: not resumed
             shutil.rmtree(work / "outputs")
         write_files(job, work)
-        if n > 1:
+        if tries > 1:
             with open(log, "a", encoding="utf-8") as f:
-                f.write(restarted(n, "verl's latest checkpoint under outputs/ (resume_mode auto)")
+                f.write(restarted(tries, "verl's latest checkpoint under outputs/ (resume_mode auto)")
                         + "\n")
         code = _bash(job.get("main") or "run.sh", work, work / TRAIN_LOG, log)
         train_seconds = round(time.monotonic() - start, 1)
@@ -130,6 +130,28 @@ def train_verl_job(
         record = error_record(f"{type(e).__name__}: {e}", seconds=round(time.monotonic() - start, 1),
                               gpu=gpu, image=image, log_tail=tail(log) or traceback.format_exc()[-4000:])
     return save(out, record, commit)
+
+
+def validate_job(job: dict[str, Any], work_root: Path) -> dict[str, Any]:
+    """verl's own check of the arm's run.sh (and eval/run.sh) in a CPU container of the arm's
+    image, where verl is installed (whileai.targets.verl.check, as `whileai check -t verl`);
+    {arm, ok, returncode, output}, never raises."""
+    from whileai.targets.verl.check import check
+
+    try:
+        work = work_root / job["run_id"]
+        write_files(job, work)
+        bad, lines = False, []
+        for script in ("run.sh", "eval/run.sh"):
+            if (work / script).is_file():
+                for level, line in check(work / script, "auto"):
+                    bad |= level == "error"
+                    lines.append(f"{script}: {level}: {line}")
+        return {"arm": job["arm"], "ok": not bad, "returncode": int(bad),
+                "output": "\n".join(lines)[-4000:]}
+    except Exception as e:
+        return {"arm": job["arm"], "ok": False, "returncode": None,
+                "output": f"{type(e).__name__}: {e}"}
 
 
 def image() -> Any:
@@ -207,7 +229,7 @@ class VerlLauncher(AsWritten):
     options = Options()
     app: ModalApp | None = ModalApp(
         name=os.environ.get("WHILEAI_VERL_APP", "whileai-verl"), label=IMAGE_LABEL, image=image,
-        train=train_verl_job, check=None,
+        train=train_verl_job, check=validate_job,
         note=f"image: {IMAGE_LABEL} (not built or run on this machine; WHILEAI_VERL_IMAGE names another)")
     tiny = False
     validates = "verl's own check, whileai's rules and a rehearsal (whileai rehearse -t verl)"
