@@ -139,7 +139,7 @@ def test_deploy_shows_its_output_and_a_build_error_is_one_line(
     err = capsys.readouterr().err
     assert code == 1 and failing.output == "RichOutputManager"
     [line] = err.strip().splitlines()
-    assert app.IMAGE_LABEL in line and "im-123" in line and "build log" in line
+    assert app.IMAGE_LABEL in line and "modal image logs im-123" in line and "torch" in line
     assert "Traceback" not in err
 
 

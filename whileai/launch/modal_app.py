@@ -147,9 +147,9 @@ def deploy() -> dict[str, str]:
                 app.deploy()
         except mx.ImageBuildError as e:
             raise BuildError(
-                f"the image {IMAGE_LABEL!r} of app {APP_NAME!r} did not build (image {e.image_id}); "
-                f"its build log is above, and on https://modal.com/apps under app {APP_NAME!r}: "
-                f"{str(e).splitlines()[0] if str(e) else 'no message'}") from None
+                f"the image {IMAGE_LABEL!r} of app {APP_NAME!r} did not build (image {e.image_id}: "
+                f"{(str(e).strip().splitlines() or ['no message'])[-1]}); its build log is above "
+                f"and in `modal image logs {e.image_id}` (modal/cli/image.py)") from None
     return {"app": APP_NAME, "volume": VOLUME_NAME, "image": IMAGE_LABEL}
 
 
