@@ -20,13 +20,30 @@ from typing import Any
 ATTEMPTS = "attempts"  # a line per attempt of a container job in the arm's volume folder
 
 
+def _digest(job: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(job.get("files", {}), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def done_before(folder: Path, job: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ok record an earlier attempt of this same job left in `folder` (a restarted input
+    returns it instead of training again); None when there is none, or when it was another job's
+    (a re-planned spec under the same tag: its files differ)."""
+    from whileai.targets.run import finished
+
+    f = folder / ATTEMPTS
+    last = f.read_text(encoding="utf-8").split()[-1:] if f.exists() else []
+    if last and last != [_digest(job)]:
+        return None
+    return finished(folder / "metrics.json")
+
+
 def attempt(work: Path, job: Mapping[str, Any]) -> int:
     """This attempt's number in the arm's folder, counted there (1: the first). A later one is
     a restarted input (Modal restarts a preempted input on the same folder) or a
     --relaunch-failed: it resumes from the last checkpoint the folder holds. An arm whose files
     changed since (a re-planned spec under the same tag) counts from 1 again: its old
     checkpoints are not its own."""
-    digest = hashlib.sha256(json.dumps(job.get("files", {}), sort_keys=True).encode()).hexdigest()[:16]
+    digest = _digest(job)
     f = work / ATTEMPTS
     lines = f.read_text(encoding="utf-8").split() if f.exists() else []
     n = len(lines) + 1 if lines and lines[-1] == digest else 1
@@ -71,4 +88,4 @@ def run_group(argv: list[str], *, cwd: Path, log: Path, env: Mapping[str, str] |
             raise
 
 
-__all__ = ["ATTEMPTS", "attempt", "restarted", "run_group"]
+__all__ = ["ATTEMPTS", "attempt", "done_before", "restarted", "run_group"]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from whileai.spec.load import loads_toml
 from whileai.targets.base import Options
-from whileai.targets.container import attempt, restarted, run_group
+from whileai.targets.container import attempt, done_before, restarted, run_group
 from whileai.targets.prime_rl.metrics import collect_prime_rl, metric_lines, parse_usage
 from whileai.targets.prime_rl.pin import COMMIT
 from whileai.targets.run import (
@@ -34,7 +34,6 @@ from whileai.targets.run import (
     Prepared,
     describe_returncode,
     error_record,
-    finished,
     gpu_count,
     save,
     tail,
@@ -127,7 +126,7 @@ def train_job(
 ) -> dict[str, Any]:
     """Run one arm; return (and write to `volume_dir/metrics.json`) its metrics record."""
     out = volume_dir / "metrics.json"
-    if (prev := finished(out)) is not None:
+    if (prev := done_before(volume_dir, job)) is not None:
         return prev
     start = time.monotonic()
     work = work_root / job["run_id"]
@@ -135,7 +134,7 @@ def train_job(
     log_path = work / "rl.log"
     note = None
     try:
-        tries = attempt(work, job)
+        tries = attempt(volume_dir, job)
         cfg = write_files(job, work)
         extra, source = resume_args(loads_toml(cfg.read_text(encoding="utf-8")), work,
                                     job["run_id"], tries)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whileai.targets.base import Options
-from whileai.targets.container import attempt, restarted, run_group
+from whileai.targets.container import attempt, done_before, restarted, run_group
 from whileai.targets.run import (
     AsWritten,
     Metrics,
@@ -42,7 +42,6 @@ from whileai.targets.run import (
     Prepared,
     describe_returncode,
     error_record,
-    finished,
     gpu_count,
     save,
     tail,
@@ -89,13 +88,13 @@ def train_verl_job(
 ) -> dict[str, Any]:
     """Run one verl arm; return (and write to `volume_dir/metrics.json`) its metrics record."""
     out = volume_dir / "metrics.json"
-    if (prev := finished(out)) is not None:
+    if (prev := done_before(volume_dir, job)) is not None:
         return prev
     start = time.monotonic()
     work = work_root / job["run_id"]
     log = work / "run.log"
     try:
-        tries = attempt(work, job)
+        tries = attempt(volume_dir, job)
         if tries == 1 and (work / "outputs").is_dir():  # another spec's checkpoints: not resumed
             shutil.rmtree(work / "outputs")
         write_files(job, work)
