@@ -202,3 +202,22 @@ def test_collect_asks_the_app_and_volume_the_manifest_keeps(
     main("prime-rl", None, ["--collect", "--out", str(tmp_path)])
     assert read == ["vol-then"]
     assert load_manifest(path).arms["grpo"].state == "failed"
+
+
+def test_the_container_serves_the_teacher_with_compiles_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """One plan per fact: the arm's job carries the teacher plan's serve line (its context length
+    included), and the container runs that line from prime-rl's checkout."""
+    from whileai.api import compile
+    from whileai.spec.load import load_spec
+    from whileai.targets.prime_rl.launch import PRIME_RL_DIR, teacher_argv
+
+    app = modal_app(monkeypatch, "prime-rl")
+    assert main("prime-rl", None, ["--dry-run", "--arms", "grpo,opd", "--out", str(tmp_path)]) == 0
+    [planned] = compile(load_spec(ROOT / "examples" / "opd.toml"), "prime-rl").teachers
+    job = app.job_payload(load_manifest(tmp_path / "rt").arms["opd"])
+    assert job["teacher_serve"] == planned.serve and "--vllm.max-model-len" in planned.serve
+    argv, env = teacher_argv(job["teacher_serve"])
+    assert argv[:5] == ["uv", "run", "--project", PRIME_RL_DIR, "inference"]
+    assert argv[argv.index("--vllm.max-model-len") + 1] == str(planned.max_model_len)
+    assert env == {"CUDA_VISIBLE_DEVICES": "0"}

@@ -142,7 +142,7 @@ def train_job(
             note = restarted(tries, source or "the start (no checkpoint yet)")
             with open(log_path, "a", encoding="utf-8") as f:
                 f.write(note + "\n")
-        if job.get("teacher"):
+        if job.get("teacher_serve"):  # served here (an endpoint teacher is served elsewhere)
             port = int(job.get("teacher_port") or 8001)
             argv, tenv = teacher_argv(job["teacher_serve"])
             tlog = open(work / "teacher.log", "ab")  # noqa: SIM115 (closed with the process)
