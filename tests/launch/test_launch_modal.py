@@ -235,3 +235,13 @@ def test_a_failure_carries_the_log_tail_from_the_volume(monkeypatch: pytest.Monk
     assert out.state == "failed" and out.error is not None
     assert out.error.endswith("CUDA out of memory") and "line 75" in out.error and "line 5\n" not in out.error
     assert "modal volume get whileai-runs tg-opd/rl.log" in out.error
+
+
+def test_a_restarted_arm_is_pending_and_said_restarted(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    """The arm's folder on the volume counts its attempts (whileai.targets.container.attempt)."""
+    out = poll_with(monkeypatch, tmp_path, TimeoutError(), {"tg-opd/attempts": b"d1\nd1\n"})
+    assert out.state == "pending" and (out.note or "").startswith("restarted: attempt 2")
+    assert "fail" not in (out.note or "")
+    first = poll_with(monkeypatch, tmp_path, TimeoutError(), {"tg-opd/attempts": b"d1\n"})
+    assert first.state == "pending" and first.note is None

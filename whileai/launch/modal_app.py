@@ -38,6 +38,7 @@ from whileai.launch import modal_errors as me
 from whileai.launch.executor import Outcome, modal_gpus
 from whileai.launch.manifest import SLIM_MARK, ArmRecord, Manifest
 from whileai.targets import registry
+from whileai.targets.container import ATTEMPTS
 from whileai.targets.run import Metrics, ModalApp
 
 TARGET = os.environ.get("WHILEAI_MODAL_TARGET", "prime-rl")
@@ -201,7 +202,7 @@ class ModalExecutor:
         try:
             result = modal.FunctionCall.from_id(str(arm.handle)).get(timeout=0)
         except TimeoutError:
-            return Outcome("pending")
+            return Outcome("pending", note=self.restarts(arm))
         except me.CLIENT as e:
             raise me.infra(e) from e
         except mx.OutputExpiredError:
@@ -211,6 +212,18 @@ class ModalExecutor:
                 return Outcome("pending", note=note)
             return Outcome("failed", None, me.ended(e, TIMEOUT) + self.tail(arm))
         return outcome_from_result(result)
+
+    def restarts(self, arm: ArmRecord) -> str | None:
+        """A running arm's attempts so far, from its folder on the volume
+        (whileai.targets.container.attempt): words where it was restarted, else None."""
+        try:
+            data = b"".join(modal.Volume.from_name(self.volume_name).read_file(
+                f"{arm.run_id}/{ATTEMPTS}"))
+        except Exception:  # a note only: the arm is pending whatever the volume says
+            return None
+        n = len(data.split())
+        return (f"restarted: attempt {n} (a preempted input that Modal restarted, or a relaunch), "
+                "resuming from its last checkpoint" if n > 1 else None)
 
     def from_volume(self, arm: ArmRecord) -> Outcome:
         """Outputs expire after 7 days; the metrics the run wrote to the volume do not."""
