@@ -221,3 +221,13 @@ def test_the_container_serves_the_teacher_with_compiles_line(
     assert argv[:5] == ["uv", "run", "--project", PRIME_RL_DIR, "inference"]
     assert argv[argv.index("--vllm.max-model-len") + 1] == str(planned.max_model_len)
     assert env == {"CUDA_VISIBLE_DEVICES": "0"}
+
+
+def test_a_re_plan_keeps_where_the_arms_were_launched(tmp_path: Path) -> None:
+    from whileai.launch import ArmSpec, plan
+
+    m = plan({"grpo": ArmSpec(name="grpo", method="grpo")}, "tg", tmp_path)
+    m.meta["modal"] = {"app": "app-then", "volume": "vol-then", "image": "img"}
+    m.save()
+    again = plan({"grpo": ArmSpec(name="grpo", method="grpo")}, "tg", tmp_path)  # e.g. --dry-run
+    assert load_manifest(tmp_path).meta["modal"] == again.meta["modal"] == m.meta["modal"]

@@ -68,6 +68,7 @@ class ArmSpec(BaseModel):
 
 
 SLIM_BYTES = 64 * 1024
+KEPT = ("modal",)  # meta a re-plan keeps: the Modal app, volume and image the arms were launched on
 SLIM_MARK = "(in the arm folder)"
 
 
@@ -193,5 +194,8 @@ def plan(
     if old:
         for name, rec in old.arms.items():
             m.arms.setdefault(name, rec)
+        for key in KEPT:  # where launched arms run: --collect asks there, not the env's
+            if key in old.meta:
+                m.meta.setdefault(key, old.meta[key])
     m.save()
     return m
