@@ -245,3 +245,17 @@ def test_a_restarted_arm_is_pending_and_said_restarted(monkeypatch: pytest.Monke
     assert "fail" not in (out.note or "")
     first = poll_with(monkeypatch, tmp_path, TimeoutError(), {"tg-opd/attempts": b"d1\n"})
     assert first.state == "pending" and first.note is None
+
+
+@pytest.mark.parametrize("exc", UNANSWERED[:3], ids=lambda e: type(e).__name__)
+def test_a_spawn_modal_did_not_answer_leaves_the_arm_planned(monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path, exc: Exception) -> None:
+    class Fn:
+        def spawn(self, job: dict[str, Any]) -> Any:
+            raise exc
+
+    monkeypatch.setattr(modal.Function, "from_name", staticmethod(lambda app, fn: Fn()))
+    m = plan({"grpo": ArmSpec(name="grpo", method="grpo")}, "tg", tmp_path)
+    with pytest.raises(InfraError, match=type(exc).__name__):
+        launch(m, ModalExecutor(), log=lambda _: None)
+    assert m.arms["grpo"].state == "planned" and m.arms["grpo"].attempts == 0

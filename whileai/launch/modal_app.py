@@ -117,11 +117,14 @@ def job_payload(arm: ArmRecord) -> dict[str, Any]:
 
 @contextmanager
 def infra_errors() -> Iterator[None]:
-    """The client's own errors (whileai.launch.modal_errors.CLIENT) → InfraError (never an arm's
-    failure)."""
+    """The client's own errors and the server's (whileai.launch.modal_errors CLIENT, SERVER but a
+    missing object, which the caller names) → InfraError: a deploy, a dry run or a spawn that
+    Modal did not answer stops with nothing marked, never an arm's failure."""
     try:
         yield
-    except me.CLIENT as e:
+    except mx.NotFoundError:
+        raise
+    except (*me.CLIENT, *me.SERVER) as e:
         raise me.infra(e) from e
 
 
