@@ -175,7 +175,8 @@ def test_prime_rl_image_without_named_packages_takes_every_member(clean_env: Any
 def test_prime_rl_runs_frozen_everywhere_in_the_container(tmp_path: Path) -> None:
     """Every `uv run` the container starts (the teacher, rl, the dry run) is --frozen and, as the
     image synced, --no-dev (plain `uv run` installs the dev group at start)."""
-    for argv in (prl.teacher_argv("m", 8001), prl.rl_argv(tmp_path / "c.toml"),
+    serve = "CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model m --server.port 8001"
+    for argv in (prl.teacher_argv(serve)[0], prl.rl_argv(tmp_path / "c.toml"),
                  prl.rl_argv(tmp_path / "c.toml", dry_run=True)):
         head = argv[:argv.index("--project")]
         assert head[:2] == ["uv", "run"] and "--frozen" in head and "--no-dev" in head

@@ -35,6 +35,12 @@ class FakeVolume:
     def __init__(self, files: dict[str, bytes]) -> None:
         self.files = files
 
+    def listdir(self, path: str) -> list[Any]:
+        from modal.volume import FileEntry, FileEntryType
+
+        return [FileEntry(path=k, type=FileEntryType.FILE, mtime=0, size=len(v))
+                for k, v in self.files.items() if k.startswith(path + "/")]
+
     def read_file(self, path: str) -> Any:
         if isinstance(self.files, Exception):
             raise self.files
@@ -74,8 +80,8 @@ def poll_with(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, outcome: Any,
         (OK, "done", None),
         ({"status": "error", "error": "rl exited with code 1"}, "failed", "rl exited with code 1"),
         (mx.FunctionTimeoutError("past 43200 s"), "failed", "ran past its timeout"),
-        (mx.RemoteError("terminated"), "failed", "RemoteError"),
-        (mx.InternalFailure("worker lost"), "failed", "InternalFailure"),
+        (mx.RemoteError("terminated"), "failed", "the container ended without a result"),
+        (mx.InternalFailure("worker lost"), "failed", "gave the input up after its own retries"),
         (ValueError("bad shape"), "failed", "raised ValueError: bad shape"),
         (mx.ExecutionError("boom"), "failed", "ExecutionError"),
         ("not a record", "failed", "unreadable result"),
@@ -92,7 +98,7 @@ def test_outcomes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, outcome: Any,
 
 
 @pytest.mark.parametrize("exc", [mx.AuthError("Token missing"), mx.ConnectionError("unreachable"),
-                                 ConnectionError("reset")])
+                                 ConnectionError("reset"), mx.ClientClosed("closed")])
 def test_infra_errors_raise(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, exc: Exception) -> None:
     with pytest.raises(InfraError):
         poll_with(monkeypatch, tmp_path, exc)
@@ -128,7 +134,7 @@ def test_spawn_and_collect_through_fakes(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert payloads[1]["teacher"] == "T" and payloads[1]["files"] == {"c.toml": "opd"}
     assert collect(m, ModalExecutor(), log=lambda _: None) == EXIT_DONE
     assert m.arms["grpo"].state == "done" and m.arms["opd"].state == "failed"
-    assert "OOM" in (m.arms["opd"].error or "")
+    assert "without a result" in (m.arms["opd"].error or "")
 
 
 def test_real_client_without_token_is_infra_not_failure(tmp_path: Path) -> None:
@@ -152,3 +158,104 @@ def test_app_definition() -> None:
     assert isinstance(modal_app.train, modal.Function)
     assert isinstance(modal_app.validate, modal.Function)
     assert PRIME_RL_COMMIT[:12] in modal_app.IMAGE_LABEL
+
+
+# modal's server errors (its gRPC statuses: modal/_grpc_client.py:27-44) and its own client timeout:
+# Modal did not answer this once; the call may still run
+UNANSWERED = [mx.ServiceError("UNAVAILABLE"), mx.InternalError("INTERNAL"),
+              mx.ResourceExhaustedError("throttled"), mx.NotFoundError("no such call"),
+              mx.PermissionDeniedError("denied"), mx.UnimplementedError("x"), mx.DataLossError("x"),
+              mx.TimeoutError("client deadline")]
+
+
+@pytest.mark.parametrize("exc", UNANSWERED, ids=lambda e: type(e).__name__)
+def test_a_server_error_leaves_the_arm_pending(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                               exc: Exception) -> None:
+    out = poll_with(monkeypatch, tmp_path, exc)
+    assert out.state == "pending" and type(exc).__name__ in (out.note or "")
+
+
+def calls_of(monkeypatch: pytest.MonkeyPatch, outcomes: dict[str, Any]) -> list[str]:
+    spawned: list[str] = []
+
+    class FakeFn:
+        def spawn(self, job: dict[str, Any]) -> Any:
+            spawned.append(job["arm"])
+            return type("Call", (), {"object_id": f"fc-new-{job['arm']}"})()
+
+    monkeypatch.setattr(modal.Function, "from_name", staticmethod(lambda app, fn: FakeFn()))
+    monkeypatch.setattr(modal.FunctionCall, "from_id", staticmethod(lambda cid: FakeCall(outcomes[cid])))
+    return spawned
+
+
+def test_collect_goes_on_past_a_server_error_and_asks_again(monkeypatch: pytest.MonkeyPatch,
+                                                           tmp_path: Path) -> None:
+    from whileai.launch import EXIT_RUNNING
+
+    m = plan({n: ArmSpec(name=n, method=n) for n in ("grpo", "opd")}, "tg", tmp_path)
+    for n, a in m.arms.items():
+        a.handle, a.state, a.backend = f"fc-{n}", "pending", "modal"
+    outcomes: dict[str, Any] = {"fc-grpo": mx.ServiceError("UNAVAILABLE"), "fc-opd": OK}
+    calls_of(monkeypatch, outcomes)
+    lines: list[str] = []
+    assert collect(m, ModalExecutor(), log=lines.append) == EXIT_RUNNING
+    assert (m.arms["grpo"].state, m.arms["opd"].state) == ("pending", "done")
+    assert any("grpo: pending (Modal did not answer (ServiceError" in x for x in lines)
+    outcomes["fc-grpo"] = OK  # the next collect asks again
+    assert collect(m, ModalExecutor(), log=lambda _: None) == EXIT_DONE
+    assert m.arms["grpo"].state == "done"
+
+
+@pytest.mark.parametrize("still", [TimeoutError(), mx.ServiceError("UNAVAILABLE")],
+                         ids=["running", "unanswered"])
+def test_relaunch_failed_never_starts_a_second_copy(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                    still: Exception) -> None:
+    """An arm marked failed while its call still runs (or Modal cannot say) is pending again."""
+    m = plan({"opd": ArmSpec(name="opd", method="opd")}, "tg", tmp_path)
+    a = m.arms["opd"]
+    a.handle, a.state, a.backend, a.error = "fc-old", "failed", "modal", "marked by an older whileai"
+    spawned = calls_of(monkeypatch, {"fc-old": still})
+    launch(m, ModalExecutor(), relaunch_failed=True, log=lambda _: None)
+    assert spawned == [] and (a.state, a.handle) == ("pending", "fc-old")
+
+
+def test_relaunch_failed_spawns_an_ended_call_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    m = plan({"opd": ArmSpec(name="opd", method="opd")}, "tg", tmp_path)
+    a = m.arms["opd"]
+    a.handle, a.state, a.backend = "fc-old", "failed", "modal"
+    spawned = calls_of(monkeypatch, {"fc-old": mx.RemoteError("OOM")})
+    launch(m, ModalExecutor(), relaunch_failed=True, log=lambda _: None)
+    assert spawned == ["opd"] and (a.state, a.handle, a.attempts) == ("pending", "fc-new-opd", 1)
+
+
+def test_a_failure_carries_the_log_tail_from_the_volume(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    log = "\n".join(f"line {i}" for i in range(100)) + "\nCUDA out of memory\n"
+    out = poll_with(monkeypatch, tmp_path, mx.RemoteError("terminated"), {"tg-opd/rl.log": log.encode()})
+    assert out.state == "failed" and out.error is not None
+    assert out.error.endswith("CUDA out of memory") and "line 75" in out.error and "line 5\n" not in out.error
+    assert "modal volume get whileai-runs tg-opd/rl.log" in out.error
+
+
+def test_a_restarted_arm_is_pending_and_said_restarted(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    """The arm's folder on the volume counts its attempts (whileai.targets.container.attempt)."""
+    out = poll_with(monkeypatch, tmp_path, TimeoutError(), {"tg-opd/attempts": b"d1\nd1\n"})
+    assert out.state == "pending" and (out.note or "").startswith("restarted: attempt 2")
+    assert "fail" not in (out.note or "")
+    first = poll_with(monkeypatch, tmp_path, TimeoutError(), {"tg-opd/attempts": b"d1\n"})
+    assert first.state == "pending" and first.note is None
+
+
+@pytest.mark.parametrize("exc", UNANSWERED[:3], ids=lambda e: type(e).__name__)
+def test_a_spawn_modal_did_not_answer_leaves_the_arm_planned(monkeypatch: pytest.MonkeyPatch,
+                                                             tmp_path: Path, exc: Exception) -> None:
+    class Fn:
+        def spawn(self, job: dict[str, Any]) -> Any:
+            raise exc
+
+    monkeypatch.setattr(modal.Function, "from_name", staticmethod(lambda app, fn: Fn()))
+    m = plan({"grpo": ArmSpec(name="grpo", method="grpo")}, "tg", tmp_path)
+    with pytest.raises(InfraError, match=type(exc).__name__):
+        launch(m, ModalExecutor(), log=lambda _: None)
+    assert m.arms["grpo"].state == "planned" and m.arms["grpo"].attempts == 0

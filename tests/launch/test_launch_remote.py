@@ -30,10 +30,18 @@ if cmd == "inference":
         def log_message(self, *a): pass
     http.server.HTTPServer(("localhost", port), H).serve_forever()
 if cmd == "rl":
+    pathlib.Path("rl.pid").write_text(str(os.getpid()))
     if "--dry-run" in args:
         print("dry run ok"); sys.exit(int(os.environ.get("FAKE_RL_CODE", "0")))
-    run = pathlib.Path("outputs/reverse-text--m--abc")
-    run.mkdir(parents=True)
+    name = args[args.index("--run.name") + 1] if "--run.name" in args else "reverse-text--m--abc"
+    run = pathlib.Path("outputs") / name
+    if run.exists() and "--resume" not in args and "--clean" not in args:
+        sys.exit("FileExistsError: run directory has artifacts from a previous run")
+    run.mkdir(parents=True, exist_ok=True)
+    if "--ckpt.interval" in args:
+        (run / "checkpoints" / "step_1").mkdir(parents=True, exist_ok=True)
+    if os.environ.get("FAKE_RL_HANG") and "--resume" not in args:
+        import time; time.sleep(60)
     rows = [{"step": 1, "time": 0, "train/agg/all/agent/reward/mean": 0.2, "ref_kl/mean": 0.9,
              "progress/total_rollouts": 256, "progress/output_tokens": 1000},
             {"step": 2, "time": 0, "eval/reverse-text/all/agent/avg@1": 0.4,
@@ -44,7 +52,7 @@ if cmd == "rl":
     (run / "metrics.jsonl").write_text("\n".join(map(json.dumps, rows)) + "\n{broken\n")
     for step in (0, 2):
         ev = run / "rollouts" / f"step_{step}" / "eval" / "all"
-        ev.mkdir(parents=True)
+        ev.mkdir(parents=True, exist_ok=True)
         recs = [{"task": {"id": f"t{i}"}, "reward": 0.1 * i + step} for i in range(3)]
         recs.append({"example_id": "t9", "traces": [{"reward": 1.0}, {"reward": 0.0}]})
         (ev / "traces.jsonl").write_text("\n".join(map(json.dumps, recs)) + "\n")
@@ -71,9 +79,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def serve(teacher: str, port: int) -> str:
+    """compile's serve line for a teacher beside the policy (the teacher's plan)."""
+    return (f"CUDA_VISIBLE_DEVICES=0 uv run inference --vllm.model {teacher} --server.port {port} "
+            "--vllm.gpu-memory-utilization 0.4 --vllm.max-model-len 10241")
+
+
 def job(teacher: str | None = None, port: int | None = None) -> dict[str, object]:
     return {"run_id": "tg-opd", "arm": "opd", "files": {"rl.toml": "max_steps = 2\n"},
-            "main": "rl.toml", "teacher": teacher, "teacher_port": port}
+            "main": "rl.toml", "teacher": teacher, "teacher_port": port,
+            "teacher_serve": serve(teacher, port or 0) if teacher else None}
 
 
 def calls(log: Path) -> list[list[str]]:
@@ -99,9 +114,11 @@ def test_train_job_serves_teacher_parses_and_writes_volume(fake_uv: Path, tmp_pa
     assert commits == [1]
     assert read_metrics(tmp_path / "vol" / "tg-opd" / "metrics.json").per_task["t9"] == 0.5
     inf, rl = calls(fake_uv)
-    assert inf == teacher_argv("T/teacher", port)[1:]
+    assert inf == teacher_argv(serve("T/teacher", port))[0][1:]
     assert inf[inf.index("--vllm.gpu-memory-utilization") + 1] == "0.4"
-    assert rl[-2:] == ["@", str(tmp_path / "work" / "tg-opd" / "rl.toml")]
+    assert inf[inf.index("--vllm.max-model-len") + 1] == "10241"  # compile's line, not a second one
+    assert rl[4:6] == ["@", str(tmp_path / "work" / "tg-opd" / "rl.toml")]
+    assert rl[rl.index("--run.name") + 1] == "tg-opd" and "--ckpt.interval" in rl
 
     # a restarted (preempted) container returns the finished metrics without training again
     again = train_job(job("T/teacher", port), tmp_path / "vol" / "tg-opd", tmp_path / "work2")
@@ -134,3 +151,53 @@ def test_metrics_parser_prefers_avg_and_skips_junk() -> None:
     rows = ['{"step": 3, "eval/x/all/a/reward/mean": 0.1}', "not json", '{"no": "step"}',
             '{"step": 4, "eval/x/all/a/avg@4": 0.5, "eval/x/all/a/reward/mean": 0.2}']
     assert parse_metrics_jsonl(rows) == {"eval_reward": [(4, 0.5)]}
+
+
+def interrupt_after(seconds: int, how: str) -> None:
+    """What modal does to a running input: a preemption is SIGINT, a KeyboardInterrupt in the main
+    thread (modal.exception.simulate_preemption, modal's own stand-in); a cancelled call raises
+    InputCancellation from a signal handler (modal/_container_entrypoint.py:255-258)."""
+    import signal
+
+    mx = pytest.importorskip("modal.exception", reason="the modal extra")
+    if how == "preempted":
+        mx.simulate_preemption(seconds)
+        return
+
+    def cancel(signum: int, frame: object) -> None:
+        raise mx.InputCancellation("Input was cancelled by user")
+
+    signal.signal(signal.SIGALRM, cancel)
+    signal.alarm(seconds)
+
+
+@pytest.mark.parametrize("how", ["preempted", "cancelled"])
+def test_a_stopped_input_stops_rl_and_a_restart_resumes(fake_uv: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    import signal
+
+    monkeypatch.setenv("FAKE_RL_HANG", "1")
+    folder = tmp_path / "runs" / "tg-opd"  # the arm's folder on the volume: it works there
+    old = signal.getsignal(signal.SIGALRM)
+    try:
+        interrupt_after(2, how)
+        with pytest.raises(BaseException) as stopped:
+            train_job(job(), folder, tmp_path / "runs")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    want = "KeyboardInterrupt" if how == "preempted" else "InputCancellation"
+    assert type(stopped.value).__name__ == want
+    pid = int((folder / "rl.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # rl's process group was stopped with the input
+    assert not (folder / "metrics.json").exists()  # no failure recorded
+    assert (folder / "outputs" / "tg-opd" / "checkpoints" / "step_1").is_dir()
+
+    rec = train_job(job(), folder, tmp_path / "runs")  # Modal restarts the input: same folder
+    assert rec["status"] == "ok", rec
+    first, again = [c for c in calls(fake_uv) if "rl" in c]
+    assert "--resume" not in first and "--resume" in again and "--clean" not in again
+    log = (folder / "rl.log").read_text()
+    assert "attempt 2 in this folder: restarted" in log and "checkpoint step 1" in log
+    assert "restarted" in rec["usage_source"]["train_seconds"]

@@ -162,8 +162,11 @@ def test_a_verl_arm_runs_its_script_and_reports_verls_logs(tmp_path: Path) -> No
     assert rec["series"]["eval_reward"] == [[0, 0.1], [2, 0.4]]
     assert rec["per_task"] == {task_id("p1", "a"): 0.4} and rec["usage"]["gpu_seconds"] >= 0
     assert json.loads((tmp_path / "vol" / "metrics.json").read_text())["status"] == "ok"
-    again = train_verl_job(job({"run.sh": "exit 9"}), tmp_path / "vol", tmp_path / "work")
+    again = train_verl_job(job({"run.sh": RUN_SH, "data/x.jsonl": "{}\n"}), tmp_path / "vol",
+                           tmp_path / "work2")
     assert again == rec  # a restarted container returns the finished record
+    other = train_verl_job(job({"run.sh": "exit 9"}), tmp_path / "vol", tmp_path / "work")
+    assert other["error"] == "run.sh exited with code 9"  # another spec's record is not its own
 
 
 def test_a_failed_or_silent_run_is_an_error_record(tmp_path: Path) -> None:
@@ -198,14 +201,14 @@ def test_a_full_weight_sft_arm_is_scored_without_an_adapter() -> None:
 
 
 def test_the_modal_app_for_verl_is_its_own() -> None:
-    pytest.importorskip("modal")
+    modal = pytest.importorskip("modal")
     from whileai.launch import modal_module
 
     modal_verl = modal_module("verl")
     try:
         assert modal_verl.APP_NAME == "whileai-verl" and modal_verl.ModalExecutor().app_name == "whileai-verl"
         assert "verl[vllm]==0.9.1" in modal_verl.IMAGE_LABEL and "flash-attn==2.8.3" in modal_verl.IMAGE_LABEL
-        assert not hasattr(modal_verl, "validate")  # verl's app has no CPU dry run
+        assert isinstance(modal_verl.validate, modal.Function)  # verl's own check, CPU container
     finally:
         modal_module("prime-rl")  # the module as every other test imports it
 
@@ -224,3 +227,63 @@ def test_an_own_data_sft_arm_without_a_reward_is_scored_with_the_baselines(tmp_p
     assert (arms / "sft" / "eval" / "similarity.py").is_file()
     o = overrides(arms / "sft" / "eval" / "run.sh")
     assert "actor_rollout_ref.model.lora_adapter_path" not in o
+
+
+# a stand-in for verl's auto resume: the latest checkpoint's step from its tracker file
+# (verl/trainer/ppo/ray_trainer.py:1052-1070), a checkpoint at step 1, then a long step 2
+RESUMING = """set -e
+start=$(cat outputs/latest_checkpointed_iteration.txt 2>/dev/null || echo 0)
+echo "resumed at $start" >> resumes.txt
+mkdir -p outputs/global_step_1 && echo 1 > outputs/latest_checkpointed_iteration.txt
+if [ "$start" = 0 ] && [ ! -e hung.txt ]; then touch hung.txt; sleep 60; fi
+""" + RUN_SH
+
+
+def test_a_preempted_verl_arm_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    import signal
+
+    mx = pytest.importorskip("modal.exception", reason="the modal extra")
+    folder = tmp_path / "runs" / "t-grpo"  # the arm's folder on the volume: it works there
+    old = signal.getsignal(signal.SIGALRM)
+    try:
+        mx.simulate_preemption(2)  # modal's own stand-in: SIGINT as a KeyboardInterrupt
+        with pytest.raises(KeyboardInterrupt):
+            train_verl_job(job({"run.sh": RESUMING}), folder, tmp_path / "runs")
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert not (folder / "metrics.json").exists()  # not a failure
+    rec = train_verl_job(job({"run.sh": RESUMING}), folder, tmp_path / "runs")  # the restart
+    assert rec["status"] == "ok", rec
+    assert (folder / "resumes.txt").read_text().split("\n")[:2] == ["resumed at 0", "resumed at 1"]
+    assert "attempt 2 in this folder: restarted" in (folder / "run.log").read_text()
+    # a re-planned arm (other files) in the same folder does not resume another spec's checkpoint
+    (folder / "metrics.json").unlink()
+    train_verl_job(job({"run.sh": RESUMING.replace("set -e", "set -eu")}), folder, tmp_path / "runs")
+    assert (folder / "resumes.txt").read_text().split("\n")[2] == "resumed at 0"
+
+
+def test_verls_cpu_container_check_is_verls_own(tmp_path: Path) -> None:
+    """What the verl app's `validate` runs in its CPU container (verl installed there): verl's
+    own check of the arm's run.sh, a rejected key named; run here with a Python that has verl."""
+    from tests.helpers import verl_python
+
+    python = verl_python()
+    from whileai.api import compile
+    from whileai.spec.load import load_spec
+
+    c = compile(load_spec(ROOT / "examples" / "grpo.toml"), "verl")
+    bad = dict(c.files) | {"run.sh": c.files["run.sh"].replace(
+        "trainer.save_freq=", "trainer.no_such_key=1 \\\n    trainer.save_freq=")}
+    code = ("import json, sys; from pathlib import Path; from whileai.targets.verl.launch import "
+            "validate_job; print(json.dumps([validate_job(j, Path(sys.argv[2])) "
+            "for j in json.loads(Path(sys.argv[1]).read_text())]))")
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps([{"run_id": f"t-{k}", "arm": k, "files": f, "main": "run.sh"}
+                                for k, f in (("ok", dict(c.files)), ("bad", bad))]))
+    p = subprocess.run([python, "-c", code, str(jobs), str(tmp_path)], capture_output=True, text=True,
+                       timeout=600, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert p.returncode == 0, p.stderr[-3000:]
+    ok, rejected = json.loads(p.stdout.strip().splitlines()[-1])
+    assert ok["ok"] and ok["returncode"] == 0, ok["output"]
+    assert not rejected["ok"] and "no_such_key" in rejected["output"]

@@ -188,3 +188,23 @@ def test_budgets_are_logged_or_estimated_and_a_gap_is_warned(tmp_path: Path) -> 
     assert out.stat().st_size > 10_000
     with pytest.raises(ValueError, match="unknown x"):
         plot(res, tmp_path / "c.png", xs=("epochs",))
+
+
+def test_gpu_seconds_are_compared_only_on_one_gpu_type(tmp_path: Path) -> None:
+    """A fallback list may give the arms of a pair different GPU types: the rewards are compared,
+    their GPU-seconds (4x apart here) are not, and results.json says why."""
+    m = manifest(tmp_path)
+    for n in ("opd", "opd@2"):
+        r = m.arms[n].result
+        assert r is not None
+        m.arms[n].result = r.model_copy(update={"gpu": "NVIDIA A100-SXM4-80GB x2", "seconds": 240.0})
+    res = build(m)
+    opd = res["vs_grpo"]["opd"]
+    assert opd["verdict"] == "better" and "device_seconds" not in opd["budget_ratio"]
+    line = "GPU-seconds not compared: opd ran on NVIDIA A100-SXM4-80GB, grpo on H100"
+    assert any(w.startswith(line) for w in opd["warnings"])
+    assert any(w.startswith(line) for w in res["warnings"])
+    assert not any("budgets differ" in w for w in res["warnings"])
+    same = res["vs_grpo"]["opsd"]  # one type on both sides: compared as before
+    assert same["budget_ratio"]["device_seconds"] == pytest.approx(1.0)
+    assert not any("GPU-seconds" in w for w in same["warnings"])

@@ -4,7 +4,8 @@ through the registry) what differs: the arms' specs as it runs them, what it add
 arm, its own --validate, and where arms run (a local process here, or its Modal app).
 
     python run.py --dry-run      # write the arm folders and the manifest, print the plan and reports
-    python run.py --validate     # ... and the target's own check of each arm folder
+    python run.py --validate     # ... and the target's own check of each arm folder: on a Modal CPU
+                                 # container where a Modal token is configured, else offline (it says)
     python run.py                # launch every arm (a second launch skips pending or done ones)
     python run.py --collect      # exit 3 while any arm runs; then results.json + results.png
 
@@ -40,7 +41,15 @@ from whileai.errors import SpecError
 from whileai.launch.arms import Arms, load_arms
 from whileai.launch.executor import collect, container_gpus, launch, modal_gpus
 from whileai.launch.manifest import Manifest
-from whileai.launch.recipe import arm_specs, check_fits, compile_arms, local_executor, substituted, warmup
+from whileai.launch.recipe import (
+    arm_specs,
+    check_fits,
+    compile_arms,
+    local_executor,
+    substituted,
+    validate_where,
+    warmup,
+)
 from whileai.targets.run import positive
 
 if TYPE_CHECKING:
@@ -87,8 +96,9 @@ def recipe_parser(t: Target, L: Launcher, doc: str | None) -> Parser:
     if L.preflight:
         ap.add_argument("--no-preflight", action="store_true", help=L.preflight)
     if L.app is not None and L.app.check is not None:
-        ap.add_argument("--on", choices=["local", "modal"], default="local",
-                        help=f"--validate: offline here (default) or {t.name} itself on Modal")
+        ap.add_argument("--on", choices=["auto", "local", "modal"], default="auto",
+                        help=f"--validate: {t.name} itself in a Modal CPU container (modal), offline "
+                        "here (local), or modal where a Modal token is configured (auto, the default)")
     if t.rehearsal is not None:
         ap.add_argument("--rehearse", action="store_true", help=f"--validate: also run {t.name}'s own "
                         "launcher for --rehearse-steps steps on this CPU with stand-in servers and "
@@ -106,7 +116,7 @@ def _main(t: Target, L: Launcher, doc: str | None, argv: list[str] | None) -> in
     a = recipe_parser(t, L, doc).parse_args(argv)
     for k, v in L.env.items():
         os.environ.setdefault(k, v)
-    on_modal = getattr(a, "on", "local") == "modal"
+    on_modal, where = validate_where(t, L, a)
     if getattr(a, "rehearse", False) and not (a.validate and not on_modal):
         print("error: --rehearse = True: allowed with --validate (on local) only", file=sys.stderr)
         return 2
@@ -168,6 +178,8 @@ def _main(t: Target, L: Launcher, doc: str | None, argv: list[str] | None) -> in
         for n, c in compiled.items():  # the reports name the files just written
             print(f"\n{render_text(as_written(c, m.arms[n].dir), width())}")
         return 0
+    if a.validate:
+        print(f"--validate: {where}")
     if a.validate and not on_modal:
         code = L.validate({n: Path(arm.dir) for n, arm in m.arms.items() if n in compiled}, compiled, prep)
         if getattr(a, "rehearse", False) and code == 0:
@@ -180,7 +192,7 @@ def _main(t: Target, L: Launcher, doc: str | None, argv: list[str] | None) -> in
     if L.app is None:
         return _run_here(t, L, m, compiled, prep, arms.runs[arms.baseline], out, a)
     from whileai.launch import modal_module
-    from whileai.launch.interrupt import Interrupted, remote
+    from whileai.launch.interrupt import cancel_remote
 
     if L.app.deploy_env is not None:  # what the arms need of the image, read where it is defined
         os.environ.update(L.app.deploy_env(compiled))
@@ -191,10 +203,12 @@ def _main(t: Target, L: Launcher, doc: str | None, argv: list[str] | None) -> in
         return 2
     try:
         if a.validate:
-            bad = {n: r for n, r in app.validate_arms(m).items() if not r.get("ok")}
-            for n, r in bad.items():
-                print(f"{n}: rejected by {t.name}\n{r.get('output')}", file=sys.stderr)
-            return 1 if bad else 0
+            results = app.validate_arms(m)
+            for n, r in results.items():
+                print(f"{n}: {'ok' if r.get('ok') else 'REJECTED'} ({t.name}'s own check on Modal)")
+                if not r.get("ok"):
+                    print(str(r.get("output")), file=sys.stderr)
+            return 1 if any(not r.get("ok") for r in results.values()) else 0
         if L.app.note:
             print(L.app.note)
         if L.preflight and not a.no_preflight:
@@ -202,11 +216,17 @@ def _main(t: Target, L: Launcher, doc: str | None, argv: list[str] | None) -> in
 
             if not gate(compiled, t.name, where="modal"):
                 return 1
-        app.deploy()
         try:
-            launch(m, app.ModalExecutor(), arms=list(compiled), relaunch_failed=a.relaunch_failed)
-        except KeyboardInterrupt:
-            raise Interrupted([], remote(m)) from None
+            m.meta["modal"] = app.deploy()  # --collect asks this app and volume, whatever the env
+        except app.BuildError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        m.save()
+        ex = app.ModalExecutor.of(m)
+        try:
+            launch(m, ex, arms=list(compiled), relaunch_failed=a.relaunch_failed)
+        except KeyboardInterrupt:  # this tag's calls cancelled, one by one (never the app)
+            raise cancel_remote(m, ex) from None
     except InfraError as e:
         print(f"Modal not reachable: {e}", file=sys.stderr)
         return EXIT_INFRA
@@ -314,7 +334,7 @@ def _collect(t: Target, L: Launcher, m: Manifest, out: Path, a: argparse.Namespa
     from whileai.launch.interrupt import collect_gate
 
     try:
-        ex = local_executor(L, a.jobs, []) if L.app is None else modal_module(t.name).ModalExecutor()
+        ex = local_executor(L, a.jobs, []) if L.app is None else modal_module(t.name).ModalExecutor.of(m)
         code = collect(m, ex)
     except SpecError as e:
         print(f"error: {e}", file=sys.stderr)

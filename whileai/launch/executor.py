@@ -50,6 +50,7 @@ class Outcome:
     state: Literal["pending", "done", "failed"]
     metrics: Metrics | None = None
     error: str | None = None
+    note: str | None = None  # pending: what was seen (a restart, a server error; polled again)
 
     @classmethod
     def from_metrics(cls, m: Metrics) -> Outcome:
@@ -68,6 +69,13 @@ class Executor(Protocol):
     def poll(self, arm: ArmRecord) -> Outcome:
         """The run's state now (never waits); raises InfraError when it cannot tell."""
         ...
+
+
+def still_running(executor: Executor, arm: ArmRecord) -> bool:
+    """Whether the run an arm's handle names still runs (an executor without `running` cannot
+    tell, so False); raises InfraError when it cannot be asked."""
+    ask = getattr(executor, "running", None)
+    return bool(arm.handle) and arm.backend == executor.name and ask is not None and bool(ask(arm))
 
 
 Log = Callable[[str], None]
@@ -103,6 +111,12 @@ def launch(
         if arm.state in ("pending", "done") or (arm.state == "failed" and not relaunch_failed):
             log(f"{arm.spec.name}: {arm.state}, not spawned again")
             continue
+        if arm.state == "failed" and still_running(executor, arm):  # never a second copy
+            arm.state, arm.error = "pending", None
+            m.save()
+            log(f"{arm.spec.name}: its call {arm.handle} still runs: pending again, not spawned a "
+                "second time (collect it)")
+            continue
         handle = executor.spawn(arm)
         arm.backend, arm.handle, arm.state = executor.name, handle, "pending"
         arm.attempts += 1
@@ -132,6 +146,8 @@ def collect(m: Manifest, executor: Executor, *, log: Log = _stderr) -> int:
             log(f"infrastructure error, collect stopped (no arm marked): {e}")
             return EXIT_INFRA
         if out.state == "pending":
+            if out.note:
+                log(f"{arm.spec.name}: pending ({out.note})")
             continue
         arm.state, arm.result, arm.error = out.state, out.metrics, out.error
         m.save()

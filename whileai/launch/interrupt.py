@@ -2,8 +2,10 @@
 
 Ctrl-C while local arms train: every arm this process started is stopped (its whole process
 group), set back to `planned` in the manifest (saved atomically, so a rerun starts it again),
-and the recipe prints one line. Arms spawned on a remote executor cannot be stopped from here:
-they are listed with the command that stops them.
+and the recipe prints one line. Ctrl-C while a launch spawns Modal arms: this tag's calls are
+cancelled one by one (`cancel_remote`: FunctionCall.cancel, never the whole app, where other
+tags' arms run too) and set back to planned; one that cannot be cancelled is listed with its
+call id, to collect later.
 
 `--collect` refuses to write a comparison while a planned arm never ran or one still runs
 (it names them); `--partial` writes one anyway, marked partial in results.json.
@@ -41,6 +43,26 @@ def stop_local(m: Manifest, be: Any) -> Interrupted:
     return Interrupted(stopped, remote(m))
 
 
+CANCELLED = "cancelled by Ctrl-C while launching; a rerun of the recipe starts it again"
+
+
+def cancel_remote(m: Manifest, ex: Any) -> Interrupted:
+    """Cancel this manifest's pending calls on `ex` (a remote executor with `cancel(arm)`), each
+    back to planned; those that could not be cancelled stay pending and are listed. Saved."""
+    stopped = []
+    for arm in m.arms.values():
+        if arm.state != "pending" or arm.backend != ex.name or not arm.handle:
+            continue
+        try:
+            ex.cancel(arm)
+        except Exception:  # not reachable: it stays pending, listed to collect later
+            continue
+        arm.state, arm.handle, arm.error = "planned", None, CANCELLED
+        stopped.append(arm.spec.name)
+    m.save()
+    return Interrupted(stopped, remote(m))
+
+
 def remote(m: Manifest) -> list[tuple[str, str]]:
     return [(a.spec.name, a.handle or "") for a in m.arms.values()
             if a.state == "pending" and a.backend not in (None, "local")]
@@ -52,8 +74,10 @@ def interrupted_line(e: Interrupted | None, app: str = "whileai") -> str:
             if e and e.stopped else "no arm was running here")
     line = f"interrupted: {done}; nothing half-written"
     if e and e.remote:
-        line += ("; still running on Modal: " + ", ".join(f"{n} ({h})" for n, h in e.remote)
-                 + f"; stop them with `modal app stop {app}` or collect them later with --collect")
+        line += (f"; still running on Modal app {app} (not cancelled: Modal did not answer): "
+                 + ", ".join(f"{n} ({h})" for n, h in e.remote)
+                 + "; collect them later with --collect (each call can be cancelled alone, "
+                 "never with `modal app stop`, which stops every tag's arms)")
     return line
 
 

@@ -42,6 +42,8 @@ class ArmSpec(BaseModel):
     student: str | None = None
     teacher: str | None = None
     teacher_port: int | None = None
+    teacher_serve: str | None = Field(default=None, description="The line that serves the teacher "
+                                      "beside the run: compile's (its plan's serve line), or None.")
     taskset: str | None = None
     steps: int | None = None
     seed: int | None = None
@@ -66,6 +68,7 @@ class ArmSpec(BaseModel):
 
 
 SLIM_BYTES = 64 * 1024
+KEPT = ("modal",)  # meta a re-plan keeps: the Modal app, volume and image the arms were launched on
 SLIM_MARK = "(in the arm folder)"
 
 
@@ -128,6 +131,7 @@ def arm_from_compiled(name: str, c: Compiled, argv: list[str] | None = None) -> 
         student=c.run.model,
         teacher=teacher.model if teacher is not None else None,
         teacher_port=teacher.port if teacher is not None else None,
+        teacher_serve=next((t.serve for t in c.teachers if t.serve and t.mode != "endpoint"), None),
         taskset=c.run.taskset,
         steps=steps_of(c),
         seed=c.run.seed,
@@ -190,5 +194,8 @@ def plan(
     if old:
         for name, rec in old.arms.items():
             m.arms.setdefault(name, rec)
+        for key in KEPT:  # where launched arms run: --collect asks there, not the env's
+            if key in old.meta:
+                m.meta.setdefault(key, old.meta[key])
     m.save()
     return m

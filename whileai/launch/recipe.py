@@ -101,6 +101,29 @@ def arm_specs(L: Launcher, compiled: Mapping[str, Compiled], prep: Prepared,
     return specs
 
 
+def validate_where(t: Target, L: Launcher, a: argparse.Namespace) -> tuple[bool, str]:
+    """Where --validate checks the arms (on Modal?) and the line that says so: `--on auto` (the
+    default) is a Modal CPU container where a Modal token is configured (whileai.launch.token) and
+    offline here otherwise; --rehearse runs here, so it keeps --validate here."""
+    on = getattr(a, "on", None)
+    if on is None:
+        why = "its arms run on this machine" if L.app is None else "its Modal app has no dry run"
+        return False, f"offline, here ({t.name}: {why}): {L.validates}"
+    if on == "auto" and getattr(a, "rehearse", False):
+        on = "local"
+    if on == "auto":
+        from whileai.launch.token import modal_token
+
+        token = modal_token()
+        if token is not None:
+            return True, f"{t.name}'s own dry run in a Modal CPU container (a Modal token: {token})"
+        return False, (f"offline, here (no Modal token: `modal token new`, or MODAL_TOKEN_ID): "
+                       f"{L.validates}")
+    if on == "modal":
+        return True, f"{t.name}'s own dry run in a Modal CPU container (--on modal)"
+    return False, f"offline, here (--on local): {L.validates}"
+
+
 def substituted(subs: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], list[str]]:
     """Substitutions grouped: (field, spec value, run value, reason) -> arms."""
     out: dict[tuple[str, str, str, str], list[str]] = {}
@@ -118,4 +141,5 @@ def local_executor(L: Launcher, jobs: int, paths: list[str]) -> LocalExecutor:
     return LocalExecutor(env=env)
 
 
-__all__ = ["arm_specs", "check_fits", "compile_arms", "local_executor", "substituted", "warmup"]
+__all__ = ["arm_specs", "check_fits", "compile_arms", "local_executor", "substituted", "validate_where",
+           "warmup"]

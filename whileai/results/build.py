@@ -108,6 +108,28 @@ def _spend(runs: list[ArmResult]) -> dict[str, float]:
     return out
 
 
+def gpu_type(label: str | None) -> str | None:
+    """'NVIDIA H100 80GB HBM3 x2' -> 'NVIDIA H100 80GB HBM3' (the Modal app's label: its count
+    dropped); None offline."""
+    return label.rsplit(" x", 1)[0] if label else None
+
+
+def _gpu_types(runs: list[ArmResult]) -> set[str]:
+    return {t for a in runs if (t := gpu_type(a.gpu))}
+
+
+def _same_gpus(name: str, runs: list[ArmResult], against: str, base: list[ArmResult]) -> str | None:
+    """A warning when the two sides ran on different GPU types (a Modal fallback list lets each
+    arm's container get the first type free): their GPU-seconds are then not compared, since a
+    GPU-second differs by type; their rewards are (same config, steps, data and seeds: the type
+    changes speed, not what is trained). None when the types agree or are unknown."""
+    ta, tb = _gpu_types(runs), _gpu_types(base)
+    if not ta or not tb or ta == tb:
+        return None
+    return (f"GPU-seconds not compared: {name} ran on {', '.join(sorted(ta))}, {against} on "
+            f"{', '.join(sorted(tb))} (a GPU-second differs by type; rewards are compared)")
+
+
 def _collapsed(runs: list[ArmResult]) -> list[str]:
     return [a.name for a in runs if any(h.collapse for h in a.health)]
 
@@ -119,10 +141,12 @@ def _delta(name: str, runs: list[ArmResult], against: str, base: list[ArmResult]
     mb = [m for a in base if (m := _run_mean(a)) is not None]
     band = stats.noise_band(ma, mb) if ma and mb else None
     sa, sb = _spend(runs), _spend(base)
-    ratio = {q: sa[q] / sb[q] for q in sa if sb.get(q)}
+    gpus = _same_gpus(name, runs, against, base)
+    ratio = {q: sa[q] / sb[q] for q in sa if sb.get(q) and not (gpus and q == "device_seconds")}
     off = mismatches(ratio)
     warnings = [f"budgets differ: {name} spends " + ", ".join(
         f"{ratio[q]:.2g}x the {q.replace('_', ' ')}" for q in off) + f" of {against}"] if off else []
+    warnings += [gpus] if gpus else []
     ca, cb = _collapsed(runs), _collapsed(base)
     common: dict[str, Any] = {"arm": name, "baseline": against, "draws": draws, "seed": seed,
                               "noise_band": band.band if band else None, "budget_ratio": ratio,
@@ -215,6 +239,7 @@ def build(
     budget = BudgetInfo(matched=meta.pop("budget", None),
                         warnings=[w for d in comps for w in d.warnings if w.startswith("budgets differ")])
     warnings += budget.warnings
+    warnings += [w for d in comps for w in d.warnings if w.startswith("GPU-seconds not compared")]
     top = {k: meta.pop(k, None) for k in TOP}
     top["holdout"], scored = truth.scored(arms, comps, top["holdout"])  # what was really scored
     for d in comps:

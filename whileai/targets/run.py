@@ -200,6 +200,7 @@ class ModalApp(NamedTuple):
     note: str  # a line the recipe prints before it deploys; "" for none
     deploy_env: Callable[[Mapping[str, Compiled]], dict[str, str]] | None = None  # what the arms
     # need of the image (environment `image` reads), set before the app module is imported
+    log: str = "run.log"  # the train job's log in the arm's volume folder (a failure's tail)
 
 
 class ArmCall(NamedTuple):

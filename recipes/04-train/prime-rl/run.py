@@ -3,9 +3,9 @@ example (examples/*.toml: GRPO, OPD, OPSD and SFT on reverse-text), each compare
 GRPO arm, and OPD against SFT (the article's on- vs off-policy question).
 
     python recipes/04-train/prime-rl/run.py --dry-run     # write the configs, print reports and the plan
-    python recipes/04-train/prime-rl/run.py --validate    # offline: pinned schema, loader rules, resolve
-    python recipes/04-train/prime-rl/run.py --validate --on modal   # prime-rl's own `rl @ cfg --dry-run`
-                                                                    # in a Modal CPU container
+    python recipes/04-train/prime-rl/run.py --validate    # prime-rl's own `rl @ cfg --dry-run` in a
+                    # Modal CPU container where a Modal token is configured, else offline (pinned
+                    # schema, loader rules, resolve); it says which (--on local|modal to choose)
     python recipes/04-train/prime-rl/run.py --validate --rehearse   # and `whileai rehearse` each arm:
                     # prime-rl's own rl for 2 steps on this CPU ($WHILEAI_REHEARSE_PYTHON, docs/rehearse.md)
     python recipes/04-train/prime-rl/run.py               # deploy the app, spawn one call per arm

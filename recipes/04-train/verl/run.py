@@ -4,8 +4,10 @@ verl's reason), each compared against the GRPO arm, and OPD against SFT.
 
     python recipes/04-train/verl/run.py --dry-run     # write the run folders, print reports and the plan
     python recipes/04-train/verl/run.py --validate    # verl's own check of every run.sh (Hydra compose,
-                    # validate_config, the worker configs) and whileai's rules; run it with a Python
-                    # that has verl 0.9.1 (pip install 'whileai[verl]'): without verl, exit 1
+                    # validate_config, the worker configs): in a Modal CPU container of the arms'
+                    # image where a Modal token is configured, else here with whileai's rules and a
+                    # rehearsal (a Python with verl 0.9.1: pip install 'whileai[verl]'); it says
+                    # which (--on local|modal to choose)
     python recipes/04-train/verl/run.py               # deploy the app, spawn one call per arm
     python recipes/04-train/verl/run.py --collect     # exit 3 while any arm runs; then
                                                       # results.json + results.png in runs/<tag>/

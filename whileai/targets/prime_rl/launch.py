@@ -1,15 +1,18 @@
 """prime-rl's paired arms: its Launcher (whileai.targets.run) and what runs inside its Modal
 container, without modal: testable with a fake `uv` on PATH.
 
-`train_job` serves the OPD teacher when there is one, runs `uv run rl @ cfg.toml`, parses
-prime-rl's metric logs into per-step series and writes `metrics.json` to the volume folder. It
+`train_job` serves the OPD teacher when there is one (compile's serve line: the teacher's plan,
+whileai.targets.prime_rl.teacher.serve_line), runs `uv run rl @ cfg.toml`, parses prime-rl's
+metric logs into per-step series and writes `metrics.json` to the volume folder it works in. It
 never raises: failures come back as an error record, also written to the volume. A restarted
-(preempted) container that finds an ok `metrics.json` returns it without training again.
+(preempted) container that finds an ok `metrics.json` returns it without training again; one
+that finds a checkpoint resumes from it (`resume_args`).
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -19,7 +22,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from whileai.spec.load import loads_toml
 from whileai.targets.base import Options
+from whileai.targets.container import attempt, done_before, restarted, run_group
 from whileai.targets.prime_rl.image import PRIME_RL_DIR
 from whileai.targets.prime_rl.metrics import collect_prime_rl, metric_lines, parse_usage
 from whileai.targets.prime_rl.pin import COMMIT
@@ -30,7 +35,6 @@ from whileai.targets.run import (
     Prepared,
     describe_returncode,
     error_record,
-    finished,
     gpu_count,
     save,
     tail,
@@ -47,10 +51,48 @@ TEACHER_MEMORY = 0.4
 UV_RUN = ["uv", "run", "--frozen", "--no-dev", "--project", PRIME_RL_DIR]
 
 
-def teacher_argv(model: str, port: int) -> list[str]:
-    """prime-rl's inference entry point (flags from inference.schema.json at the pin)."""
-    return [*UV_RUN, "inference", "--vllm.model", model,
-            "--server.port", str(port), "--vllm.gpu-memory-utilization", str(TEACHER_MEMORY)]
+def teacher_argv(serve: str) -> tuple[list[str], dict[str, str]]:
+    """compile's serve line (`[VAR=value ...] uv run inference ...`, its `--vllm.max-model-len`
+    and memory share included) as argv and environment, run from prime-rl's checkout."""
+    words = shlex.split(serve)
+    env: dict[str, str] = {}
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        k, _, v = words.pop(0).partition("=")
+        env[k] = v
+    if words[:2] != ["uv", "run"]:
+        raise ValueError(f"the teacher's serve line is not `uv run ...`: {serve}")
+    return [*UV_RUN, *words[2:]], env
+
+
+CKPT_EVERY = 10  # checkpoints per run when the config asks for none (a restart resumes from one)
+CKPT_KEEP = 2  # the last ones kept on the volume
+
+
+def resume_args(doc: dict[str, Any], work: Path, run_id: str, n: int) -> tuple[list[str], str | None]:
+    """What `rl` gets so that attempt `n` of this arm resumes (prime-rl at the pin,
+    docs/training.md:276-302): a fixed `--run.name` (its folder under output_dir; resuming needs
+    it), checkpoints every tenth of the steps where the config sets no [ckpt] (`--ckpt.interval`,
+    `--ckpt.keep-last`), and on a later attempt `--resume` (the latest checkpoint:
+    configs/shared.py ResumeConfig); with none of its own yet, `--clean` where the run folder
+    exists (it would be refused: utils/pathing.py validate_run_dir). Returns the flags and what
+    it resumes from."""
+    args: list[str] = []
+    run = doc.get("run") or {}
+    name = run.get("name")
+    if not name:
+        name = run_id
+        args += ["--run.name", name]
+    ckpt = doc.get("ckpt")
+    if ckpt is None:
+        every = max(1, int(doc.get("max_steps") or 0) // CKPT_EVERY)
+        args += ["--ckpt.interval", str(every), "--ckpt.keep-last", str(CKPT_KEEP)]
+    base = work / str(doc.get("output_dir") or "outputs") / str(run.get("dir") or name)
+    if isinstance(ckpt, dict) and ckpt.get("output_dir"):
+        base = work / str(ckpt["output_dir"])
+    steps = sorted(int(p.name[5:]) for p in (base / "checkpoints").glob("step_*") if p.name[5:].isdigit())
+    if n > 1 and steps:
+        return args + ["--resume"], f"checkpoint step {steps[-1]} ({base.relative_to(work)}/checkpoints)"
+    return args + (["--clean"] if base.exists() else []), None  # another spec's, or no checkpoint
 
 
 def rl_argv(config: Path, *, dry_run: bool = False) -> list[str]:
@@ -87,27 +129,33 @@ def train_job(
 ) -> dict[str, Any]:
     """Run one arm; return (and write to `volume_dir/metrics.json`) its metrics record."""
     out = volume_dir / "metrics.json"
-    if (prev := finished(out)) is not None:
+    if (prev := done_before(volume_dir, job)) is not None:
         return prev
     start = time.monotonic()
     work = work_root / job["run_id"]
     teacher: subprocess.Popen[bytes] | None = None
     log_path = work / "rl.log"
+    note = None
     try:
+        tries = attempt(volume_dir, job)
         cfg = write_files(job, work)
-        if job.get("teacher"):
+        extra, source = resume_args(loads_toml(cfg.read_text(encoding="utf-8")), work,
+                                    job["run_id"], tries)
+        if tries > 1:
+            note = restarted(tries, source or "the start (no checkpoint yet)")
+            with open(log_path, "a", encoding="utf-8") as f:
+                f.write(note + "\n")
+        if job.get("teacher_serve"):  # served here (an endpoint teacher is served elsewhere)
             port = int(job.get("teacher_port") or 8001)
+            argv, tenv = teacher_argv(job["teacher_serve"])
             tlog = open(work / "teacher.log", "ab")  # noqa: SIM115 (closed with the process)
             teacher = subprocess.Popen(
-                teacher_argv(job["teacher"], port), cwd=work, stdout=tlog,
-                stderr=subprocess.STDOUT, env=dict(os.environ, CUDA_VISIBLE_DEVICES="0"),
-                start_new_session=True,
+                argv, cwd=work, stdout=tlog, stderr=subprocess.STDOUT,
+                env=dict(os.environ, **tenv), start_new_session=True,
             )
             wait_for_models(port, teacher_timeout, teacher)
         rl_start = time.monotonic()
-        with open(log_path, "ab") as log:
-            code = subprocess.run(rl_argv(cfg), cwd=work, stdout=log,
-                                  stderr=subprocess.STDOUT).returncode
+        code = run_group(rl_argv(cfg) + extra, cwd=work, log=log_path)
         rl_seconds = round(time.monotonic() - rl_start, 1)
         read = LAUNCHER.read_metrics(work)
         series, per_task, usage, how = read.series, read.per_task, read.usage, read.usage_source
@@ -115,6 +163,8 @@ def train_job(
         if (n := gpu_count(gpu)) is not None:
             usage["gpu_seconds"] = round(rl_seconds * n, 1)
             how["gpu_seconds"] = f"wall clock of `rl` x {n} GPUs held by the container"
+        if note:  # this attempt's clocks only
+            how = {k: f"{v}; {note}" if k.endswith("_seconds") else v for k, v in how.items()}
         m = Metrics(series=series, per_task=per_task, returncode=code,
                     seconds=round(time.monotonic() - start, 1), gpu=gpu, image=image,
                     usage=usage, usage_source=how)
@@ -193,7 +243,8 @@ class PrimeRLLauncher(AsWritten):
     app: ModalApp | None = ModalApp(
         name=os.environ.get("WHILEAI_MODAL_APP", "whileai"),
         label=f"debian_slim py3.12 + prime-rl@{COMMIT[:12]} (uv sync --locked)",
-        image=image, train=train_job, check=validate_job, note="", deploy_env=deploy_env)
+        image=image, train=train_job, check=validate_job, note="", deploy_env=deploy_env,
+        log="rl.log")
     tiny = False
     validates = "dry-run each config (see --on)"
     preflight = "deploy without `whileai preflight`'s probes of the arms' remote teachers"

@@ -8,7 +8,10 @@ whileai.targets.verl.eval), reads verl's own logs (whileai.targets.verl.metrics)
 `metrics.json` to the volume folder. verl itself starts the OPD teacher on its own GPU pool, so
 nothing is served here. It never raises: a failure comes back as an error record, also written
 to the volume; a restarted (preempted) container that finds an ok `metrics.json` returns it
-without training again.
+without training again, and one that finds a checkpoint resumes from it: the recipe has every arm
+save one each tenth of its steps (`trainer.save_freq`) under its folder on the volume, and verl's
+`trainer.resume_mode=auto` (trainer/config/ppo_trainer.yaml:187) loads the latest one
+(trainer/ppo/ray_trainer.py:1052-1070: `default_local_dir`'s latest_checkpointed_iteration.txt).
 
 The image is an assumption this machine cannot build (no GPU, no Modal token): CUDA 13.0 devel on
 Ubuntu 24.04 with Python 3.12, then verl 0.9.1 with its `vllm` extra (torch 2.11.0, vLLM 0.24.0),
@@ -24,7 +27,7 @@ Environment at deploy time: as whileai.launch.modal_app, plus WHILEAI_VERL_APP (
 from __future__ import annotations
 
 import os
-import subprocess
+import shutil
 import sys
 import time
 import traceback
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whileai.targets.base import Options
+from whileai.targets.container import attempt, done_before, restarted, run_group
 from whileai.targets.run import (
     AsWritten,
     Metrics,
@@ -41,7 +45,6 @@ from whileai.targets.run import (
     Prepared,
     describe_returncode,
     error_record,
-    finished,
     gpu_count,
     save,
     tail,
@@ -75,9 +78,18 @@ EVAL = "eval.sh"  # the SFT arm's scoring step (whileai.targets.verl.eval)
 
 def _bash(script: str, work: Path, logger: Path, log: Path) -> int:
     env = dict(os.environ, VERL_FILE_LOGGER_PATH=str(logger))
-    with open(log, "ab") as out:
-        return subprocess.run(["bash", script], cwd=work, stdout=out, stderr=subprocess.STDOUT,
-                              env=env).returncode
+    return run_group(["bash", script], cwd=work, log=log, env=env)
+
+
+CKPT_EVERY = 10  # checkpoints per arm (a restarted input resumes from the latest)
+
+
+def resume_overrides(run: RunSpec) -> dict[str, Any]:
+    """What every arm sets so that a restart resumes: a checkpoint each tenth of its steps, verl's
+    auto resume (the defaults save none: save_freq -1, ppo_trainer.yaml:174)."""
+    every = max(1, run.steps // CKPT_EVERY)
+    where = "sft.trainer" if run.method.type == "sft" else "trainer"
+    return {f"{where}.save_freq": every, f"{where}.resume_mode": "auto"}
 
 
 def train_verl_job(
@@ -91,13 +103,20 @@ def train_verl_job(
 ) -> dict[str, Any]:
     """Run one verl arm; return (and write to `volume_dir/metrics.json`) its metrics record."""
     out = volume_dir / "metrics.json"
-    if (prev := finished(out)) is not None:
+    if (prev := done_before(volume_dir, job)) is not None:
         return prev
     start = time.monotonic()
     work = work_root / job["run_id"]
     log = work / "run.log"
     try:
+        tries = attempt(volume_dir, job)
+        if tries == 1 and (work / "outputs").is_dir():  # another spec's checkpoints: not resumed
+            shutil.rmtree(work / "outputs")
         write_files(job, work)
+        if tries > 1:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(restarted(tries, "verl's latest checkpoint under outputs/ (resume_mode auto)")
+                        + "\n")
         code = _bash(job.get("main") or "run.sh", work, work / TRAIN_LOG, log)
         train_seconds = round(time.monotonic() - start, 1)
         scored = EVAL in job["files"]
@@ -125,6 +144,28 @@ def train_verl_job(
         record = error_record(f"{type(e).__name__}: {e}", seconds=round(time.monotonic() - start, 1),
                               gpu=gpu, image=image, log_tail=tail(log) or traceback.format_exc()[-4000:])
     return save(out, record, commit)
+
+
+def validate_job(job: dict[str, Any], work_root: Path) -> dict[str, Any]:
+    """verl's own check of the arm's run.sh (and eval/run.sh) in a CPU container of the arm's
+    image, where verl is installed (whileai.targets.verl.check, as `whileai check -t verl`);
+    {arm, ok, returncode, output}, never raises."""
+    from whileai.targets.verl.check import check
+
+    try:
+        work = work_root / job["run_id"]
+        write_files(job, work)
+        bad, lines = False, []
+        for script in ("run.sh", "eval/run.sh"):
+            if (work / script).is_file():
+                for level, line in check(work / script, "auto"):
+                    bad |= level == "error"
+                    lines.append(f"{script}: {level}: {line}")
+        return {"arm": job["arm"], "ok": not bad, "returncode": int(bad),
+                "output": "\n".join(lines)[-4000:]}
+    except Exception as e:
+        return {"arm": job["arm"], "ok": False, "returncode": None,
+                "output": f"{type(e).__name__}: {e}"}
 
 
 def image(gpus: list[str]) -> tuple[Any, str]:
@@ -207,7 +248,7 @@ class VerlLauncher(AsWritten):
     options = Options()
     app: ModalApp | None = ModalApp(
         name=os.environ.get("WHILEAI_VERL_APP", "whileai-verl"), label=IMAGE_LABEL, image=image,
-        train=train_verl_job, check=None,
+        train=train_verl_job, check=validate_job,
         note=f"image: {IMAGE_LABEL} (not built or run on this machine; WHILEAI_VERL_IMAGE names another)")
     tiny = False
     validates = "verl's own check, whileai's rules and a rehearsal (whileai rehearse -t verl)"
@@ -224,7 +265,8 @@ class VerlLauncher(AsWritten):
         from whileai.targets.verl.compile import compile
         from whileai.targets.verl.eval import recipe_overrides, sft_overrides
 
-        extra = sft_overrides() if run.method.type == "sft" else recipe_overrides(name)
+        extra = (sft_overrides() if run.method.type == "sft" else recipe_overrides(name)) | \
+            resume_overrides(run)
         return compile(replace_run(run, overrides=dict(run.overrides) | extra))
 
     def meta(self, base: RunSpec, prep: Prepared) -> dict[str, Any]:
