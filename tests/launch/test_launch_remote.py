@@ -117,7 +117,8 @@ def test_train_job_serves_teacher_parses_and_writes_volume(fake_uv: Path, tmp_pa
     assert inf == teacher_argv(serve("T/teacher", port))[0][1:]
     assert inf[inf.index("--vllm.gpu-memory-utilization") + 1] == "0.4"
     assert inf[inf.index("--vllm.max-model-len") + 1] == "10241"  # compile's line, not a second one
-    assert rl[4:6] == ["@", str(tmp_path / "work" / "tg-opd" / "rl.toml")]
+    at = rl.index("@")
+    assert rl[at - 1:at + 2] == ["rl", "@", str(tmp_path / "work" / "tg-opd" / "rl.toml")]
     assert rl[rl.index("--run.name") + 1] == "tg-opd" and "--ckpt.interval" in rl
 
     # a restarted (preempted) container returns the finished metrics without training again

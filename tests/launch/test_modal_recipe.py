@@ -218,7 +218,7 @@ def test_the_container_serves_the_teacher_with_compiles_line(
     job = app.job_payload(load_manifest(tmp_path / "rt").arms["opd"])
     assert job["teacher_serve"] == planned.serve and "--vllm.max-model-len" in planned.serve
     argv, env = teacher_argv(job["teacher_serve"])
-    assert argv[:5] == ["uv", "run", "--project", PRIME_RL_DIR, "inference"]
+    assert argv[:7] == ["uv", "run", "--frozen", "--no-dev", "--project", PRIME_RL_DIR, "inference"]
     assert argv[argv.index("--vllm.max-model-len") + 1] == str(planned.max_model_len)
     assert env == {"CUDA_VISIBLE_DEVICES": "0"}
 
