@@ -50,7 +50,7 @@ def _top_p(f: Facts) -> float:
 
 def _tokenizer(run: RunSpec, f: Facts) -> str | None:
     teacher = _teacher_model(run)
-    if teacher is None:
+    if teacher is None or f.teacher_reads == "own_tokenizer":  # GOLD: each model its own tokenizer
         return None
     from whileai.vocab import files as tokfiles
 
@@ -77,7 +77,8 @@ def _tokenizer(run: RunSpec, f: Facts) -> str | None:
                     "vocabulary reads as other text, so it answers a garbled prompt and the SFT "
                     "targets are silently wrong. Use one tokenizer")
         return (f"{head}; the teacher scores the student's token ids and the signal is silently "
-                "wrong. Use one tokenizer or a cross-tokenizer method")
+                "wrong. Use one tokenizer, or compile for TRL (-b trl): its GOLD trainer distills "
+                "across tokenizers")
     return None
 
 

@@ -33,6 +33,7 @@ from whileai.targets.trl import batch as trl_batch
 from whileai.targets.trl import catalog as trl_catalog
 from whileai.targets.trl import cost as trl_cost
 from whileai.targets.trl import reward as trl_reward
+from whileai.targets.trl import teacher as trl_teacher
 from whileai.targets.trl.fieldmap import (
     CPU_ROWS,
     DATA,
@@ -69,9 +70,11 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
     per_step = trl_batch.step_batch(doc, accel.processes(run))
     steps = doc.get("max_steps", -1)
     interval = trl_cost.eval_interval(doc, steps)
+    opd = trl_teacher.shape(run)
     return Facts(
         estimator="full_vocab" if m.distills else m.LOSS,
-        teacher_reads="text" if m.off_policy else "token_ids",
+        support_top_k=doc.get("loss_top_k") if opd == "server" else None,
+        teacher_reads="text" if m.off_policy else "own_tokenizer" if opd == "gold" else "token_ids",
         anchor=anchor,
         top_p=1.0,
         layout=(f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
@@ -80,7 +83,7 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
         if m.off_policy else "synchronous (on-policy every step)",
         # TRL's top_k filters sampling only; its distillation and SDFT losses span the full
         # vocabulary and divide both models' logits by the temperature
-        loss_top_k=False,
+        loss_top_k=opd == "server",  # the served teacher's loss: its top-1 / top-k logprobs only
         loss_temperature=m.distills,
         # SDFTTrainer: ema + pure-LoRA training -> PEFTAdapterEMACallback, an EMA of the adapter
         adapter_ema=isinstance(m, OPSD) and anchor == "ema" and run.lora,
@@ -181,7 +184,7 @@ class TRLSteps(Steps):
         files = {"config.yaml": _header(run, self.cmd) + dumps(doc)}
         files[accel.FILE] = (f"# written by whileai {__version__} for accelerate: "
                              f"{accel.readme(run, cpu)}\n\n" + dumps(accel.config(run, cpu)))
-        train, holdout = _data(run)
+        train, holdout = _data(run, self.cmd == "gold")
         files["data/train.jsonl"] = train
         files["data/test.jsonl"] = holdout
         if run.method.rewarded and taskset.module and run.reward is None:
@@ -192,6 +195,8 @@ class TRLSteps(Steps):
                 files[reward.copy] = reward.source
         if run.method.type == "opsd":
             files["train.py"] = _shipped("sdft.py")
+        if self.cmd in trl_teacher.SCRIPTS:  # GOLD, a served teacher: whileai's train.py
+            files["train.py"] = _shipped(trl_teacher.SCRIPTS[self.cmd])
         if run.method.off_policy:
             files[SAMPLE_PY] = _shipped("sample.py")
         self.path = reward.pythonpath if reward is not None else None
@@ -260,7 +265,7 @@ def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None
     prompts: SFT's train prompts to sample (default: steps x prompts)."""
     where = f"cd {shlex.quote(out)} && " if out else ""
     env = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
-    if run.method.type == "opsd":
+    if run.method.type == "opsd" or command_name(run) in trl_teacher.SCRIPTS:
         return accel.commands(run, "python train.py --config config.yaml", where)
     if isinstance(run.method, SFT):
         m = run.method
@@ -330,11 +335,16 @@ def _check_batch(doc: dict[str, Any], run: RunSpec) -> None:
     trl_batch.check(doc, run)  # TRL's own rules: over every process, and no zero-step run
 
 
-def _data(run: RunSpec) -> tuple[str, str]:
+def _data(run: RunSpec, gold: bool = False) -> tuple[str, str]:
+    """The rows as JSON lines; GOLD's dataset preparation needs a completion column (an empty
+    assistant turn: lmbda 1 replaces it with the student's own completion every batch)."""
     from whileai.targets.trl.fieldmap import test_rows
 
     train, holdout = rows(run)
     holdout = holdout[: test_rows(run)]
+    if gold:
+        empty = {"completion": [{"role": "assistant", "content": ""}]}
+        train, holdout = [r | empty for r in train], [r | empty for r in holdout]
     key = privileged_key(run)
     if key is not None:
         train = [r | {"privileged_context": r[key]} for r in train]

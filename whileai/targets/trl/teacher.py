@@ -1,0 +1,115 @@
+"""Which TRL trainer distills from an OPD spec's teacher, and the field-map rows of the two
+experimental ones. Three shapes (`shape(run)`):
+
+- "distillation": the stable `trl distillation` (DistillationTrainer): the teacher is loaded
+  in-process and must share the student's vocabulary; full-vocabulary loss.
+- "gold": the tokenizers differ (measured from local files, else guessed from model-name families:
+  whileai.rules.tokenizers) -> trl.experimental.gold.GOLDTrainer: the teacher is loaded in-process
+  with its own tokenizer and the ULD loss (Boizard 2024, arXiv:2402.12030) aligns the two
+  vocabularies (GOLD's hybrid: generalized JSD on the tokens both vocabularies map, ULD on the rest).
+- "server": the teacher URL names a server the user runs (its host is not `localhost`, the
+  placeholder whileai's examples and the seed API write) -> ServerDistillationTrainer
+  (trl.experimental.server_distillation): no local teacher; per-token logprobs come from the
+  server's `/v1/completions` (`prompt_logprobs`), so the loss spans the teacher's top-1 (beta > 0)
+  or top-k (beta = 0) only.
+
+No trl import: the choice is made from the spec (and tokenizer files) alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from whileai.errors import SpecError
+from whileai.rules.tokenizers import judge
+from whileai.spec.run import OPD, RunSpec
+from whileai.targets.fieldmap import Drop, Fix, Row, To
+
+Shape = Literal["distillation", "gold", "server"]
+PLACEHOLDER = "localhost"  # a teacher URL on this host is the examples' placeholder: load in-process
+SCRIPTS = {"gold": "gold.py", "server": "served.py"}  # shipped scripts, written as train.py
+
+
+def served(run: RunSpec) -> bool:
+    """The OPD teacher's URL names a server to query: any host but `localhost`."""
+    m = run.method
+    return isinstance(m, OPD) and (urlsplit(m.teacher.url).hostname or "") != PLACEHOLDER
+
+
+def shape(run: RunSpec) -> Shape | None:
+    """The OPD trainer for this run (None: not OPD)."""
+    if not isinstance(run.method, OPD):
+        return None
+    cross = judge(run).differ
+    if served(run):
+        if cross:
+            raise SpecError("method.teacher.url", run.method.teacher.url, "a teacher URL on "
+                            f"{PLACEHOLDER} (loaded in-process) for a teacher with another tokenizer: "
+                            "TRL's ServerDistillationTrainer sends the student's token ids to the "
+                            "server, and only GOLD (in-process) aligns two vocabularies")
+        return "server"
+    return "gold" if cross else "distillation"
+
+
+def _is(kind: Shape) -> Any:
+    return lambda r: shape(r) == kind
+
+
+def server_url(run: RunSpec) -> str:
+    """TRL's VLLMClient appends /v1/models and /v1/completions to the base URL itself."""
+    url = run.method.teacher.url.rstrip("/")  # type: ignore[union-attr]
+    return url.removesuffix("/v1")
+
+
+def _loss_top_k(run: RunSpec) -> int:
+    """ServerDistillationConfig: top-1 unless the loss is pure forward KL (beta 0), where the
+    spec's top_k is the teacher's support (TRL: `loss_top_k must be 1 with beta>0`)."""
+    m = run.method
+    assert isinstance(m, OPD)
+    return (m.top_k or 1) if m.divergence == "forward_kl" else 1
+
+
+def _tokenizers(r: RunSpec) -> str:
+    j = judge(r)
+    return f"the tokenizers differ ({j.basis}: {j.why})"
+
+
+ROWS: list[Row] = [
+    # GOLD: cross-tokenizer OPD
+    To("method.type", "<command>", lambda r: "python train.py", when=_is("gold"),
+       note=lambda r: "trl.experimental.gold.GOLDTrainer through the train.py beside the config: "
+       + _tokenizers(r)),
+    To("method.teacher.model", "teacher_model_name_or_path", when=_is("gold"),
+       note="loaded in-process with its own tokenizer"),
+    To("method.teacher.model", "teacher_tokenizer_name_or_path", when=_is("gold"),
+       note="the teacher re-tokenizes the student's text; ULD aligns the two by byte offsets"),
+    Fix("use_uld_loss", True, "cross-tokenizer: Universal Logit Distillation (Boizard 2024, "
+        "arXiv:2402.12030) in place of a one-vocabulary JSD", when=_is("gold")),
+    Fix("uld_use_hybrid_loss", True, "GOLD's hybrid: generalized JSD (beta) on tokens both "
+        "vocabularies map, ULD on the rest, weighted by the vocabularies' overlap", when=_is("gold")),
+    Fix("lmbda", 1.0, "every batch is the student's own completions: on-policy (GOLD's default 0.5 "
+        "mixes in dataset completions, which the tasks do not have)", when=_is("gold")),
+    Fix("top_p", 1.0, "sample from the full distribution (GOLD's default 0.95 truncates it)",
+        when=_is("gold")),
+    To("prompt_tokens", "max_length", lambda r: r.prompt_tokens + r.method.max_tokens, when=_is("gold"),
+       note="prompt_tokens + max_tokens: GOLDConfig needs max_completion_length < max_length"),
+    Drop("method.teacher.url", "GOLDTrainer loads the teacher in-process (it needs its full "
+         "logits over its own vocabulary); the endpoint is not queried", when=_is("gold")),
+    # a served teacher
+    To("method.type", "<command>", lambda r: "python train.py", when=_is("server"),
+       note="trl.experimental.server_distillation.ServerDistillationTrainer through the train.py "
+       "beside the config: the teacher's URL is not localhost, so TRL queries it"),
+    To("method.teacher.url", "teacher_model_server_url", server_url, when=_is("server"),
+       note="TRL's VLLMClient: GET /health, GET /v1/models, then POST /v1/completions with token-id "
+       "prompts, max_tokens 1 and prompt_logprobs k (a vLLM server; trl needs vllm installed)"),
+    Drop("method.teacher.model", "the server answers with the model it serves (TRL's VLLMClient "
+         "takes the first id of /v1/models)", when=_is("server")),
+    To("method.top_k", "loss_top_k", _loss_top_k, when=_is("server"),
+       note=lambda r: "the teacher's top-k logprobs, the loss's support (forward KL)"
+       if r.method.divergence == "forward_kl" else  # type: ignore[union-attr]
+       "top-1: TRL's server path takes only the teacher's top-1 when beta > 0"),
+]
+
+
+__all__ = ["ROWS", "SCRIPTS", "Shape", "served", "server_url", "shape"]
