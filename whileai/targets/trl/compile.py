@@ -144,8 +144,10 @@ class TRLSteps(Steps):
     def refuse(self, run: RunSpec) -> None:
         if run.sources:
             raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source "
-                            "for TRL: TRL has no per-source algorithms (one trainer, one method and one "
-                            "dataset per run); compile a mixture for prime-rl (-t prime-rl)")
+                            "for TRL: TRL has no per-source algorithms (one method, one dataset and no "
+                            "per-source sampling ratio per run; its async_distillation routes rows to vLLM-served teachers by a "
+                            "teacher_id column, but the student must be a vLLM server too, so whileai "
+                            "does not compile it); compile a mixture for prime-rl (-t prime-rl)")
         n = accel.processes(run)
         if completions(run) % n:
             raise SpecError("prompts", run.prompts, f"a step whose {completions(run)} completions "
