@@ -72,8 +72,8 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
     interval = trl_cost.eval_interval(doc, steps)
     opd = trl_teacher.shape(run)
     return Facts(
-        estimator="full_vocab" if m.distills else m.LOSS,
-        support_top_k=doc.get("loss_top_k") if opd == "server" else None,
+        estimator=_estimator(run, doc, opd),
+        support_top_k=doc.get("loss_top_k") if opd == "server" and doc.get("beta") != 1.0 else None,
         teacher_reads="text" if m.off_policy else "own_tokenizer" if opd == "gold" else "token_ids",
         anchor=anchor,
         top_p=1.0,
@@ -83,7 +83,7 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
         if m.off_policy else "synchronous (on-policy every step)",
         # TRL's top_k filters sampling only; its distillation and SDFT losses span the full
         # vocabulary and divide both models' logits by the temperature
-        loss_top_k=opd == "server",  # the served teacher's loss: its top-1 / top-k logprobs only
+        loss_top_k=opd == "server" and doc.get("beta") == 0.0,  # served, forward KL: the top-k
         loss_temperature=m.distills,
         # SDFTTrainer: ema + pure-LoRA training -> PEFTAdapterEMACallback, an EMA of the adapter
         adapter_ema=isinstance(m, OPSD) and anchor == "ema" and run.lora,
@@ -105,6 +105,14 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
         else "",
         ignored=tuple(ignored),  # no rule fires on these
     )
+
+
+def _estimator(run: RunSpec, doc: dict[str, Any], opd: str | None) -> str:
+    """Full vocabulary, except a served teacher's reverse KL (beta 1): ServerDistillationTrainer
+    scores the sampled token alone against the rest of the mass (its top-1 'sampled' mode)."""
+    if opd == "server" and doc.get("beta") == 1.0:
+        return "sampled_token"
+    return "full_vocab" if run.method.distills else run.method.LOSS
 
 
 def divergence(method_type: str, doc: dict[str, Any]) -> str | None:
@@ -144,10 +152,10 @@ class TRLSteps(Steps):
     def refuse(self, run: RunSpec) -> None:
         if run.sources:
             raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source "
-                            "for TRL: TRL has no per-source algorithms (one method, one dataset and no "
-                            "per-source sampling ratio per run; its async_distillation routes rows to vLLM-served teachers by a "
-                            "teacher_id column, but the student must be a vLLM server too, so whileai "
-                            "does not compile it); compile a mixture for prime-rl (-t prime-rl)")
+                            "for TRL: TRL has no per-source algorithms (one method and one "
+                            "dataset per run; its async_distillation keys vLLM-served teachers by a "
+                            "teacher_id column but needs the student on vLLM too); compile a mixture "
+                            "for prime-rl (-t prime-rl)")
         n = accel.processes(run)
         if completions(run) % n:
             raise SpecError("prompts", run.prompts, f"a step whose {completions(run)} completions "

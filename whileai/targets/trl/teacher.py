@@ -62,14 +62,6 @@ def server_url(run: RunSpec) -> str:
     return url.removesuffix("/v1")
 
 
-def _loss_top_k(run: RunSpec) -> int:
-    """ServerDistillationConfig: top-1 unless the loss is pure forward KL (beta 0), where the
-    spec's top_k is the teacher's support (TRL: `loss_top_k must be 1 with beta>0`)."""
-    m = run.method
-    assert isinstance(m, OPD)
-    return (m.top_k or 1) if m.divergence == "forward_kl" else 1
-
-
 def _tokenizers(r: RunSpec) -> str:
     j = judge(r)
     return f"the tokenizers differ ({j.basis}: {j.why})"
@@ -105,10 +97,13 @@ ROWS: list[Row] = [
        "prompts, max_tokens 1 and prompt_logprobs k (a vLLM server; trl needs vllm installed)"),
     Drop("method.teacher.model", "the server answers with the model it serves (TRL's VLLMClient "
          "takes the first id of /v1/models)", when=_is("server")),
-    To("method.top_k", "loss_top_k", _loss_top_k, when=_is("server"),
-       note=lambda r: "the teacher's top-k logprobs, the loss's support (forward KL)"
-       if r.method.divergence == "forward_kl" else  # type: ignore[union-attr]
-       "top-1: TRL's server path takes only the teacher's top-1 when beta > 0"),
+    To("method.top_k", "loss_top_k", lambda r: r.method.top_k or 1,  # type: ignore[union-attr]
+       when=lambda r: shape(r) == "server" and r.method.divergence == "forward_kl",  # type: ignore
+       note="the teacher's top-k logprobs, the loss's support (forward KL: beta 0)"),
+    Drop("method.top_k", "with beta > 0 ServerDistillationTrainer's loss takes the sampled token "
+         "(reverse KL) or it and the teacher's top-1 (JSD), each against the rest of the mass; "
+         "loss_top_k stays 1 (TRL: `loss_top_k must be 1 with beta>0`)",
+         when=lambda r: shape(r) == "server" and r.method.divergence != "forward_kl"),  # type: ignore
 ]
 
 
