@@ -15,6 +15,7 @@ from whileai.cost.sizes import size_b  # noqa: F401  (re-exported: rules read si
 from whileai.rules.accept import mark
 from whileai.rules.base import Facts, Finding, Rule
 from whileai.rules.honoured import divergence_check
+from whileai.rules.tokenizers import CITATION as TOKENIZERS
 from whileai.spec.run import OPD, OPSD, RunSpec
 
 _FAMILIES = [
@@ -291,7 +292,7 @@ def _lora_rank(run: RunSpec, f: Facts) -> str | None:
 RULES: list[Rule] = [
     Rule("tokenizer-mismatch", "teacher and student tokenizers differ: measured from local tokenizer "
          "files when both are found (path or HF cache), else guessed from model-name families",
-         "Sun 2026, arXiv:2605.07711; TRL issues 2215, 3028, 4562", _tokenizer),
+         f"{TOKENIZERS}; TRL issues 2215, 3028, 4562", _tokenizer),
     Rule("top-k-small", "OPD top_k == 1 (fails) or < 16", "Li 2026, arXiv:2604.13016 §6.3", _top_k_one,
          ("method.top_k",)),
     Rule("top-k-no-nucleus", "the backend truncates the teacher's support and top_p = 1",
