@@ -23,7 +23,8 @@ from typing import Any
 from whileai.errors import SpecError, raw
 from whileai.targets.trl.pin import VERSION as PIN
 
-COLUMNS = {"distillation": ["prompt"], "gold": ["prompt", "completion"], "server": ["prompt"], "grpo": ["prompt"], "sdft": ["prompt", "privileged_context"],
+COLUMNS = {"distillation": ["prompt"], "gold": ["prompt", "completion"], "server": ["prompt"],
+           "grpo": ["prompt"], "sdft": ["prompt", "privileged_context"],
            "sft": ["prompt", "completion"]}
 PROMPTS = "data"  # SFT: the prompts sample.py answers (whileai.targets.trl.fieldmap.DATA)
 _NO_GPU = ("bf16", "fp16", "gpu", "cuda", "mixed precision")

@@ -253,6 +253,9 @@ FLOORS = [_floor("max_length", "prompt_tokens + max_tokens"),
 def _teacher_and_notes(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any]:
     """trl_cost's teacher fields and notes, plus SFT's note on what a step holds."""
     out = trl_cost.teacher(run)
+    said = trl_teacher.note(run)  # GOLD or a served teacher: the trainer, its loss, the server
+    if said is not None:
+        out["notes"] = (*out.get("notes", ()), said)
     if isinstance(run.method, SFT):
         per_step = trl_batch.step_batch(doc, accel.processes(run))
         s = run.method.samples

@@ -67,6 +67,31 @@ def _tokenizers(r: RunSpec) -> str:
     return f"the tokenizers differ ({j.basis}: {j.why})"
 
 
+def note(run: RunSpec) -> str | None:
+    """The report's line on the trainer and its loss (GOLD, a served teacher); None otherwise."""
+    kind = shape(run)
+    if kind == "gold":
+        return ("trainer: trl.experimental.gold.GOLDTrainer (GOLD, TRL's 'Unlocking On-Policy "
+                "Distillation for Any Model Family', Patino et al. 2025), because "
+                f"{_tokenizers(run)}; loss: GOLD's hybrid, generalized JSD (beta) on the tokens both "
+                "vocabularies map and Universal Logit Distillation on the rest (Boizard 2024, "
+                "arXiv:2402.12030), the teacher scoring the student's text re-tokenized with its own "
+                "tokenizer; what a cross-tokenizer alignment loses: Sun 2026, arXiv:2605.07711")
+    if kind == "server":
+        m = run.method
+        assert isinstance(m, OPD)
+        loss = {"reverse_kl": "the sampled token against the rest of the mass (a sampled-token "
+                "estimate)", "jsd": "the teacher's top-1 token and the sampled one, plus the rest "
+                "of the mass", "forward_kl": f"the teacher's top-{m.top_k or 1} tokens, plus the "
+                "rest of the mass"}[m.divergence]
+        return ("trainer: trl.experimental.server_distillation.ServerDistillationTrainer, no teacher "
+                f"in the training processes; loss: sparse, {loss}; the server at {server_url(run)} must "
+                "answer GET /health, GET /v1/models (its first id is the model scored with) and "
+                "POST /v1/completions with token-id prompts, max_tokens 1 and prompt_logprobs (a vLLM "
+                "server, no API key); TRL's client needs the vllm package installed")
+    return None
+
+
 ROWS: list[Row] = [
     # GOLD: cross-tokenizer OPD
     To("method.type", "<command>", lambda r: "python train.py", when=_is("gold"),
@@ -107,4 +132,4 @@ ROWS: list[Row] = [
 ]
 
 
-__all__ = ["ROWS", "SCRIPTS", "Shape", "served", "server_url", "shape"]
+__all__ = ["ROWS", "SCRIPTS", "Shape", "note", "served", "server_url", "shape"]
