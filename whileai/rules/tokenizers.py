@@ -39,7 +39,11 @@ def judge(run: RunSpec) -> Judgement:
 
         check = check_names(run.model, teacher.model)
         if check is not None:
-            return Judgement(check.verdict == "different", "measured", check.statement())
+            a, b = check.vocab_size
+            return Judgement(check.verdict == "different", "measured",
+                             f"local tokenizer files: vocab {a} vs {b}, {check.id_overlap:.1%} of tokens "
+                             f"share an id, the probe text encodes "
+                             f"{'identically' if check.probe_same else 'differently'}")
     from whileai.rules.research import family
 
     a, b = family(run.model), family(teacher.model)
@@ -55,8 +59,8 @@ def refuse_measured(run: RunSpec, target: str) -> None:
         teacher = run.method.frozen_teacher
         assert teacher is not None
         raise SpecError("method.teacher.model", teacher.model,
-                        f"a teacher with the student's tokenizer for {target}, which scores the "
-                        f"student's token ids with the teacher ({got.why}); or {CROSS}")
+                        f"a teacher with the student's tokenizer for {target}, whose teacher scores "
+                        f"the student's token ids (measured from {got.why}); or {CROSS}")
 
 
 __all__ = ["CITATION", "CROSS", "Judgement", "judge", "refuse_measured"]
