@@ -16,19 +16,8 @@ from whileai.rules.accept import mark
 from whileai.rules.base import Facts, Finding, Rule
 from whileai.rules.honoured import divergence_check
 from whileai.rules.tokenizers import CITATION as TOKENIZERS
+from whileai.rules.tokenizers import family
 from whileai.spec.run import OPD, OPSD, RunSpec
-
-_FAMILIES = [
-    ("qwen2.5", r"qwen2\.5"), ("qwen3.5", r"qwen3\.5"), ("qwen3", r"qwen3"), ("qwen2", r"qwen2"),
-    ("llama-3", r"llama-?3"), ("llama-2", r"llama-?2"), ("gemma", r"gemma"),
-    ("mistral", r"mistral|mixtral"), ("deepseek", r"deepseek"), ("phi", r"phi-?\d"),
-    ("gpt-oss", r"gpt-oss"), ("glm", r"glm"), ("olmo", r"olmo"),
-]
-
-
-def family(model: str) -> str | None:
-    name = model.split("/")[-1].lower()
-    return next((fam for fam, pat in _FAMILIES if re.search(pat, name)), None)
 
 
 def _opd(run: RunSpec) -> OPD | None:

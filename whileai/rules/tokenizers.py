@@ -11,6 +11,7 @@ measured mismatch is an error naming the TRL target, while a guessed one stays t
 
 from __future__ import annotations
 
+import re
 from typing import Literal, NamedTuple
 
 from whileai.errors import SpecError
@@ -19,6 +20,19 @@ from whileai.spec.run import RunSpec
 CROSS = ("compile for TRL (-b trl): its GOLD trainer (trl.experimental.gold, ULD loss) distills "
          "across tokenizers")
 CITATION = "Sun 2026, arXiv:2605.07711; Boizard 2024 (ULD), arXiv:2402.12030"
+
+_FAMILIES = [
+    ("qwen2.5", r"qwen2\.5"), ("qwen3.5", r"qwen3\.5"), ("qwen3", r"qwen3"), ("qwen2", r"qwen2"),
+    ("llama-3", r"llama-?3"), ("llama-2", r"llama-?2"), ("gemma", r"gemma"),
+    ("mistral", r"mistral|mixtral"), ("deepseek", r"deepseek"), ("phi", r"phi-?\d"),
+    ("gpt-oss", r"gpt-oss"), ("glm", r"glm"), ("olmo", r"olmo"),
+]
+
+
+def family(model: str) -> str | None:
+    """The model family a name says (qwen3, llama-3, ...), or None: the guess without files."""
+    name = model.split("/")[-1].lower()
+    return next((fam for fam, pat in _FAMILIES if re.search(pat, name)), None)
 
 
 class Judgement(NamedTuple):
@@ -44,8 +58,6 @@ def judge(run: RunSpec) -> Judgement:
                              f"local tokenizer files: vocab {a} vs {b}, {check.id_overlap:.1%} of tokens "
                              f"share an id, the probe text encodes "
                              f"{'identically' if check.probe_same else 'differently'}")
-    from whileai.rules.research import family
-
     a, b = family(run.model), family(teacher.model)
     if a and b:
         return Judgement(a != b, "guessed", f"model-name families: student {a}, teacher {b}")
