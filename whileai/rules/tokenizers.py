@@ -53,9 +53,9 @@ def judge(run: RunSpec) -> Judgement:
 
         check = check_names(run.model, teacher.model)
         if check is not None:
-            a, b = check.vocab_size
+            ns, nt = check.vocab_size
             return Judgement(check.verdict == "different", "measured",
-                             f"local tokenizer files: vocab {a} vs {b}, {check.id_overlap:.1%} of tokens "
+                             f"local tokenizer files: vocab {ns} vs {nt}, {check.id_overlap:.1%} of tokens "
                              f"share an id, the probe text encodes "
                              f"{'identically' if check.probe_same else 'differently'}")
     a, b = family(run.model), family(teacher.model)
