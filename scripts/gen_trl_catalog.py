@@ -39,12 +39,17 @@ CLASSES = {
     "GRPOConfig": ("trl", "GRPOConfig"),
     "SDFTConfig": ("trl.experimental.sdft", "SDFTConfig"),
     "SFTConfig": ("trl", "SFTConfig"),
+    "GOLDConfig": ("trl.experimental.gold", "GOLDConfig"),
+    "ServerDistillationConfig": ("trl.experimental.server_distillation", "ServerDistillationConfig"),
 }
 COMMANDS = {
     "distillation": ["ScriptArguments", "DistillationConfig", "ModelConfig", "DatasetMixtureConfig"],
     "grpo": ["GRPOScriptArguments", "GRPOConfig", "ModelConfig", "DatasetMixtureConfig"],
     "sdft": ["ScriptArguments", "SDFTConfig", "ModelConfig"],
     "sft": ["ScriptArguments", "SFTConfig", "ModelConfig", "DatasetMixtureConfig"],
+    # whileai's train.py for OPD across tokenizers and for a served teacher (targets/trl/teacher.py)
+    "gold": ["ScriptArguments", "GOLDConfig", "ModelConfig"],
+    "server": ["ScriptArguments", "ServerDistillationConfig", "ModelConfig"],
 }
 
 

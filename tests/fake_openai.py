@@ -3,7 +3,8 @@
 `FakeServer` speaks the parts of the API preflight probes: `GET /v1/models` (with
 `max_model_len`), `POST /tokenize` (a prompt, or chat messages through the tokenizer's chat
 template, rendered with jinja2), prime-rl's `POST /inference/v1/generate` (token ids in,
-`prompt_logprobs` out), and TRL's `GET /health` + `POST /v1/completions` (`return_token_ids`).
+`prompt_logprobs` out), and TRL's `GET /health` + `POST /v1/completions` (`return_token_ids`;
+with `prompt_logprobs`, a served teacher's scores as TRL's VLLMClient reads them).
 Each `fault` breaks it one way: "no-generate" (a plain OpenAI server: 404 on the scoring route),
 "wrong-model", "short-context", "key" (401 without the right bearer token), "not-json",
 "trickle" (headers at once, then the body a byte at a time), "tokenize-500" (/tokenize breaks);
@@ -126,6 +127,12 @@ class FakeServer(Loopback):
                 for t in ids[1:]]
             return 200, {"request_id": "r", "prompt_logprobs": rows,
                          "choices": [{"index": 0, "token_ids": ids[:1], "finish_reason": "length"}]}
+        if path == "/v1/completions" and body.get("prompt_logprobs") is not None:
+            # TRL's VLLMClient.get_sequence_logprobs: token-id sequences in, one choice each with
+            # every prompt position's top logprobs (the actual token at rank 1, logprob -1.5)
+            return 200, {"choices": [{"index": i, "text": "x", "prompt_logprobs": [None] + [
+                {str(t): {"logprob": -1.5, "rank": 1}} for t in seq[1:]]}
+                for i, seq in enumerate(body["prompt"])]}
         if path == "/v1/completions":
             ids = body["prompt"]
             return 200, {"choices": [{"index": 0, "text": "x", "token_ids": ids[:1],

@@ -26,6 +26,7 @@ class Facts:
     divergence: str | None = None  # the divergence the loss computes
     divergence_how: str = ""
     teacher_reads: str | None = None  # the teacher's output as the student gets it: 'text' or 'token_ids'
+    # ('own_tokenizer': the teacher re-tokenizes the text and the loss aligns the vocabularies: GOLD)
     loss_top_k: bool | None = None  # the loss honours method.top_k (False: it spans the full vocabulary)
     loss_temperature: bool | None = None  # the loss divides both models' logits by the temperature
     adapter_ema: bool | None = None  # the EMA self-teacher averages the LoRA adapter, not the weights

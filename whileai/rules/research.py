@@ -15,19 +15,9 @@ from whileai.cost.sizes import size_b  # noqa: F401  (re-exported: rules read si
 from whileai.rules.accept import mark
 from whileai.rules.base import Facts, Finding, Rule
 from whileai.rules.honoured import divergence_check
+from whileai.rules.tokenizers import CITATION as TOKENIZERS
+from whileai.rules.tokenizers import family
 from whileai.spec.run import OPD, OPSD, RunSpec
-
-_FAMILIES = [
-    ("qwen2.5", r"qwen2\.5"), ("qwen3.5", r"qwen3\.5"), ("qwen3", r"qwen3"), ("qwen2", r"qwen2"),
-    ("llama-3", r"llama-?3"), ("llama-2", r"llama-?2"), ("gemma", r"gemma"),
-    ("mistral", r"mistral|mixtral"), ("deepseek", r"deepseek"), ("phi", r"phi-?\d"),
-    ("gpt-oss", r"gpt-oss"), ("glm", r"glm"), ("olmo", r"olmo"),
-]
-
-
-def family(model: str) -> str | None:
-    name = model.split("/")[-1].lower()
-    return next((fam for fam, pat in _FAMILIES if re.search(pat, name)), None)
 
 
 def _opd(run: RunSpec) -> OPD | None:
@@ -50,7 +40,7 @@ def _top_p(f: Facts) -> float:
 
 def _tokenizer(run: RunSpec, f: Facts) -> str | None:
     teacher = _teacher_model(run)
-    if teacher is None:
+    if teacher is None or f.teacher_reads == "own_tokenizer":  # GOLD: each model its own tokenizer
         return None
     from whileai.vocab import files as tokfiles
 
@@ -77,7 +67,8 @@ def _tokenizer(run: RunSpec, f: Facts) -> str | None:
                     "vocabulary reads as other text, so it answers a garbled prompt and the SFT "
                     "targets are silently wrong. Use one tokenizer")
         return (f"{head}; the teacher scores the student's token ids and the signal is silently "
-                "wrong. Use one tokenizer or a cross-tokenizer method")
+                "wrong. Use one tokenizer, or compile for TRL (-b trl): its GOLD trainer distills "
+                "across tokenizers")
     return None
 
 
@@ -290,7 +281,7 @@ def _lora_rank(run: RunSpec, f: Facts) -> str | None:
 RULES: list[Rule] = [
     Rule("tokenizer-mismatch", "teacher and student tokenizers differ: measured from local tokenizer "
          "files when both are found (path or HF cache), else guessed from model-name families",
-         "Sun 2026, arXiv:2605.07711; TRL issues 2215, 3028, 4562", _tokenizer),
+         f"{TOKENIZERS}; TRL issues 2215, 3028, 4562", _tokenizer),
     Rule("top-k-small", "OPD top_k == 1 (fails) or < 16", "Li 2026, arXiv:2604.13016 §6.3", _top_k_one,
          ("method.top_k",)),
     Rule("top-k-no-nucleus", "the backend truncates the teacher's support and top_p = 1",

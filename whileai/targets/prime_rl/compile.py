@@ -19,6 +19,7 @@ from whileai.catalogs import paths
 from whileai.catalogs import tasksets as tc
 from whileai.errors import SpecError, raw
 from whileai.rules.facts import Facts
+from whileai.rules.tokenizers import refuse_measured
 from whileai.spec import mixture
 from whileai.spec.run import RunSpec
 from whileai.targets import overrides as ov
@@ -257,6 +258,7 @@ class PrimeRLSteps(Steps):
         _own_tasks(run)
         _sources_own_tasks(run)
         _task_reward(run)
+        refuse_measured(run, "prime-rl")  # its teacher scores (SFT: reads) the student's token ids
         _divergence(run)
         self.plan = plan.make(run, self.fname.removesuffix(".toml"))
 

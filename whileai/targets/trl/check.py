@@ -23,16 +23,22 @@ from typing import Any
 from whileai.errors import SpecError, raw
 from whileai.targets.trl.pin import VERSION as PIN
 
-COLUMNS = {"distillation": ["prompt"], "grpo": ["prompt"], "sdft": ["prompt", "privileged_context"],
+COLUMNS = {"distillation": ["prompt"], "gold": ["prompt", "completion"], "server": ["prompt"],
+           "grpo": ["prompt"], "sdft": ["prompt", "privileged_context"],
            "sft": ["prompt", "completion"]}
 PROMPTS = "data"  # SFT: the prompts sample.py answers (whileai.targets.trl.fieldmap.DATA)
 _NO_GPU = ("bf16", "fp16", "gpu", "cuda", "mixed precision")
 
 
+# whileai's train.py scripts, by the config class each parses with
+SCRIPTS = {"GOLDConfig": "gold", "ServerDistillationConfig": "server", "SDFTConfig": "sdft"}
+
+
 def command_of(path: Path) -> str:
     """Which parser a run directory's config is for, from its files."""
     if (path / "train.py").exists():
-        return "sdft"
+        script = (path / "train.py").read_text()
+        return next((cmd for cls, cmd in SCRIPTS.items() if cls in script), "sdft")
     if (path / "sample.py").exists():
         return "sft"
     head = (path / "config.yaml").read_text()
@@ -56,6 +62,15 @@ def parser_for(command: str) -> Any:
 
         return make_sft_parser()
     from trl import ModelConfig, ScriptArguments, TrlParser
+
+    if command == "gold":
+        from trl.experimental.gold import GOLDConfig
+
+        return TrlParser((ScriptArguments, GOLDConfig, ModelConfig))  # type: ignore[arg-type]
+    if command == "server":
+        from trl.experimental.server_distillation import ServerDistillationConfig
+
+        return TrlParser((ScriptArguments, ServerDistillationConfig, ModelConfig))  # type: ignore[arg-type]
     from trl.experimental.sdft import SDFTConfig
 
     return TrlParser((ScriptArguments, SDFTConfig, ModelConfig))  # type: ignore[arg-type]

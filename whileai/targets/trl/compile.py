@@ -33,6 +33,7 @@ from whileai.targets.trl import batch as trl_batch
 from whileai.targets.trl import catalog as trl_catalog
 from whileai.targets.trl import cost as trl_cost
 from whileai.targets.trl import reward as trl_reward
+from whileai.targets.trl import teacher as trl_teacher
 from whileai.targets.trl.fieldmap import (
     CPU_ROWS,
     DATA,
@@ -69,9 +70,11 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
     per_step = trl_batch.step_batch(doc, accel.processes(run))
     steps = doc.get("max_steps", -1)
     interval = trl_cost.eval_interval(doc, steps)
+    opd = trl_teacher.shape(run)
     return Facts(
-        estimator="full_vocab" if m.distills else m.LOSS,
-        teacher_reads="text" if m.off_policy else "token_ids",
+        estimator=_estimator(run, doc, opd),
+        support_top_k=doc.get("loss_top_k") if opd == "server" and doc.get("beta") != 1.0 else None,
+        teacher_reads="text" if m.off_policy else "own_tokenizer" if opd == "gold" else "token_ids",
         anchor=anchor,
         top_p=1.0,
         layout=(f"{accel.processes(run)} processes ({accel.strategy(run)[0]})"
@@ -80,7 +83,7 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
         if m.off_policy else "synchronous (on-policy every step)",
         # TRL's top_k filters sampling only; its distillation and SDFT losses span the full
         # vocabulary and divide both models' logits by the temperature
-        loss_top_k=False,
+        loss_top_k=opd == "server" and doc.get("beta") == 0.0,  # served, forward KL: the top-k
         loss_temperature=m.distills,
         # SDFTTrainer: ema + pure-LoRA training -> PEFTAdapterEMACallback, an EMA of the adapter
         adapter_ema=isinstance(m, OPSD) and anchor == "ema" and run.lora,
@@ -102,6 +105,14 @@ def facts(run: RunSpec, doc: dict[str, Any], ignored: Sequence[str] = ()) -> Fac
         else "",
         ignored=tuple(ignored),  # no rule fires on these
     )
+
+
+def _estimator(run: RunSpec, doc: dict[str, Any], opd: str | None) -> str:
+    """Full vocabulary, except a served teacher's reverse KL (beta 1): ServerDistillationTrainer
+    scores the sampled token alone against the rest of the mass (its top-1 'sampled' mode)."""
+    if opd == "server" and doc.get("beta") == 1.0:
+        return "sampled_token"
+    return "full_vocab" if run.method.distills else run.method.LOSS
 
 
 def divergence(method_type: str, doc: dict[str, Any]) -> str | None:
@@ -142,8 +153,10 @@ class TRLSteps(Steps):
         no_task_reward(run)
         if run.sources:
             raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source "
-                            "for TRL: TRL has no per-source algorithms (one trainer, one method and one "
-                            "dataset per run); compile a mixture for prime-rl (-t prime-rl)")
+                            "for TRL: TRL has no per-source algorithms (one method and one "
+                            "dataset per run; its async_distillation keys vLLM-served teachers by a "
+                            "teacher_id column but needs the student on vLLM too); compile a mixture "
+                            "for prime-rl (-t prime-rl)")
         n = accel.processes(run)
         if completions(run) % n:
             raise SpecError("prompts", run.prompts, f"a step whose {completions(run)} completions "
@@ -182,7 +195,7 @@ class TRLSteps(Steps):
         files = {"config.yaml": _header(run, self.cmd) + dumps(doc)}
         files[accel.FILE] = (f"# written by whileai {__version__} for accelerate: "
                              f"{accel.readme(run, cpu)}\n\n" + dumps(accel.config(run, cpu)))
-        train, holdout = _data(run)
+        train, holdout = _data(run, self.cmd == "gold")
         files["data/train.jsonl"] = train
         files["data/test.jsonl"] = holdout
         if run.method.rewarded and taskset.module and run.reward is None:
@@ -193,6 +206,8 @@ class TRLSteps(Steps):
                 files[reward.copy] = reward.source
         if run.method.type == "opsd":
             files["train.py"] = _shipped("sdft.py")
+        if self.cmd in trl_teacher.SCRIPTS:  # GOLD, a served teacher: whileai's train.py
+            files["train.py"] = _shipped(trl_teacher.SCRIPTS[self.cmd])
         if run.method.off_policy:
             files[SAMPLE_PY] = _shipped("sample.py")
         self.path = reward.pythonpath if reward is not None else None
@@ -239,6 +254,9 @@ FLOORS = [_floor("max_length", "prompt_tokens + max_tokens"),
 def _teacher_and_notes(run: RunSpec, doc: dict[str, Any]) -> dict[str, Any]:
     """trl_cost's teacher fields and notes, plus SFT's note on what a step holds."""
     out = trl_cost.teacher(run)
+    said = trl_teacher.note(run)  # GOLD or a served teacher: the trainer, its loss, the server
+    if said is not None:
+        out["notes"] = (*out.get("notes", ()), said)
     if isinstance(run.method, SFT):
         per_step = trl_batch.step_batch(doc, accel.processes(run))
         s = run.method.samples
@@ -261,7 +279,7 @@ def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None
     prompts: SFT's train prompts to sample (default: steps x prompts)."""
     where = f"cd {shlex.quote(out)} && " if out else ""
     env = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
-    if run.method.type == "opsd":
+    if run.method.type == "opsd" or command_name(run) in trl_teacher.SCRIPTS:
         return accel.commands(run, "python train.py --config config.yaml", where)
     if isinstance(run.method, SFT):
         m = run.method
@@ -331,11 +349,16 @@ def _check_batch(doc: dict[str, Any], run: RunSpec) -> None:
     trl_batch.check(doc, run)  # TRL's own rules: over every process, and no zero-step run
 
 
-def _data(run: RunSpec) -> tuple[str, str]:
+def _data(run: RunSpec, gold: bool = False) -> tuple[str, str]:
+    """The rows as JSON lines; GOLD's dataset preparation needs a completion column (an empty
+    assistant turn: lmbda 1 replaces it with the student's own completion every batch)."""
     from whileai.targets.trl.fieldmap import test_rows
 
     train, holdout = rows(run)
     holdout = holdout[: test_rows(run)]
+    if gold:
+        empty = {"completion": [{"role": "assistant", "content": ""}]}
+        train, holdout = [r | empty for r in train], [r | empty for r in holdout]
     key = privileged_key(run)
     if key is not None:
         train = [r | {"privileged_context": r[key]} for r in train]

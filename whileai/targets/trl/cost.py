@@ -28,6 +28,14 @@ def teacher(run: RunSpec) -> dict[str, Any]:
         return {}
     size = sizes.params(t.model)
     what = size.text() if size else "size unknown from its name"
+    from whileai.targets.trl.teacher import served
+
+    if served(run):  # ServerDistillationTrainer: no teacher in the training processes
+        note = (f"teacher {t.model}: {what}; served at {t.url} by a vLLM server you run (TRL "
+                "queries it for the teacher's logprobs; none of its GPUs are counted here)")
+        return {"notes": (note,), "teacher": Teacher.sized(
+            model=t.model, url=t.url, mode="endpoint", size=size, gpus=None, held_gpus=None,
+            file=None, note=note)}
     if run.method.off_policy:
         note = (f"teacher {t.model}: {what}; loaded by {SAMPLE_PY} in one process, which samples "
                 "every training completion before trl sft starts")

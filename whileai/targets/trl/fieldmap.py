@@ -16,6 +16,8 @@ from whileai.targets.compiled import counted
 from whileai.targets.fieldmap import Drop, Fix, Off, Row, To
 from whileai.targets.trl.accelerate import ROWS as ACCELERATE_ROWS
 from whileai.targets.trl.accelerate import processes
+from whileai.targets.trl.teacher import ROWS as TEACHER_ROWS
+from whileai.targets.trl.teacher import shape
 from whileai.tasksets.builtin import for_run
 
 COMMANDS = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft", "sft": "sft"}
@@ -32,13 +34,20 @@ def _is(*kinds: str) -> Any:
 
 
 def command_name(run: RunSpec) -> str:
-    """The parser a config is for: 'distillation', 'grpo', 'sdft' (whileai's train.py) or 'sft'."""
-    return COMMANDS[run.method.type]
+    """The parser a config is for: 'distillation', 'grpo', 'sdft' (whileai's train.py), 'sft', or
+    for OPD across tokenizers 'gold' and with a served teacher 'server' (whileai.targets.trl.teacher;
+    both through a train.py)."""
+    return shape(run) or COMMANDS[run.method.type]
+
+
+def _opd(kind: str) -> Any:
+    return lambda r: shape(r) == kind
 
 
 def one_per_prompt(run: RunSpec) -> bool:
-    """DistillationTrainer (OPD) samples one completion per prompt, whatever `samples` says."""
-    return command_name(run) == "distillation"
+    """DistillationTrainer and its experimental kin (GOLD with num_generations 1, the served
+    teacher's) sample one completion per prompt, whatever `samples` says."""
+    return command_name(run) in ("distillation", "gold", "server")
 
 
 def completions(run: RunSpec) -> int:
@@ -142,7 +151,7 @@ _ONE_PROCESS = ("TRL's process count comes from accelerate, not from the YAML; g
 
 FIELD_MAP: list[Row] = [
     Drop("schema_", "an editor hint ($schema), not part of the run"),
-    To("method.type", "<command>", lambda r: f"trl {COMMANDS['opd']}", when=_is("opd"),
+    To("method.type", "<command>", lambda r: f"trl {COMMANDS['opd']}", when=_opd("distillation"),
        note="trl.DistillationTrainer (stable)"),
     To("method.type", "<command>", lambda r: "trl grpo", when=_is("grpo"),
        note="trl.GRPOTrainer"),
@@ -182,7 +191,8 @@ FIELD_MAP: list[Row] = [
        note="prompt_tokens + max_tokens (the privileged context) + the template's bytes: SDFT "
        "truncates the teacher prompt from the left at this length"),
     Drop("prompt_tokens", "DistillationConfig and GRPOConfig in TRL 1.16 have no prompt-length "
-         "cap: prompts are passed whole", when=_is("opd", "grpo")),
+         "cap: prompts are passed whole",
+         when=lambda r: r.method.type == "grpo" or shape(r) in ("distillation", "server")),
     To("prompt_tokens", "max_length", lambda r: r.prompt_tokens + r.method.max_tokens, when=_is("sft"),
        note="prompt_tokens + max_tokens: SFT truncates longer prompt + completion sequences"),
     Drop("max_off_policy_steps", lambda r: "SFT's completions come from the frozen teacher, all "
@@ -264,21 +274,27 @@ FIELD_MAP: list[Row] = [
     Drop("method.samples", "DistillationTrainer samples one completion per prompt; nothing to set",
          when=lambda r: isinstance(r.method, OPD) and r.method.samples == 1),
     # OPD
-    To("method.teacher.model", "teacher_model_name_or_path", when=_is("opd"),
+    To("method.teacher.model", "teacher_model_name_or_path", when=_opd("distillation"),
        note="loaded in-process; it must share the student's vocabulary"),
     Drop("method.teacher.url", "the stable DistillationTrainer loads the teacher in-process from "
-         "teacher_model_name_or_path and cannot query a served endpoint (TRL issue 6734)",
-         when=_is("opd")),
+         "teacher_model_name_or_path and cannot query a served endpoint (TRL issue 6734); a teacher "
+         "URL on another host than localhost compiles to TRL's ServerDistillationTrainer",
+         when=_opd("distillation")),
     Drop("method.teacher.url", f"{SAMPLE_PY} loads the teacher in-process from teacher.model and "
          "generates with transformers; it does not query the endpoint", when=_is("sft")),
-    Drop("method.teacher.api_key_env", "no endpoint is queried, so no key is read"),
+    Drop("method.teacher.api_key_env", lambda r: "TRL's VLLMClient sends no Authorization header: "
+         "the server must take requests without a key" if shape(r) == "server"
+         else "no endpoint is queried, so no key is read"),
     To("method.divergence", "beta", _beta, when=_is("opd"),
        note="TRL's beta: 0 forward KL(teacher||student), 1 reverse KL(student||teacher), "
        "between: generalized JSD"),
-    Drop("method.top_k", "DistillationTrainer's loss always spans the full vocabulary; TRL's top_k "
-         "is a sampling filter and stays 0"),
-    Drop("method.task_reward_kl_coef", "unset only: DistillationTrainer has no reward (trl/trainer/"
-         "distillation_trainer.py:1531), so a set coefficient is refused at compile"),
+    Drop("method.top_k", lambda r: ("GOLDTrainer's" if shape(r) == "gold" else "DistillationTrainer's")
+         + " loss always spans the full vocabulary; TRL's top_k is a sampling filter and stays 0",
+         when=lambda r: shape(r) != "server"),
+    Drop("method.task_reward_kl_coef", "unset only: TRL's distillation trainers (Distillation, GOLD, "
+         "ServerDistillation) take no reward (trl/trainer/distillation_trainer.py:1531), so a set "
+         "coefficient is refused at compile"),
+    *TEACHER_ROWS,
     # OPSD
     To("method.privileged", "<privileged_context column>",
        note="each row's privileged_context is this field of the task"),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from whileai.catalogs.paths import get_path, set_path
 from whileai.errors import SpecError, raw
 from whileai.rules.facts import Facts
+from whileai.rules.tokenizers import refuse_measured
 from whileai.spec.run import OPD, RunSpec
 from whileai.targets import overrides as ov
 from whileai.targets import registry
@@ -49,6 +50,8 @@ def refuse(run: RunSpec) -> None:
     if run.sources:
         mix.refuse(run)
         data.check_sources(run)
+    if not run.method.off_policy:  # verl's teacher scores the student's token ids (SFT: text)
+        refuse_measured(run, "verl")
     if run.then is not None:
         raise SpecError("then", raw("a second stage"), "unset for verl: compile each stage as its "
                         "own run (stage 2's model: stage 1's merged weights, verl's model_merger)")
