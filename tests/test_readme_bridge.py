@@ -86,3 +86,8 @@ def test_the_readmes_test_count_is_the_suites() -> None:
     assert int(shown.group(1).replace(",", "")) == count, (
         f"README says {shown.group(1)} tests, pytest collects {count}: "
         "run python scripts/measure_suite.py --count-only")
+    real, _ = measure.collected("real_tool")  # those against the real tools, counted apart
+    shown_real = measure.REAL.search(README)
+    assert shown_real and int(shown_real.group(1).replace(",", "")) == real, (
+        f"README: {shown_real and shown_real.group(1)} against the real tools, pytest -m real_tool "
+        f"collects {real}: run python scripts/measure_suite.py --count-only")
