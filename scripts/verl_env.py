@@ -65,7 +65,7 @@ def main() -> int:
     if not ready(python):
         for cmd in commands(venv):
             print(f"+ {cmd}", file=sys.stderr, flush=True)
-            subprocess.run(cmd, shell=True, check=True)
+            subprocess.run(cmd, shell=True, check=True, stdout=sys.stderr)  # stdout: the python alone
         if not ready(python):
             print(f"error: {python} does not import {', '.join(map(str, constants()['NEEDS']))}",  # type: ignore[call-overload]
                   file=sys.stderr)

@@ -143,6 +143,10 @@ def test_live_verl_agrees_with_the_fixture(tmp_path):
     if python is None:
         pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set "
                     "(pip install 'whileai[verl]')")
+    if os.environ.get("CI") and not os.environ.get("WHILEAI_VERL_FULL"):
+        pytest.skip("CI keeps to about 15 min: this battery of every mistake against live verl "
+                    "(220 s on 2 cores) runs outside CI or with WHILEAI_VERL_FULL=1; CI replays its "
+                    "recorded verdicts (this file's fixture tests) and runs verl's check live elsewhere")
     cases = {v["name"]: {"kind": v["kind"], "overrides": v["overrides"]} for v in LAX["variants"]}
     (tmp_path / "cases.json").write_text(json.dumps(cases))
     script = ROOT / "scripts" / "verl_check.py"
