@@ -37,3 +37,33 @@ def _tiny_model_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     import os
 
     os.environ.setdefault("WHILEAI_CACHE", str(tmp_path_factory.mktemp("whileai-cache")))
+
+
+# The tests that run a real consumer of whileai's output, marked `real_tool` here so that
+# scripts/measure_suite.py counts them apart (README: the suite's measured block): TRL's own trainer
+# and parser (marker `trl`), verl 0.9.1's own code (a test that asks for verl's Python, or a module
+# skipped without it), bash and Hydra's grammar and chromium (named in the test), and the replays
+# of a real tool's recorded verdicts against what whileai compiles today.
+REAL_TOOL_WORDS = ("verl_python(", "needs_verl", "bash_argv(", "chromium")
+REAL_TOOL_REPLAYS = ("tests/targets/prime_rl/test_loader_fixture.py",  # prime-rl's loader, replayed
+                     "tests/targets/verl/test_verl_compiled_fixture.py")  # verl's check, replayed
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    import inspect
+
+    root = Path(str(config.rootpath))
+    for item in items:
+        if item.get_closest_marker("real_tool") or item.get_closest_marker("trl"):
+            item.add_marker(pytest.mark.real_tool)
+            continue
+        where = Path(str(item.path)).relative_to(root).as_posix() if Path(str(item.path)).is_relative_to(
+            root) else ""
+        reasons = " ".join(str(m.kwargs.get("reason", "")) for m in item.iter_markers("skipif"))
+        try:
+            source = inspect.getsource(item.function) if isinstance(item, pytest.Function) else ""
+        except (OSError, TypeError):
+            source = ""
+        if where in REAL_TOOL_REPLAYS or "VERL_PYTHON" in reasons or any(w in source
+                                                                          for w in REAL_TOOL_WORDS):
+            item.add_marker(pytest.mark.real_tool)

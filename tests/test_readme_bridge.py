@@ -42,6 +42,28 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert ci.rstrip().splitlines()[-1] == TEST_COMMAND
 
 
+def test_ci_makes_verls_python_with_the_documented_commands_before_the_test_command(tmp_path) -> None:
+    """CI runs the tests against verl: .ci/run makes verl's own Python (scripts/verl_env.py) and
+    exports WHILEAI_VERL_PYTHON before the README's command, with the pip lines that
+    `whileai rehearse --setup DIR -t verl` prints, in their order."""
+    from whileai.targets.verl.rehearse.env import SETUP
+
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").rstrip().splitlines()
+    made = next(i for i, line in enumerate(ci) if "scripts/verl_env.py" in line and not line.startswith("#"))
+    exported = next(i for i, line in enumerate(ci) if line.startswith("export WHILEAI_VERL_PYTHON"))
+    assert made < exported < len(ci) - 1 and ci[made].startswith("WHILEAI_VERL_PYTHON=$(")
+    spec = importlib.util.spec_from_file_location("verl_env", ROOT / "scripts" / "verl_env.py")
+    assert spec and spec.loader
+    verl_env = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verl_env)
+    pip = str(tmp_path / "bin" / "pip")
+    documented = [" ".join(line.split("  #")[0].split()) for line in SETUP.replace("\\\n", " ").splitlines()
+                  if line.startswith("pip install")]
+    run = [" ".join(c.split()).replace(pip, "pip", 1) for c in verl_env.commands(tmp_path)]
+    assert run[1:len(documented) + 1] == documented
+    assert run[0].endswith(f"-m venv {tmp_path}") and "typer" in run[-1]  # whileai's own dependencies
+
+
 def test_the_readme_is_a_short_map() -> None:
     assert len(README.splitlines()) <= 200  # the long reference lives in docs/guide.md
     for command in ("compile", "explain", "check", "inspect", "preflight", "arms", "rehearse", "migrate",
@@ -86,3 +108,8 @@ def test_the_readmes_test_count_is_the_suites() -> None:
     assert int(shown.group(1).replace(",", "")) == count, (
         f"README says {shown.group(1)} tests, pytest collects {count}: "
         "run python scripts/measure_suite.py --count-only")
+    real, _ = measure.collected("real_tool")  # those against the real tools, counted apart
+    shown_real = measure.REAL.search(README)
+    assert shown_real and int(shown_real.group(1).replace(",", "")) == real, (
+        f"README: {shown_real and shown_real.group(1)} against the real tools, pytest -m real_tool "
+        f"collects {real}: run python scripts/measure_suite.py --count-only")

@@ -35,8 +35,8 @@ def stop_local(m: Manifest, be: Any) -> Interrupted:
     """Stop the arms `be` (a LocalExecutor) started; back to planned; the manifest saved."""
     dirs = set(be.stop()) if hasattr(be, "stop") else set()
     stopped = []
-    for arm in m.arms.values():
-        if arm.state == "pending" and (arm.handle or arm.dir) in dirs:
+    for arm in m.arms.values():  # "planned": a Ctrl-C between an arm's spawn and its record
+        if arm.state in ("pending", "planned") and (arm.handle or arm.dir) in dirs:
             arm.state, arm.handle, arm.error = "planned", None, STOPPED
             stopped.append(arm.spec.name)
     m.save()

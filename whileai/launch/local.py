@@ -38,11 +38,13 @@ class LocalExecutor:
             log.write(f"--- attempt {arm.attempts + 1}: {arm.spec.argv!r}\n".encode())
         cmd = [sys.executable, "-m", "whileai.launch.runner", "wrap", str(run_dir), "--",
                *arm.spec.argv]
-        proc = subprocess.Popen(
-            cmd, cwd=run_dir, env=dict(os.environ) | self.env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )
-        self._procs[str(run_dir)] = proc
+        # Ctrl-C held back until the run is registered: stop() ends every run it knows, so a
+        # KeyboardInterrupt between the start and the record would leave that one detached
+        with _HeldSigint():
+            self._procs[str(run_dir)] = subprocess.Popen(
+                cmd, cwd=run_dir, env=dict(os.environ) | self.env, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            )
         return str(run_dir)
 
     def poll(self, arm: ArmRecord) -> Outcome:
@@ -91,3 +93,28 @@ class LocalExecutor:
         """Wait for the runs this object spawned (tests and small local sweeps)."""
         for proc in self._procs.values():
             proc.wait(timeout)
+
+
+class _HeldSigint:
+    """Ctrl-C noted, not raised, while a run starts and is registered; raised as soon as it is
+    (a handler of Python's, not a signal mask, which the started process would inherit)."""
+
+    def __enter__(self) -> None:
+        import signal
+        import threading
+
+        self.came = False
+        self.held = threading.current_thread() is threading.main_thread()
+        if self.held:
+            self.before = signal.signal(signal.SIGINT, self._note)
+
+    def _note(self, signum: int, frame: object) -> None:
+        self.came = True
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        if self.held:
+            signal.signal(signal.SIGINT, self.before)
+        if self.came:
+            raise KeyboardInterrupt

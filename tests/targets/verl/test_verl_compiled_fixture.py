@@ -36,7 +36,9 @@ def test_the_recorded_run_sh_is_what_whileai_compiles_today(entry):
 
 
 @pytest.mark.parametrize("entry", [r for r in RUNS if "verl" in r], ids=lambda r: r["spec"])
-def test_verl_accepts_every_command_whileai_compiled(entry):
+def test_the_record_has_verl_accepting_every_command_whileai_compiled(entry):
+    """Reads the record back; test_the_recorded_run_sh_is_what_whileai_compiles_today holds it to
+    today's run.sh, so the two together replay verl's verdict on what whileai compiles now."""
     kinds = [v["kind"] for v in entry["verl"]]
     assert kinds in (["main_ppo"], ["main_generation_server", "sft_trainer"])
     for v in entry["verl"]:

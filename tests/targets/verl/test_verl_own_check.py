@@ -79,8 +79,9 @@ def test_bases_are_accepted_and_each_mistake_changes_them():
     assert LAX["meta"]["unexpected"] == []
 
 
-def test_compiled_runs_that_whileai_writes_pass_verl():
-    """Every run.sh whileai compiled for verl (lax.json's `compiled`) passes verl's own check."""
+def test_the_fixture_records_verl_passing_every_run_whileai_compiled():
+    """Every run.sh whileai compiled for verl (lax.json's `compiled`) passed verl's own check, as
+    recorded: this reads the fixture back (verl's check itself runs in the live tests above)."""
     for run in LAX["compiled"]:
         for verdict in run.get("verl", []):
             assert verdict["accepted"], (run.get("spec") or run.get("run"), verdict)
@@ -142,6 +143,10 @@ def test_live_verl_agrees_with_the_fixture(tmp_path):
     if python is None:
         pytest.skip("verl is not importable here and WHILEAI_VERL_PYTHON is not set "
                     "(pip install 'whileai[verl]')")
+    if os.environ.get("CI") and not os.environ.get("WHILEAI_VERL_FULL"):
+        pytest.skip("CI keeps to about 15 min: this battery of every mistake against live verl "
+                    "(220 s on 2 cores) runs outside CI or with WHILEAI_VERL_FULL=1; CI replays its "
+                    "recorded verdicts (this file's fixture tests) and runs verl's check live elsewhere")
     cases = {v["name"]: {"kind": v["kind"], "overrides": v["overrides"]} for v in LAX["variants"]}
     (tmp_path / "cases.json").write_text(json.dumps(cases))
     script = ROOT / "scripts" / "verl_check.py"

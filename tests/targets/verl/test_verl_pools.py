@@ -106,6 +106,27 @@ def test_two_nodes_start_the_teachers_node_and_the_report_counts_what_the_lines_
     assert re.search(rf"≈ [\d.,]+ h on {nodes * per} GPUs", render_text(c, 200))
 
 
+@pytest.mark.parametrize("teacher_nodes", [2, 3])
+def test_a_teacher_pool_of_several_nodes_is_sized_and_started_with_its_node_count(teacher_nodes):
+    """distillation.nnodes set: verl wants num_replicas x TP = n_gpus_per_node x nnodes
+    (workers/config/distillation.py:281-287), and the run lines must start every one of those nodes
+    beside the trainer's; the report counts the GPUs those lines start."""
+    c = compile(opd(nodes=2, gpus_per_node=8, slurm={"partition": "gpu"},
+                    overrides={"distillation.nnodes": teacher_nodes}))
+    o = overrides(c)
+    tp = int(o["distillation.teacher_models.teacher_model.inference.tensor_model_parallel_size"])
+    replicas = int(o["distillation.teacher_models.teacher_model.num_replicas"])
+    assert replicas * tp == sum(pools(o)["teacher_pool"]) == 8 * teacher_nodes
+    nodes = int(re.search(r"--nodes=(\d+)", c.files["slurm.sh"]).group(1))  # type: ignore[union-attr]
+    assert nodes == 2 + teacher_nodes
+    assert f"once the {nodes} nodes have joined" in c.commands[-1]
+    assert f"each of the other {nodes - 1} nodes" in c.commands[1]
+    assert sum(sum(v) for v in pools(o).values()) == nodes * 8
+    assert c.cost is not None and c.cost.held_gpus == nodes * 8
+    assert re.search(rf"≈ [\d.,]+ h on {nodes * 8} GPUs", render_text(c, 200))
+    assert TARGET.machine(c.run, [c]).gpus == 8  # each node's, as the lines' --num-gpus says
+
+
 def test_the_report_names_the_slowest_pool_and_adds_the_synchronous_stages():
     """A 0.6B student, a 32B teacher on its TP-2 pool: the teacher is the slowest. verl's step
     takes max(sampling, scoring) + training + validation (agent_loop.py:822-828)."""

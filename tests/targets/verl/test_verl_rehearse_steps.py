@@ -165,8 +165,7 @@ def test_clean_example_passes(steps, folder, name):
     """Every bundled example's data, reward and loss steps pass (the SFT example needs
     ignore_input_ids_mismatch written; OPD's loss needs the reader to read verl's distillation series)."""
     got = steps[(folder, name)]
-    assert got["ok"], (got["error"], got["cause"])
-    assert got["seconds"] < 60, got["seconds"]
+    assert got["ok"], (got["error"], got["cause"])  # each step's seconds: benchmarks/bench_verl_rehearse.py
 
 
 @needs_verl

@@ -47,11 +47,21 @@ def hydra(value: Any) -> str:
     text = str(value)
     if _SAFE.fullmatch(text) and not _TYPED.fullmatch(text):
         return text
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return quoted(text, "'")
+
+
+def quoted(text: str, quote: str) -> str:
+    """`text` as one quoted string of Hydra's grammar (hydra-core 1.3: grammar/OverrideLexer.g4:82-84
+    QUOTED_VALUE, read back by core/override_parser/overrides_visitor.py:311-358
+    _unescape_quoted_string): a backslash escapes only a quote or another backslash that comes before
+    a quote or the closing quote, so only those runs of backslashes are doubled (`a\\b` is written
+    as is, `it's` as `'it\\'s'`, a trailing `x\\` as `'x\\\\'`)."""
+    return quote + re.sub(rf"(\\*)({quote}|\Z)",
+                          lambda m: m[1] * 2 + ("\\" + quote if m[2] else ""), text) + quote
 
 
 def _item(value: Any) -> str:
-    return '"' + value.replace('"', '\\"') + '"' if isinstance(value, str) else hydra(value)
+    return quoted(value, '"') if isinstance(value, str) else hydra(value)
 
 
 def word(key: str, value: Any, added: bool = False) -> str:

@@ -27,7 +27,7 @@ def parse_value(raw: str) -> Any:
     if "${" in text or _SHELL.search(text):  # Hydra's interpolation; a variable the script left unset
         return INTERPOLATION
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
+        return _unquote(text)
     low = text.lower()
     if low == "null":
         return None
@@ -43,6 +43,12 @@ def parse_value(raw: str) -> Any:
         pairs = [p.partition(":") for p in _split(text[1:-1])]
         return {k.strip(): parse_value(v) for k, _, v in pairs}
     return text
+
+
+def _unquote(text: str) -> str:
+    """A quoted value's text as Hydra unescapes it (hydra-core 1.3's overrides_visitor.py:311-358):
+    a run of backslashes before a quote or the closing quote halved, every other backslash kept."""
+    return re.sub(rf"(\\+)(?={text[0]}|\Z)", lambda m: m[1][:len(m[1]) // 2], text[1:-1])
 
 
 def _split(body: str) -> list[str]:
