@@ -65,10 +65,10 @@ MUTANTS: list[Mutant] = [
            ("tests/targets/trl/test_trl_batch_refused.py", "tests/targets/trl/test_trl_compile.py")),
     # -- verl: quoting and the teacher's pool ----------------------------------------------------
     Mutant("verl-quote-escaping-dropped", "whileai/targets/verl/script.py",
-           """return "'" + text.replace("\\\\", "\\\\\\\\").replace("'", "\\\\'") + "'\"""",
-           """return "'" + text + "'\"""",
+           """lambda m: m[1] * 2 + ("\\\\" + quote if m[2] else ""), text) + quote""",
+           """lambda m: m[1] + (quote if m[2] else ""), text) + quote""",
            "a value holding ' or \\ reaches Hydra unescaped",
-           ("tests/targets/verl/test_paths_quoted.py", "tests/targets/verl/test_runsh.py")),
+           ("tests/targets/verl/test_bash_hydra.py", "tests/targets/verl/test_paths_quoted.py")),
     Mutant("teacher-pool-without-nodes", "whileai/targets/verl/knobs.py",
            "set_replicas or per * nnodes_ // tp_", "set_replicas or per // tp_",
            "a teacher pool over several nodes is sized as one node's replicas",
