@@ -66,9 +66,12 @@ def test_compile_states_the_measured_check(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     for name, texts in (("student", TEXTS), ("teacher", ["completely other words", "zebra 9999"])):
         save(tmp_path / "hub" / f"models--org--{name}" / "snapshots" / "r1", texts=texts)
-    found = [w for w in wai.compile(opd_run("org/student", "org/teacher")).warnings if w.rule == RULE.id]
-    assert len(found) == 1 and found[0].message.startswith("tokenizers compared from local files")
-    assert "silently wrong" in found[0].message
+    finding = RULE(opd_run("org/student", "org/teacher"), Facts())
+    assert finding is not None and finding.message.startswith("tokenizers compared from local files")
+    assert "silently wrong" in finding.message
+    with pytest.raises(wai.SpecError, match=r"method.teacher.model: 'org/teacher'.*measured from local "
+                       r"tokenizer files.*-b trl"):  # measured: prime-rl scores ids, so refused
+        wai.compile(opd_run("org/student", "org/teacher"))
     save(tmp_path / "hub" / "models--org--teacher" / "snapshots" / "r1")  # now the same tokenizer
     assert RULE(opd_run("org/student", "org/teacher"), Facts()) is None  # measured identical: nothing to say
 

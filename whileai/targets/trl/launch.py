@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from whileai.errors import SpecError
 from whileai.spec.load import replace_run
@@ -26,6 +27,7 @@ from whileai.spec.run import RunSpec
 from whileai.targets.base import Options
 from whileai.targets.run import ArmCall, Metrics, ModalApp, Prepared, positive, read_metrics
 from whileai.targets.trl.pin import VERSION
+from whileai.targets.trl.teacher import PLACEHOLDER
 from whileai.tasksets.builtin import BUILTIN, name_of
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRL_EXPERIMENTAL_SILENCE": "1", "TOKENIZERS_PARALLELISM": "false"}
 EVAL = "whileai.targets.trl.eval:train_and_evaluate"
+TINY_TEACHER_URL = f"http://{PLACEHOLDER}:8001/v1"  # the URL that keeps the teacher in-process
 TINY = "tiny random Qwen3 models (whileai.vocab.tiny) warmed up on the train split: a pipeline " \
        "test, not evidence about the methods"
 # eval.py scores the checkpoints, the same way for every arm: save a few, evaluate none in TRL
@@ -68,6 +71,10 @@ class Offline:
         if isinstance(teacher, dict):
             teacher["model"] = sub("method.teacher.model", teacher["model"], models["teacher"],
                                    "the tiny teacher (loaded in-process; its URL is not used)")
+            if urlsplit(teacher["url"]).hostname != PLACEHOLDER:  # a served teacher: in-process here
+                teacher["url"] = sub("method.teacher.url", teacher["url"], TINY_TEACHER_URL,
+                                     "the tiny teacher is loaded in-process (TRL's in-process "
+                                     "trainer), not queried at the spec's server")
         elif isinstance(teacher, str):
             m["teacher"] = sub("method.teacher", teacher, models["teacher"], "the tiny teacher")
         if "max_tokens" in m:
