@@ -105,7 +105,6 @@ def setup(folder: Path, python: str | None) -> tuple[list[str], bool]:
 
 
 def root() -> str:
-    """The folder holding this whileai package: verl's python imports the rehearsal from it."""
-    import whileai
-
-    return str(Path(whileai.__file__).resolve().parent.parent)
+    """The folder holding this whileai package: verl's python imports the rehearsal from it
+    (this file is whileai/targets/verl/rehearse/env.py)."""
+    return str(Path(__file__).resolve().parents[4])
