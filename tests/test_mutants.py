@@ -34,7 +34,7 @@ def test_each_mutant_can_be_planted(name: str) -> None:
 
 def test_names_are_unique_and_stale_ones_are_named(tmp_path: Path) -> None:
     names = [m.name for m in MUT.MUTANTS]
-    assert len(names) == len(set(names)) and 15 <= len(names) <= 30
+    assert len(names) == len(set(names)) and 15 <= len(names) <= 40  # a few minutes a run
     m = MUT.MUTANTS[0]
     (tmp_path / m.file).parent.mkdir(parents=True)
     (tmp_path / m.file).write_text(m.original * 2)
