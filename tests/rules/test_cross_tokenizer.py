@@ -94,6 +94,14 @@ def test_trl_compiles_gold(files: str, request: pytest.FixtureRequest, tmp_path:
     assert check_dir(out) == []
 
 
+def test_gold_says_what_it_samples_per_prompt(no_files: None) -> None:
+    """The report names the trainer that ignores method.samples: GOLD is written with
+    num_generations 1 (GOLDConfig has the key, gold_config.py:257), not 'no num_generations'."""
+    c = wai.compile(opd(), target="trl")
+    said = [i for i in c.to_dict()["ignores"] if i["field"] in ("samples", "method.samples")]
+    assert len(said) == 1 and "GOLDTrainer is written with num_generations 1" in said[0]["reason"], said
+
+
 def test_served_teacher_with_another_tokenizer_is_refused_on_trl(no_files: None) -> None:
     with pytest.raises(SpecError, match="method.teacher.url.*GOLD"):
         wai.compile(opd("http://10.0.0.5:8000/v1"), target="trl")

@@ -149,6 +149,15 @@ def _batch_note(run: RunSpec) -> str:
 _ONE_PROCESS = ("TRL's process count comes from accelerate, not from the YAML; generation runs "
                 "inside the training processes")
 
+def _one_each(r: RunSpec) -> str:
+    """What an OPD trainer samples per prompt, as whileai writes it."""
+    if shape(r) == "gold":  # GOLDConfig.num_generations (gold_config.py:257) left at its 1
+        return ("GOLDTrainer is written with num_generations 1 (its default: one completion per "
+                "prompt, each step's batch all unique prompts, as for TRL's other OPD trainer)")
+    trainer = "ServerDistillationTrainer" if shape(r) == "server" else "DistillationTrainer"
+    return f"{trainer} samples one completion per prompt (no num_generations)"
+
+
 FIELD_MAP: list[Row] = [
     Drop("schema_", "an editor hint ($schema), not part of the run"),
     To("method.type", "<command>", lambda r: f"trl {COMMANDS['opd']}", when=_opd("distillation"),
@@ -268,10 +277,9 @@ FIELD_MAP: list[Row] = [
        note="steps x prompts: fresh teacher completions for every step (the train split cycled)"),
     Fix("completion_only_loss", True, "cross-entropy on the teacher's completion tokens only, never "
         "the prompt", when=_is("sft")),
-    Drop("method.samples", lambda r: f"DistillationTrainer samples one completion per prompt (no "
-         f"num_generations): {r.prompts} rollouts per step, not {r.rollouts}",
-         when=lambda r: isinstance(r.method, OPD) and r.method.samples > 1),
-    Drop("method.samples", "DistillationTrainer samples one completion per prompt; nothing to set",
+    Drop("method.samples", lambda r: f"{_one_each(r)}: {r.prompts} rollouts per step, not "
+         f"{r.rollouts}", when=lambda r: isinstance(r.method, OPD) and r.method.samples > 1),
+    Drop("method.samples", lambda r: f"{_one_each(r)}; nothing to set",
          when=lambda r: isinstance(r.method, OPD) and r.method.samples == 1),
     # OPD
     To("method.teacher.model", "teacher_model_name_or_path", when=_opd("distillation"),
