@@ -65,6 +65,20 @@ def test_measured_mismatch_is_an_error_naming_trl(hub: Path, tmp_path: Path, tar
     assert "Traceback" not in r.output and not out.exists()
 
 
+def test_a_sources_teacher_measured_to_differ_is_an_error_too(hub: Path, tmp_path: Path) -> None:
+    """A mixture's source teacher is scored on the student's ids like the run's own: a GRPO run
+    with an OPD source whose teacher's tokenizer files differ is refused, naming that source."""
+    path = tmp_path / "mix.toml"
+    path.write_text(f'taskset = "reverse-text"\nmodel = "{STUDENT}"\n\n[method]\ntype = "grpo"\n\n'
+                    f'[[sources]]\ntaskset = "reverse-text"\nratio = 1.0\n[sources.method]\n'
+                    f'type = "opd"\nteacher = {{ url = "http://localhost:8001/v1", model = "{TEACHER}" }}\n')
+    r = runner.invoke(app, ["compile", str(path), "-t", "prime-rl", "-o", str(tmp_path / "out")])
+    assert r.exit_code == 2, r.output
+    line = r.stderr.strip()
+    assert line.startswith("error: sources[0].method.teacher.model") and "-b trl" in line, line
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("target", ["prime-rl", "verl"])
 def test_guessed_mismatch_warns_and_strict_refuses(no_files: None, tmp_path: Path, target: str) -> None:
     assert judge(opd()).basis == "guessed"

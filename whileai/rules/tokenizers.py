@@ -46,33 +46,40 @@ def judge(run: RunSpec) -> Judgement:
     teacher = run.method.frozen_teacher
     if teacher is None:
         return Judgement(False, "none", "no separate teacher")
+    return pair(run.model, teacher.model)
+
+
+def pair(student: str, teacher: str) -> Judgement:
+    """Whether two models' tokenizers differ: measured from their files, else guessed."""
     from whileai.vocab import files
 
-    if not files.missing(run.model, teacher.model):
+    if not files.missing(student, teacher):
         from whileai.vocab.compare import check_names
 
-        check = check_names(run.model, teacher.model)
+        check = check_names(student, teacher)
         if check is not None:
             ns, nt = check.vocab_size
             return Judgement(check.verdict == "different", "measured",
                              f"local tokenizer files: vocab {ns} vs {nt}, {check.id_overlap:.1%} of tokens "
                              f"share an id, the probe text encodes "
                              f"{'identically' if check.probe_same else 'differently'}")
-    a, b = family(run.model), family(teacher.model)
+    a, b = family(student), family(teacher)
     if a and b:
         return Judgement(a != b, "guessed", f"model-name families: student {a}, teacher {b}")
     return Judgement(False, "none", "no tokenizer files and no known model family")
 
 
 def refuse_measured(run: RunSpec, target: str) -> None:
-    """A SpecError when the tokenizers were measured to differ (the target needs one vocabulary)."""
-    got = judge(run)
-    if got.differ and got.basis == "measured":
-        teacher = run.method.frozen_teacher
-        assert teacher is not None
-        raise SpecError("method.teacher.model", teacher.model,
-                        f"a teacher with the student's tokenizer for {target}, whose teacher scores "
-                        f"the student's token ids (measured from {got.why}); or {CROSS}")
+    """A SpecError when a teacher's tokenizer was measured to differ from the student's (the
+    target needs one vocabulary): the run's own teacher, and each source's in a mixture."""
+    from whileai.spec.mixture import teachers
+
+    for field, teacher, _ in teachers(run):
+        got = pair(run.model, teacher.model)
+        if got.differ and got.basis == "measured":
+            raise SpecError(f"{field}.model", teacher.model,
+                            f"a teacher with the student's tokenizer for {target}, whose teacher "
+                            f"scores the student's token ids (measured from {got.why}); or {CROSS}")
 
 
-__all__ = ["CITATION", "CROSS", "Judgement", "judge", "refuse_measured"]
+__all__ = ["CITATION", "CROSS", "Judgement", "judge", "pair", "refuse_measured"]
