@@ -16,7 +16,7 @@ from whileai.rules.accept import mark
 from whileai.rules.base import Facts, Finding, Rule
 from whileai.rules.honoured import divergence_check
 from whileai.rules.tokenizers import CITATION as TOKENIZERS
-from whileai.rules.tokenizers import family
+from whileai.rules.tokenizers import CROSS, family
 from whileai.spec.run import OPD, OPSD, RunSpec
 
 
@@ -67,8 +67,7 @@ def _tokenizer(run: RunSpec, f: Facts) -> str | None:
                     "vocabulary reads as other text, so it answers a garbled prompt and the SFT "
                     "targets are silently wrong. Use one tokenizer")
         return (f"{head}; the teacher scores the student's token ids and the signal is silently "
-                "wrong. Use one tokenizer, or compile for TRL (-b trl): its GOLD trainer distills "
-                "across tokenizers")
+                f"wrong. Use one tokenizer, or {CROSS}")
     return None
 
 

@@ -136,5 +136,15 @@ def task_reward(run: RunSpec) -> tuple[str, float] | None:
     return None
 
 
-__all__ = ["Entry", "entries", "is_mixture", "max_tokens", "methods", "name_reason", "shares",
-           "summary", "task_reward", "teachers"]
+def refuse_task_reward(run: RunSpec, allowed: str) -> None:
+    """A target without task reward beside distillation: the first method that sets it, refused
+    with the target's own reason (`allowed`)."""
+    found = task_reward(run)
+    if found:
+        from whileai.errors import SpecError
+
+        raise SpecError(found[0], found[1], allowed)
+
+
+__all__ = ["Entry", "entries", "is_mixture", "max_tokens", "methods", "name_reason",
+           "refuse_task_reward", "shares", "summary", "task_reward", "teachers"]

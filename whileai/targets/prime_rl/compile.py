@@ -194,11 +194,9 @@ def _task_reward(run: RunSpec) -> None:
     """OPD's task reward beside the teacher: prime-rl's opd assigns no scalar advantage, so its
     loss is the teacher's KL alone (559b447 configs/algorithm.py:296-305, OPDAlgoConfig:
     action_loss_type ref_kl, `advantages=None`)."""
-    found = mixture.task_reward(run)
-    if found:
-        raise SpecError(found[0], found[1], f"unset for prime-rl: its opd trains on the teacher's KL "
-                        f"alone, no task reward (configs/algorithm.py:296-305 at {COMMIT[:7]}); "
-                        "compile it for verl (-t verl), or add a GRPO source to the mixture")
+    mixture.refuse_task_reward(run, f"unset for prime-rl: its opd trains on the teacher's KL alone, "
+                               f"no task reward (configs/algorithm.py:296-305 at {COMMIT[:7]}); "
+                               "compile it for verl (-t verl), or add a GRPO source to the mixture")
 
 
 def _divergence(run: RunSpec) -> None:

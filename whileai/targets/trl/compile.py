@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from whileai.errors import SpecError, raw
 from whileai.report.text import render_text
 from whileai.rules.facts import Facts
+from whileai.spec.mixture import refuse_task_reward
 from whileai.spec.run import OPSD, SFT, RunSpec
 from whileai.targets import overrides as ov
 from whileai.targets import registry
@@ -151,6 +152,7 @@ class TRLSteps(Steps):
 
     def refuse(self, run: RunSpec) -> None:
         no_task_reward(run)
+        trl_teacher.refuse_served_across(run)
         if run.sources:
             raise SpecError("sources", raw(f"{len(run.sources) + 1} training sources"), "one source "
                             "for TRL: TRL has no per-source algorithms (one method and one "
@@ -418,9 +420,5 @@ def no_task_reward(run: RunSpec) -> None:
     """OPD's task reward beside the teacher: TRL's DistillationTrainer scores nothing
     (trl/trainer/distillation_trainer.py:1531, "distillation has no rewards"; no reward_funcs
     argument, :320-333), so its loss is the teacher's divergence alone."""
-    from whileai.spec.mixture import task_reward
-
-    found = task_reward(run)
-    if found:
-        raise SpecError(found[0], found[1], "unset for TRL: its DistillationTrainer has no reward "
-                        "(trl/trainer/distillation_trainer.py:1531); compile it for verl (-t verl)")
+    refuse_task_reward(run, "unset for TRL: its DistillationTrainer has no reward "
+                       "(trl/trainer/distillation_trainer.py:1531); compile it for verl (-t verl)")

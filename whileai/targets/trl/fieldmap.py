@@ -17,7 +17,7 @@ from whileai.targets.fieldmap import Drop, Fix, Off, Row, To
 from whileai.targets.trl.accelerate import ROWS as ACCELERATE_ROWS
 from whileai.targets.trl.accelerate import processes
 from whileai.targets.trl.teacher import ROWS as TEACHER_ROWS
-from whileai.targets.trl.teacher import shape
+from whileai.targets.trl.teacher import is_shape, shape
 from whileai.tasksets.builtin import for_run
 
 COMMANDS = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft", "sft": "sft"}
@@ -40,14 +40,10 @@ def command_name(run: RunSpec) -> str:
     return shape(run) or COMMANDS[run.method.type]
 
 
-def _opd(kind: str) -> Any:
-    return lambda r: shape(r) == kind
-
-
 def one_per_prompt(run: RunSpec) -> bool:
     """DistillationTrainer and its experimental kin (GOLD with num_generations 1, the served
-    teacher's) sample one completion per prompt, whatever `samples` says."""
-    return command_name(run) in ("distillation", "gold", "server")
+    teacher's) sample one completion per prompt, whatever `samples` says: every OPD run."""
+    return isinstance(run.method, OPD)
 
 
 def completions(run: RunSpec) -> int:
@@ -160,7 +156,7 @@ def _one_each(r: RunSpec) -> str:
 
 FIELD_MAP: list[Row] = [
     Drop("schema_", "an editor hint ($schema), not part of the run"),
-    To("method.type", "<command>", lambda r: f"trl {COMMANDS['opd']}", when=_opd("distillation"),
+    To("method.type", "<command>", lambda r: f"trl {COMMANDS['opd']}", when=is_shape("distillation"),
        note="trl.DistillationTrainer (stable)"),
     To("method.type", "<command>", lambda r: "trl grpo", when=_is("grpo"),
        note="trl.GRPOTrainer"),
@@ -282,12 +278,12 @@ FIELD_MAP: list[Row] = [
     Drop("method.samples", lambda r: f"{_one_each(r)}; nothing to set",
          when=lambda r: isinstance(r.method, OPD) and r.method.samples == 1),
     # OPD
-    To("method.teacher.model", "teacher_model_name_or_path", when=_opd("distillation"),
+    To("method.teacher.model", "teacher_model_name_or_path", when=is_shape("distillation"),
        note="loaded in-process; it must share the student's vocabulary"),
     Drop("method.teacher.url", "the stable DistillationTrainer loads the teacher in-process from "
          "teacher_model_name_or_path and cannot query a served endpoint (TRL issue 6734); a teacher "
          "URL on another host than localhost compiles to TRL's ServerDistillationTrainer",
-         when=_opd("distillation")),
+         when=is_shape("distillation")),
     Drop("method.teacher.url", f"{SAMPLE_PY} loads the teacher in-process from teacher.model and "
          "generates with transformers; it does not query the endpoint", when=_is("sft")),
     Drop("method.teacher.api_key_env", lambda r: "TRL's VLLMClient sends no Authorization header: "

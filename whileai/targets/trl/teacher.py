@@ -41,18 +41,22 @@ def shape(run: RunSpec) -> Shape | None:
     """The OPD trainer for this run (None: not OPD)."""
     if not isinstance(run.method, OPD):
         return None
-    cross = judge(run).differ
     if served(run):
-        if cross:
-            raise SpecError("method.teacher.url", run.method.teacher.url, "a teacher URL on "
-                            f"{PLACEHOLDER} (loaded in-process) for a teacher with another tokenizer: "
-                            "TRL's ServerDistillationTrainer sends the student's token ids to the "
-                            "server, and only GOLD (in-process) aligns two vocabularies")
         return "server"
-    return "gold" if cross else "distillation"
+    return "gold" if judge(run).differ else "distillation"
 
 
-def _is(kind: Shape) -> Any:
+def refuse_served_across(run: RunSpec) -> None:
+    """A served teacher with another tokenizer: refused (TRL's target refuse step)."""
+    if served(run) and judge(run).differ:
+        raise SpecError("method.teacher.url", run.method.teacher.url, "a teacher URL on "  # type: ignore[union-attr]
+                        f"{PLACEHOLDER} (loaded in-process) for a teacher with another tokenizer: "
+                        "TRL's ServerDistillationTrainer sends the student's token ids to the "
+                        "server, and only GOLD (in-process) aligns two vocabularies")
+
+
+def is_shape(kind: Shape) -> Any:
+    """A field-map row's `when`: the run's OPD trainer is `kind`."""
     return lambda r: shape(r) == kind
 
 
@@ -94,34 +98,34 @@ def note(run: RunSpec) -> str | None:
 
 ROWS: list[Row] = [
     # GOLD: cross-tokenizer OPD
-    To("method.type", "<command>", lambda r: "python train.py", when=_is("gold"),
+    To("method.type", "<command>", lambda r: "python train.py", when=is_shape("gold"),
        note=lambda r: "trl.experimental.gold.GOLDTrainer through the train.py beside the config: "
        + _tokenizers(r)),
-    To("method.teacher.model", "teacher_model_name_or_path", when=_is("gold"),
+    To("method.teacher.model", "teacher_model_name_or_path", when=is_shape("gold"),
        note="loaded in-process with its own tokenizer"),
-    To("method.teacher.model", "teacher_tokenizer_name_or_path", when=_is("gold"),
+    To("method.teacher.model", "teacher_tokenizer_name_or_path", when=is_shape("gold"),
        note="the teacher re-tokenizes the student's text; ULD aligns the two by byte offsets"),
     Fix("use_uld_loss", True, "cross-tokenizer: Universal Logit Distillation (Boizard 2024, "
-        "arXiv:2402.12030) in place of a one-vocabulary JSD", when=_is("gold")),
+        "arXiv:2402.12030) in place of a one-vocabulary JSD", when=is_shape("gold")),
     Fix("uld_use_hybrid_loss", True, "GOLD's hybrid: generalized JSD (beta) on tokens both "
-        "vocabularies map, ULD on the rest, weighted by the vocabularies' overlap", when=_is("gold")),
+        "vocabularies map, ULD on the rest, weighted by the vocabularies' overlap", when=is_shape("gold")),
     Fix("lmbda", 1.0, "every batch is the student's own completions: on-policy (GOLD's default 0.5 "
-        "mixes in dataset completions, which the tasks do not have)", when=_is("gold")),
+        "mixes in dataset completions, which the tasks do not have)", when=is_shape("gold")),
     Fix("top_p", 1.0, "sample from the full distribution (GOLD's default 0.95 truncates it)",
-        when=_is("gold")),
-    To("prompt_tokens", "max_length", lambda r: r.prompt_tokens + r.method.max_tokens, when=_is("gold"),
+        when=is_shape("gold")),
+    To("prompt_tokens", "max_length", lambda r: r.prompt_tokens + r.method.max_tokens, when=is_shape("gold"),
        note="prompt_tokens + max_tokens: GOLDConfig needs max_completion_length < max_length"),
     Drop("method.teacher.url", "GOLDTrainer loads the teacher in-process (it needs its full "
-         "logits over its own vocabulary); the endpoint is not queried", when=_is("gold")),
+         "logits over its own vocabulary); the endpoint is not queried", when=is_shape("gold")),
     # a served teacher
-    To("method.type", "<command>", lambda r: "python train.py", when=_is("server"),
+    To("method.type", "<command>", lambda r: "python train.py", when=is_shape("server"),
        note="trl.experimental.server_distillation.ServerDistillationTrainer through the train.py "
        "beside the config: the teacher's URL is not localhost, so TRL queries it"),
-    To("method.teacher.url", "teacher_model_server_url", server_url, when=_is("server"),
+    To("method.teacher.url", "teacher_model_server_url", server_url, when=is_shape("server"),
        note="TRL's VLLMClient: GET /health, GET /v1/models, then POST /v1/completions with token-id "
        "prompts, max_tokens 1 and prompt_logprobs k (a vLLM server; trl needs vllm installed)"),
     Drop("method.teacher.model", "the server answers with the model it serves (TRL's VLLMClient "
-         "takes the first id of /v1/models)", when=_is("server")),
+         "takes the first id of /v1/models)", when=is_shape("server")),
     To("method.top_k", "loss_top_k", lambda r: r.method.top_k or 1,  # type: ignore[union-attr]
        when=lambda r: shape(r) == "server" and r.method.divergence == "forward_kl",  # type: ignore
        note="the teacher's top-k logprobs, the loss's support (forward KL: beta 0)"),
@@ -132,4 +136,5 @@ ROWS: list[Row] = [
 ]
 
 
-__all__ = ["ROWS", "SCRIPTS", "Shape", "note", "served", "server_url", "shape"]
+__all__ = ["ROWS", "SCRIPTS", "Shape", "is_shape", "note", "refuse_served_across", "served", "server_url",
+           "shape"]
