@@ -20,6 +20,14 @@ from typing import Any
 ATTEMPTS = "attempts"  # a line per attempt of a container job in the arm's volume folder
 
 
+CKPT_EVERY = 10  # checkpoints per arm where its config asks for none (a restart resumes from one)
+
+
+def ckpt_every(steps: int) -> int:
+    """Steps between an arm's checkpoints: a tenth of its steps, at least one."""
+    return max(1, steps // CKPT_EVERY)
+
+
 def _digest(job: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(job.get("files", {}), sort_keys=True).encode()).hexdigest()[:16]
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from whileai.spec.load import loads_toml
 from whileai.targets.base import Options
-from whileai.targets.container import attempt, done_before, restarted, run_group
+from whileai.targets.container import attempt, ckpt_every, done_before, restarted, run_group
 from whileai.targets.prime_rl.image import PRIME_RL_DIR
 from whileai.targets.prime_rl.metrics import collect_prime_rl, metric_lines, parse_usage
 from whileai.targets.prime_rl.pin import COMMIT
@@ -64,7 +64,6 @@ def teacher_argv(serve: str) -> tuple[list[str], dict[str, str]]:
     return [*UV_RUN, *words[2:]], env
 
 
-CKPT_EVERY = 10  # checkpoints per run when the config asks for none (a restart resumes from one)
 CKPT_KEEP = 2  # the last ones kept on the volume
 
 
@@ -84,7 +83,7 @@ def resume_args(doc: dict[str, Any], work: Path, run_id: str, n: int) -> tuple[l
         args += ["--run.name", name]
     ckpt = doc.get("ckpt")
     if ckpt is None:
-        every = max(1, int(doc.get("max_steps") or 0) // CKPT_EVERY)
+        every = ckpt_every(int(doc.get("max_steps") or 0))
         args += ["--ckpt.interval", str(every), "--ckpt.keep-last", str(CKPT_KEEP)]
     base = work / str(doc.get("output_dir") or "outputs") / str(run.get("dir") or name)
     if isinstance(ckpt, dict) and ckpt.get("output_dir"):
@@ -208,7 +207,6 @@ def image(gpus: list[str]) -> tuple[Any, str]:
 
 def deploy_env(compiled: Mapping[str, Compiled]) -> dict[str, str]:
     """What the arms need of the image (their taskset packages, attn), for the deploy."""
-    from whileai.spec.load import loads_toml
     from whileai.targets.prime_rl.image import deploy_env as needs
 
     return needs(loads_toml(s.text) for c in compiled.values() for s in (c.stages or (c,)))

@@ -178,10 +178,16 @@ def teachers_pool(doc: dict[str, Any], run: RunSpec, pool: knobs.Pool) -> list[F
     examples/on_policy_distillation_trainer/run_qwen3_8b_mopd_fsdp.sh)."""
     data = doc.get("data", {})
     prompt, response = _int(data.get("max_prompt_length")), _int(data.get("max_response_length"))
-    out = [Fixed(path=k, value=v, reason=r) for k, v, r in (
-        ("distillation.n_gpus_per_node", pool.per_node, f"the teachers' pool, {pool.placed}: the sum of "
-         "num_replicas x TP over the teachers (workers/config/distillation.py:274-287)"),
-        ("distillation.nnodes", pool.nnodes, "the teachers' pool on one node")) if k not in run.overrides]
+    out: list[Fixed] = []
+    pool_keys: tuple[tuple[str, int, str], ...] = (
+            ("distillation.n_gpus_per_node", pool.per_node, f"the teachers' pool, {pool.placed}: the "
+             "sum of num_replicas x TP over the teachers (workers/config/distillation.py:274-287)"),
+            ("distillation.nnodes", pool.nnodes, "the teachers' pool on one node" if pool.nnodes == 1
+             else "the teachers' pool's nodes"))
+    for key, n, said in pool_keys:
+        if key not in run.overrides:
+            set_path(doc, key, n)
+            out.append(Fixed(path=key, value=n, reason=said))
     for entry, replicas, tp, why in pool.each:
         at = f"{mix.MODELS}.{entry}."
         for key, value, reason in (
@@ -197,8 +203,6 @@ def teachers_pool(doc: dict[str, Any], run: RunSpec, pool: knobs.Pool) -> list[F
             if at + key not in run.overrides:
                 set_path(doc, at + key, value)
                 out.append(Fixed(path=at + key, value=value, reason=reason))
-    for f in out[:2]:
-        set_path(doc, f.path, f.value)
     return out
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from whileai.targets.base import Options
-from whileai.targets.container import attempt, done_before, restarted, run_group
+from whileai.targets.container import attempt, ckpt_every, done_before, restarted, run_group
 from whileai.targets.run import (
     AsWritten,
     Metrics,
@@ -81,13 +81,10 @@ def _bash(script: str, work: Path, logger: Path, log: Path) -> int:
     return run_group(["bash", script], cwd=work, log=log, env=env)
 
 
-CKPT_EVERY = 10  # checkpoints per arm (a restarted input resumes from the latest)
-
-
 def resume_overrides(run: RunSpec) -> dict[str, Any]:
     """What every arm sets so that a restart resumes: a checkpoint each tenth of its steps, verl's
     auto resume (the defaults save none: save_freq -1, ppo_trainer.yaml:174)."""
-    every = max(1, run.steps // CKPT_EVERY)
+    every = ckpt_every(run.steps)
     where = "sft.trainer" if run.method.type == "sft" else "trainer"
     return {f"{where}.save_freq": every, f"{where}.resume_mode": "auto"}
 

@@ -49,7 +49,7 @@ def teachers(run: RunSpec, found: list[Entry] | None = None) -> list[Keyed]:
     """The distinct teachers verl serves (by model: verl starts its own, the URL is not read), in
     source order; with one, verl's default entry and no key."""
     groups: dict[str, tuple[str, list[Entry]]] = {}
-    for field, t, ents in mixture.teachers(run, found or mixture.entries(run)):
+    for field, t, ents in mixture.teachers(run, found or ()):
         groups.setdefault(t.model, (field, []))[1].extend(ents)
     if len(groups) == 1:
         (model, (field, ents)), = groups.items()
@@ -100,10 +100,9 @@ def refuse(run: RunSpec) -> None:
                 if "ratio" in s.model_fields_set]
     if weighed:
         raise SpecError(*weighed[0], f"unset on verl: {RANDOM}; weigh sources with ratios on prime-rl")
-    if mixture.task_reward(run):
-        raise SpecError("method.task_reward_kl_coef", run.method.task_reward_kl_coef, "unset in a verl "
-                        "mixture: whileai's reward.py scores one taskset, not each source by its "
-                        "data_source; compile the task reward for one source")
+    mixture.refuse_task_reward(run, "unset in a verl mixture: whileai's reward.py scores one "
+                               "taskset, not each source by its data_source; compile the task "
+                               "reward for one source")
 
 
 def own_entries(run: RunSpec) -> None:

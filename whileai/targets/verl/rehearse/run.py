@@ -8,7 +8,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,16 +66,15 @@ def run_stage(stage: VerlStage, where: Path, python: str, sup: Supervisor) -> Ve
     return verdict(log, where.parent, rc, time.monotonic() - t0, stage.why, stage.gpus)
 
 
-def verdict(log: Path, root: Path, rc: int | None, seconds: float, why: str = "", gpus: int = 0,
-            want: Sequence[str] | None = None) -> Verdict:
+def verdict(log: Path, root: Path, rc: int | None, seconds: float, why: str = "", gpus: int = 0
+            ) -> Verdict:
     """A stage's verdict from inside.py's log: its StepRecord lines, the first failing step's cause;
-    ok only when every step of `want` (inside.py's STEPS, each of which it runs) has passed."""
+    ok only when every step of inside.py's STEPS (each of which it runs) has passed."""
     from whileai.rehearse.verdict import Cause, Verdict, lines_of, relative
     from whileai.targets.verl.rehearse.context import StepRecord
     from whileai.targets.verl.rehearse.inside import STEPS
 
-    want = STEPS if want is None else want
-
+    want = STEPS
     steps: list[tuple[int, StepRecord]] = []
     for i, text in enumerate(lines_of(log)):
         if text.startswith('{"name": '):
