@@ -72,7 +72,8 @@ def select(only: Sequence[str], since: str | None) -> list[Mutant]:
         return picked
     files = changed(since)
     return [m for m in picked if m.file in files
-            or any(f == t or f.startswith(t.rstrip("/") + "/") for t in m.tests for f in files)]
+            or any(f == t.split("::")[0] or f.startswith(t.rstrip("/") + "/")
+                   for t in m.tests for f in files)]
 
 
 def copy_tree(dest: Path) -> None:

@@ -114,9 +114,9 @@ def compile_cmd(specs: list[Path], target: str, out: Path | None, sets: list[str
         _show(results, as_json, plain, lambda c: c.to_dict(), _lazy("whileai.report.text", "render_text"),
               _lazy("whileai.report.render", "print_report"))
         if check:
-            try:
-                _report_check(verdicts or _verdicts(target, results), refused)
-            except KeyboardInterrupt:  # nothing was written (no -o): nothing to name
+            try:  # with -o the check ran on the written files (judge); without, it runs here
+                _report_check(verdicts if out is not None else _verdicts(target, results), refused)
+            except KeyboardInterrupt:  # no -o: the line says nothing was written
                 _err(_unchecked(results))
                 raise SystemExit(130) from None
 
@@ -162,7 +162,7 @@ def _report_check(verdicts: list[tuple[bool, str]], refused: bool) -> None:
             print("\n".join(fit([line])))
         else:
             _err(f"error: {line}")
-    if refused or not all(passed for passed, _ in verdicts):
+    if not all(passed for passed, _ in verdicts):  # refused: the write was taken back
         if refused:
             _err("nothing was written: the target's own check refused it (compile without --check "
                  "to write the files unchecked)")

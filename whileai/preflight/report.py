@@ -46,8 +46,10 @@ def ok(name: str, detail: str, seconds: float | None = None) -> Check:
 
 
 def fail(name: str, detail: str, seconds: float | None = None, command: str | None = None) -> Check:
-    """A check that failed; `command`: the shell line its detail ends with (what fixes it)."""
-    return Check(name, "FAIL", detail + (f" {command}" if command else ""), seconds, command)
+    """A check that failed; `command`: the shell line its detail ends with (what fixes it), added
+    to the detail unless it already ends with it."""
+    whole = detail if not command or detail.endswith(" " + command) else f"{detail} {command}"
+    return Check(name, "FAIL", whole, seconds, command)
 
 
 def skip(name: str, detail: str) -> Check:

@@ -165,8 +165,8 @@ def _route(p: _Client, ids: list[int] | None) -> Check:
         if a.status != 200:
             said = call.status(a.status) if call.status is not None else None
             if said:
-                prose, cmd = _ending(t, f"{call.method} {t.root}{call.path}: HTTP {a.status}: {said}")
-                return fail(n, prose, a.seconds, cmd)
+                line = f"{call.method} {t.root}{call.path}: HTTP {a.status}: {said}"
+                return fail(n, line, a.seconds, _serve_at_end(t, line))
             return fail(n, p.refused(a.status, f"{call.method} {call.path}"), a.seconds)
         if call.judge is None:
             done = ok(n, f"{call.method} {call.path} answered 200", a.seconds)
@@ -177,8 +177,7 @@ def _route(p: _Client, ids: list[int] | None) -> Check:
             return fail(n, f"{call.method} {call.path} answered {a.start()}, not JSON", a.seconds)
         passed, line = call.judge(data, ids)
         if not passed:
-            prose, cmd = _ending(t, line)
-            return fail(n, prose, a.seconds, cmd)
+            return fail(n, line, a.seconds, _serve_at_end(t, line))
         done = ok(n, line, a.seconds)
     return done
 
@@ -186,9 +185,6 @@ def _route(p: _Client, ids: list[int] | None) -> Check:
 __all__ = ["probe"]
 
 
-def _ending(t: ServerProbe, detail: str) -> tuple[str, str | None]:
-    """(the prose, the serve line) of a detail that ends with the teacher's serve line, so the
-    report prints that line whole; (detail, None) otherwise."""
-    if t.serve and detail.endswith(" " + t.serve):
-        return detail[: -len(t.serve) - 1], t.serve
-    return detail, None
+def _serve_at_end(t: ServerProbe, detail: str) -> str | None:
+    """The teacher's serve line where a detail ends with it (the report prints it whole)."""
+    return t.serve if t.serve and detail.endswith(" " + t.serve) else None

@@ -37,8 +37,6 @@ PICKS = ("surprise", "advantage", "all")
 class Detail(NamedTuple):
     """A sample kept token by token."""
 
-    mean: float
-    order: int
     completion: Completion
     context_ids: list[int]
     sample: int  # its index in Scorer.samples
@@ -162,12 +160,11 @@ class Scorer:
         again = {n: self.pool.submit(score, self.teacher, [int(i) for i in p[0]["token_ids"]], self.top_k)
                  for n, (_, _, p) in enumerate(kept) if p[7] is None}
         out = []
-        for n, (mean, neg, (rec, shown, sig, ranks, kl, sample, lps, tops, texts)) in enumerate(kept):
+        for n, (_, _, (rec, shown, sig, ranks, kl, sample, lps, tops, texts)) in enumerate(kept):
             if n in again:
                 got = again[n].result()
                 tops = [got.top(i) for i in shown]
-            out.append(self._detail(rec, shown, sig, ranks, kl, sample, lps, tops or [], texts,
-                                    mean=mean, order=-neg))
+            out.append(self._detail(rec, shown, sig, ranks, kl, sample, lps, tops or [], texts))
         return out
 
     def _text(self, tid: int, got: Scores | None, i: int, said: str | None = None) -> str:
@@ -180,7 +177,7 @@ class Scorer:
 
     def _detail(self, rec: dict[str, Any], at: list[int], sig: list[float], ranks: list[int | None],
                 kl: list[float | None], sample: int, lps: list[float | None], tops: list[list[Alt]],
-                texts: list[str | None], *, mean: float, order: int) -> Detail:
+                texts: list[str | None]) -> Detail:
         ids, trainer = rec["token_ids"], rec["trainer_logprobs"]
         tokens = [Token.model_construct(
             id=int(ids[i]), text=self._text(int(ids[i]), None, i, texts[k]),
@@ -195,7 +192,7 @@ class Scorer:
             prompt=0, sample=0, text=self.dec.text([int(i) for i in ids[first:]]),
             finished=len(at) == len(sig),  # shown whole (the page says "cut" past MAX_SHOWN tokens)
             tokens=tokens, stats=stats.stats(tokens, self.top_k))
-        return Detail(mean, order, comp, [int(i) for i in ids[:first]], sample)
+        return Detail(comp, [int(i) for i in ids[:first]], sample)
 
 
 def _key(rec: dict[str, Any], pick: str) -> float | None:
