@@ -190,7 +190,6 @@ class ModalApp(NamedTuple):
     """Where a target's arms run on Modal: one app of whileai.launch.modal_app, built for it."""
 
     name: str  # the app's name (its environment variable read at deploy time)
-    label: str  # the image in words, before it is defined (the recipe's note)
     image: Callable[[list[str]], tuple[Any, str]]  # for the GPU choices: the modal.Image without
     # whileai's own source (modal imported there) and its label (results.json's `image`), computed
     # together where the image is defined

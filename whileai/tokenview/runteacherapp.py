@@ -38,8 +38,8 @@ def score_run(run: Path, *, window: tuple[int | None, int | None, int], dec: Dec
     )
     from whileai.tokenview.teacherreport import PAGE, build
 
-    pick = flags.pick or "surprise"
-    per_step = 8 if flags.per_step is None else flags.per_step
+    pick, per_step = flags.pick, flags.per_step  # their defaults: TeacherFlags.settled()
+    assert pick is not None and per_step is not None, "score_run takes settled flags"
     if pick not in PICKS:
         raise SpecError("--pick", pick, ", ".join(PICKS))
     if per_step < 1:

@@ -240,7 +240,6 @@ class PrimeRLLauncher(AsWritten):
     options = Options()
     app: ModalApp | None = ModalApp(
         name=os.environ.get("WHILEAI_MODAL_APP", "whileai"),
-        label=f"debian_slim py3.12 + prime-rl@{COMMIT[:12]} (uv sync --locked)",
         image=image, train=train_job, check=validate_job, note="", deploy_env=deploy_env,
         log="rl.log")
     tiny = False

@@ -42,6 +42,7 @@ from whileai.targets.trl.fieldmap import (
     OFF,
     SAMPLE_PY,
     SAMPLES,
+    TRAIN_PY,
     anchor_kind,
     command_name,
     completions,
@@ -206,10 +207,8 @@ class TRLSteps(Steps):
             reads = [r if r.field != "reward" else replace(r, note=reward.note()) for r in reads]
             if reward.copy and reward.source is not None:
                 files[reward.copy] = reward.source
-        if run.method.type == "opsd":
-            files["train.py"] = _shipped("sdft.py")
-        if self.cmd in trl_teacher.SCRIPTS:  # GOLD, a served teacher: whileai's train.py
-            files["train.py"] = _shipped(trl_teacher.SCRIPTS[self.cmd])
+        if self.cmd in TRAIN_PY:  # SDFT, GOLD, a served teacher: whileai's train.py
+            files["train.py"] = _shipped(TRAIN_PY[self.cmd])
         if run.method.off_policy:
             files[SAMPLE_PY] = _shipped("sample.py")
         self.path = reward.pythonpath if reward is not None else None
@@ -281,7 +280,7 @@ def commands(run: RunSpec, out: str | None = None, pythonpath: str | None = None
     prompts: SFT's train prompts to sample (default: steps x prompts)."""
     where = f"cd {shlex.quote(out)} && " if out else ""
     env = f"PYTHONPATH={shlex.quote(pythonpath)} " if pythonpath else ""
-    if run.method.type == "opsd" or command_name(run) in trl_teacher.SCRIPTS:
+    if command_name(run) in TRAIN_PY:
         return accel.commands(run, "python train.py --config config.yaml", where)
     if isinstance(run.method, SFT):
         m = run.method

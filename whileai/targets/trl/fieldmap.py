@@ -21,6 +21,8 @@ from whileai.targets.trl.teacher import is_shape, shape
 from whileai.tasksets.builtin import for_run
 
 COMMANDS = {"opd": "distillation", "grpo": "grpo", "opsd": "sdft", "sft": "sft"}
+TRAIN_PY = {"sdft": "sdft.py", "gold": "gold.py", "server": "served.py"}  # commands run through a
+# script whileai ships, written into the run directory as train.py
 BATCH_CAP = 8  # per-device micro-batch cap: TRL's default per_device_train_batch_size
 BETA = {"forward_kl": 0.0, "reverse_kl": 1.0, "jsd": 0.5}
 KIND = {"initial": "base", "live": "live"}

@@ -28,7 +28,6 @@ from whileai.targets.fieldmap import Drop, Fix, Row, To
 
 Shape = Literal["distillation", "gold", "server"]
 PLACEHOLDER = "localhost"  # a teacher URL on this host is the examples' placeholder: load in-process
-SCRIPTS = {"gold": "gold.py", "server": "served.py"}  # shipped scripts, written as train.py
 
 
 def served(run: RunSpec) -> bool:
@@ -136,5 +135,5 @@ ROWS: list[Row] = [
 ]
 
 
-__all__ = ["ROWS", "SCRIPTS", "Shape", "is_shape", "note", "refuse_served_across", "served", "server_url",
+__all__ = ["ROWS", "Shape", "is_shape", "note", "refuse_served_across", "served", "server_url",
            "shape"]

@@ -244,7 +244,7 @@ class VerlLauncher(AsWritten):
     steps: int | None = None
     options = Options()
     app: ModalApp | None = ModalApp(
-        name=os.environ.get("WHILEAI_VERL_APP", "whileai-verl"), label=IMAGE_LABEL, image=image,
+        name=os.environ.get("WHILEAI_VERL_APP", "whileai-verl"), image=image,
         train=train_verl_job, check=validate_job,
         note=f"image: {IMAGE_LABEL} (not built or run on this machine; WHILEAI_VERL_IMAGE names another)")
     tiny = False
